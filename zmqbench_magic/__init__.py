@@ -1,0 +1,1 @@
+"""zmqbench_magic"""

@@ -1,0 +1,226 @@
+"""The driver's side of a benchmark: its sockets and the far end they reach.
+
+A :class:`Link` owns one ZeroMQ context, the bound data and control sockets, and
+one far end (:mod:`zmqbench_magic.peer`) in a child process or a thread. Closing
+it — on success, error, timeout or ``KeyboardInterrupt``, and at interpreter exit
+for any still open — leaves no process, thread, socket, context or ipc file behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from . import peer as peer_module
+
+DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ}
+_LIVENESS_POLL_MS = 100
+_STOP_GRACE_S = 2.0
+_open_links: weakref.WeakSet[Link] = weakref.WeakSet()
+_inproc_ids = itertools.count()
+
+
+class PeerError(RuntimeError):
+    """The far end died, hung or reported an error."""
+
+
+class Link:
+    """Bound sockets plus a running far end, for one transport and one peer kind.
+
+    Parameters
+    ----------
+    role : "sink" (PUSH -> PULL throughput) or "echo" (REQ -> REP latency).
+    transport : "tcp", "ipc" or "inproc".
+    peer : "process" or "thread".
+    address : tcp interface (and optional port) to bind.
+    timeout : seconds to wait for any one start, reply, send or stop.
+    hwm : high-water mark of both data sockets.
+
+    Example
+    -------
+    >>> with Link("echo", "tcp", "process", "127.0.0.1", 5.0, 1000) as link:
+    ...     link.command(cmd="echo", count=1, copy=True, frames=1)
+    ...     link.data.send(b"x"); link.data.recv()
+    ...     link.reply()["echoed"]
+    1
+    """
+
+    def __init__(
+        self, role: str, transport: str, peer: str, address: str, timeout: float, hwm: int
+    ) -> None:
+        self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
+        self.ctx = zmq.Context()
+        self._tempdir: str | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        _open_links.add(self)
+        try:
+            self.ctrl = self._socket(zmq.PAIR)
+            self.data = self._socket(DATA_SOCKET[role])
+            self.data.sndhwm = self.data.rcvhwm = hwm
+            ctrl_url, data_url = self._bind(address)
+            self._start_peer(ctrl_url, data_url, hwm)
+            self.reply()  # {"ready": pid}
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Link:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _socket(self, kind: int) -> zmq.Socket:
+        sock = self.ctx.socket(kind)
+        sock.linger = 0
+        sock.sndtimeo = sock.rcvtimeo = int(self.timeout * 1000)
+        return sock
+
+    def _bind(self, address: str) -> tuple[str, str]:
+        if self.transport == "tcp":
+            ctrl_port = self.ctrl.bind_to_random_port("tcp://127.0.0.1")
+            return f"tcp://127.0.0.1:{ctrl_port}", self._bind_tcp_data(address)
+        if self.transport == "ipc":
+            self._tempdir = tempfile.mkdtemp(prefix="zmqbench-")
+            urls = [f"ipc://{self._tempdir}/{name}" for name in ("ctrl", "data")]
+        else:
+            number = next(_inproc_ids)
+            urls = [f"inproc://zmqbench-{os.getpid()}-{number}-{n}" for n in ("ctrl", "data")]
+        self.ctrl.bind(urls[0])
+        self.data.bind(urls[1])
+        return urls[0], urls[1]
+
+    def _bind_tcp_data(self, address: str) -> str:
+        host, _, port = address.rpartition(":") if _has_port(address) else (address, "", "")
+        try:
+            if port:
+                self.data.bind(f"tcp://{host}:{port}")
+            else:
+                port = str(self.data.bind_to_random_port(f"tcp://{host}"))
+        except zmq.ZMQError as exc:
+            msg = (
+                f"cannot bind tcp address {address!r}: {exc}; give an address of one of this "
+                "machine's interfaces, optionally with a free port (e.g. 127.0.0.1:5555)"
+            )
+            raise ValueError(msg) from None
+        connect_host = "127.0.0.1" if host in ("*", "0.0.0.0", "") else host
+        return f"tcp://{connect_host}:{port}"
+
+    def _start_peer(self, ctrl_url: str, data_url: str, hwm: int) -> None:
+        args = (self.role, ctrl_url, data_url, self.timeout, hwm)
+        if self.peer == "thread":
+            self._thread = threading.Thread(
+                target=peer_module.serve, args=(self.ctx, *args), name="zmqbench-peer", daemon=True
+            )
+            self._thread.start()
+            return
+        command = [
+            sys.executable, "-m", "zmqbench_magic.peer", "--role", self.role,
+            "--ctrl", ctrl_url, "--data", data_url, "--timeout", str(self.timeout),
+            "--hwm", str(hwm), "--parent", str(os.getpid()),
+        ]  # fmt: skip
+        env = dict(os.environ)
+        # The child must import this very package, wherever the kernel found it.
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+
+    def describe(self) -> str:
+        return f"{self.transport} {self.role} peer ({self.peer})"
+
+    def command(self, **message: Any) -> None:
+        """Send one control message to the far end."""
+        try:
+            self.ctrl.send(json.dumps(message).encode())
+        except zmq.Again:
+            raise self._failure("did not accept a command") from None
+
+    def reply(self, timeout: float | None = None) -> dict[str, Any]:
+        """The far end's next control message, waiting at most ``timeout`` seconds and
+        noticing at once if the far end dies."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while not self.ctrl.poll(_LIVENESS_POLL_MS):
+            if not self.alive():
+                raise self._failure("exited")
+            if time.monotonic() > deadline:
+                raise self._failure(f"sent nothing for {self.timeout:g} s", TimeoutError)
+        message = json.loads(self.ctrl.recv())
+        if "error" in message:
+            raise self._failure(f"failed: {message['error']}")
+        return message
+
+    def alive(self) -> bool:
+        if self._process is not None:
+            return self._process.poll() is None
+        return self._thread is not None and self._thread.is_alive()
+
+    def _failure(self, what: str, kind: type[Exception] = PeerError) -> Exception:
+        detail = ""
+        if self._process is not None and self._process.poll() is not None:
+            detail = f" (exit code {self._process.returncode}{self._stderr_tail()})"
+        return kind(f"the {self.describe()} {what}{detail}")
+
+    def _stderr_tail(self) -> str:
+        assert self._process is not None and self._process.stderr is not None
+        text = self._process.stderr.read().decode(errors="replace").strip()
+        return f": {text.splitlines()[-1]}" if text else ""
+
+    def close(self) -> None:
+        """Stop the far end and release everything; safe to call more than once."""
+        if self.ctx.closed:
+            return
+        if self.alive():
+            try:
+                self.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
+            except (zmq.ZMQError, AttributeError):
+                pass  # not reachable: it is stopped below all the same
+        if self._process is not None:
+            _stop_process(self._process)
+        for sock in (getattr(self, "ctrl", None), getattr(self, "data", None)):
+            if sock is not None:
+                sock.close(linger=0)
+        # Terminating the context makes a thread peer's blocking calls return at once.
+        self.ctx.term()
+        if self._thread is not None:
+            self._thread.join(_STOP_GRACE_S)
+        if self._tempdir is not None:
+            shutil.rmtree(self._tempdir, ignore_errors=True)
+        _open_links.discard(self)
+
+
+def _has_port(address: str) -> bool:
+    host, sep, port = address.rpartition(":")
+    return bool(sep) and port.isdigit() and ":" not in host
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(_STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(_STOP_GRACE_S)
+    if process.stderr is not None:
+        process.stderr.close()
+
+
+@atexit.register
+def _close_open_links() -> None:
+    for link in list(_open_links):
+        link.close()

@@ -1,0 +1,399 @@
+"""Every benchmark parameter and metric, declared once.
+
+A :class:`Param` carries a parameter's name, default, unit, allowed range and
+help text. The magics' options, the CLI's options, the DataFrame's columns and the
+charts' axis titles are all derived from these declarations, and validation lives
+here too, so a bad value is rejected with the same message everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)\s*[bB]?\s*$")
+_SIZE_FACTORS = {"": 1, "k": KiB, "m": MiB, "g": GiB}
+
+
+def parse_size(text: str | int) -> int:
+    """Parse a byte count such as ``100``, ``1k``, ``64k`` or ``1M`` (powers of 1024).
+
+    >>> parse_size("64k")
+    65536
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = _SIZE_RE.match(str(text))
+    if isinstance(text, bool) or not match:
+        msg = f"expected a whole number of bytes such as 100, 1k or 1M, got {text!r}"
+        raise ValueError(msg)
+    number, suffix = match.groups()
+    return int(number) * _SIZE_FACTORS[suffix.lower()]
+
+
+def format_size(size: int) -> str:
+    """Shortest exact spelling of a byte count: ``65536`` -> ``'64k'``."""
+    for suffix, factor in (("G", GiB), ("M", MiB), ("k", KiB)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{suffix}"
+    return str(size)
+
+
+def parse_bool(text: str | bool) -> bool:
+    """``true``/``false`` (also yes/no, on/off, 1/0) to a bool."""
+    if isinstance(text, bool):
+        return text
+    lowered = str(text).strip().lower()
+    if lowered in ("true", "yes", "on", "1"):
+        return True
+    if lowered in ("false", "no", "off", "0"):
+        return False
+    msg = f"expected true or false, got {text!r}"
+    raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One benchmark parameter: the single source of its name, default, unit and range.
+
+    ``sweep`` parameters take a list of values and the benchmark runs the grid
+    product of all of them; the others take exactly one value.
+    """
+
+    name: str
+    default: Any
+    help: str
+    title: str
+    kind: str  # "size" | "int" | "float" | "bool" | "choice" | "str"
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] = ()
+    sweep: bool = False
+    short: str | None = None
+
+    @property
+    def option(self) -> str:
+        """The long command-line option, e.g. ``--min-time``."""
+        return "--" + self.name.replace("_", "-")
+
+    def allowed(self) -> str:
+        """The allowed values, in words, for error messages and help."""
+        if self.choices:
+            return "one of " + ", ".join(_spell(c) for c in self.choices)
+        low = self._spell_bound(self.low)
+        high = self._spell_bound(self.high)
+        if self.low is not None and self.high is not None:
+            return f"from {low} to {high}"
+        if self.low is not None:
+            return f"at least {low}"
+        if self.high is not None:
+            return f"at most {high}"
+        return "any value"
+
+    def _spell_bound(self, bound: float | None) -> str:
+        if bound is None:
+            return ""
+        if self.kind == "size":
+            return _spell_size(int(bound))
+        return f"{_spell(bound)}{(' ' + self.unit) if self.unit else ''}"
+
+    def parse(self, text: Any) -> Any:
+        """Convert text (or an already-typed value) and check it is allowed."""
+        try:
+            value = _PARSERS[self.kind](text)
+        except (TypeError, ValueError) as exc:
+            msg = f"{self.name}: {exc}; allowed: {self.allowed()}"
+            raise ValueError(msg) from None
+        return self.check(value)
+
+    def check(self, value: Any) -> Any:
+        """Raise ``ValueError`` naming the parameter, the value and the allowed range."""
+        bad = (
+            (self.choices and value not in self.choices)
+            or (self.low is not None and value < self.low)
+            or (self.high is not None and value > self.high)
+        )
+        if bad:
+            got = _spell_size(value) if self.kind == "size" else _spell(value)
+            msg = f"{self.name} must be {self.allowed()}, got {got}"
+            raise ValueError(msg)
+        return value
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: the DataFrame column (unit in the name) and its axis title."""
+
+    name: str
+    title: str
+    help: str
+
+
+def _spell_size(size: int) -> str:
+    short = format_size(size)
+    return f"{size} B" if short == str(size) else f"{short} ({size} B)"
+
+
+def _spell(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _parse_choice(text: Any) -> str:
+    return str(text).strip().lower()
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "size": parse_size,
+    "int": int,
+    "float": float,
+    "bool": parse_bool,
+    "choice": _parse_choice,
+    "str": str,
+}
+
+TRANSPORTS = ("tcp", "ipc", "inproc")
+
+# ZeroMQ queues up to a high-water mark of messages on each side; with the default
+# of 1000 and 64 MB messages that would be 64 GB. The benchmarks bound each queue
+# to this many bytes instead (1000 messages up to 128 kB, as libzmq's default).
+QUEUE_BYTES = 128 * MiB
+
+
+def high_water_mark(size: int) -> int:
+    """Messages queued per side for messages of ``size`` bytes."""
+    return max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+
+
+def memory_needed(size: int) -> int:
+    """Bytes a point of this size may hold at once: both queues, the payload and the
+    received copy, and the bytes in flight in kernel buffers."""
+    return size * (2 * high_water_mark(size) + 4)
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, or None where that is not known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * KiB
+    except OSError:
+        return None
+    return None
+
+SIZE = Param(
+    "size", 1 * KiB, "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
+    "message size (B)", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
+)
+COPY = Param(
+    "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
+    "copy", "bool", choices=(True, False), sweep=True,
+)
+TRANSPORT = Param(
+    "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
+    "transport", "choice", choices=TRANSPORTS, sweep=True, short="t",
+)
+PEER = Param(
+    "peer", "auto",
+    "where the far end runs: process (a separate Python process, so the kernel's GIL "
+    "does not distort the figure), thread (both ends in this process), or auto "
+    "(process for tcp/ipc, thread for inproc, which requires it)",
+    "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
+)
+COPY_THRESHOLD = Param(
+    "copy_threshold", zmq.COPY_THRESHOLD,
+    "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
+    "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
+    "copy threshold (B)", "size", unit="B", low=0, high=1 * GiB, sweep=True,
+)
+COUNT = Param(
+    "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
+    "messages per sample", "int", low=0, high=10**9, short="n",
+)
+REPEAT = Param(
+    "repeat", 5, "samples kept per point (after warm-up)",
+    "samples", "int", low=1, high=1000, short="r",
+)
+WARMUP = Param(
+    "warmup", 1, "samples run and discarded before the kept ones (after calibration)",
+    "warm-up samples", "int", low=0, high=100,
+)
+MIN_TIME = Param(
+    "min_time", 0.2, "calibrated samples last at least this long",
+    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
+)
+TIMEOUT = Param(
+    "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
+    "timeout (s)", "float", unit="s", low=0.1, high=3600.0,
+)
+ADDRESS = Param(
+    "address", "127.0.0.1",
+    "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
+    "a free port is chosen when none is given",
+    "tcp address", "str",
+)
+
+THR_METRICS = (
+    Metric("msgs_per_s", "delivered (msgs/s)",
+           "messages delivered per second, first to last receive at the receiver"),
+    Metric("send_msgs_per_s", "send-only (msgs/s)",
+           "messages per second through the sender's send calls alone"),
+    Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second"),
+)
+LAT_METRICS = (
+    Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample"),
+    Metric("p50_us", "median round trip (µs)", "50th percentile of the sample's round trips"),
+    Metric("p90_us", "p90 round trip (µs)", "90th percentile of the sample's round trips"),
+    Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips"),
+    Metric("max_us", "slowest round trip (µs)", "slowest round trip of the sample"),
+)
+METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS}
+
+
+def _param_field(param: Param) -> Any:
+    default = (param.default,) if param.sweep else param.default
+    return field(default=default, metadata={"param": param})
+
+
+@dataclass(frozen=True)
+class BenchParams:
+    """Common machinery: normalise, validate and expand the sweep grid."""
+
+    def __post_init__(self) -> None:
+        for param in self.fields():
+            value = getattr(self, param.name)
+            object.__setattr__(self, param.name, _validated(param, value))
+        self._check_combinations()
+
+    @classmethod
+    def fields(cls) -> tuple[Param, ...]:
+        return tuple(f.metadata["param"] for f in dataclasses.fields(cls))
+
+    @classmethod
+    def sweep_fields(cls) -> tuple[Param, ...]:
+        return tuple(p for p in cls.fields() if p.sweep)
+
+    def points(self) -> Iterator[dict[str, Any]]:
+        """Each combination of the swept values, transport outermost so one far end
+        serves every point of a transport."""
+        names = [p.name for p in self.sweep_fields()]
+        order = sorted(names, key=lambda n: (n != "transport", n != "peer"))
+        for combo in itertools.product(*(getattr(self, n) for n in order)):
+            point = dict(zip(order, combo, strict=True))
+            point["peer"] = resolve_peer(point["transport"], point["peer"])
+            yield {n: point[n] for n in names}
+
+    def scalars(self) -> dict[str, Any]:
+        return {p.name: getattr(self, p.name) for p in self.fields() if not p.sweep}
+
+    def _check_combinations(self) -> None:
+        for transport in self.transport:
+            for peer in self.peer:
+                resolve_peer(transport, peer)
+        free = available_memory()
+        largest = max(getattr(self, "size", (0,)))
+        if free is not None and memory_needed(largest) > free:
+            msg = (
+                f"size {_spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
+                f"of memory for its queues and copies, but only {free // MiB} MiB is "
+                "available; choose a smaller size"
+            )
+            raise ValueError(msg)
+
+
+def _validated(param: Param, value: Any) -> Any:
+    if not param.sweep:
+        return param.parse(value)
+    values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    if not values:
+        msg = f"{param.name} needs at least one value; allowed: {param.allowed()}"
+        raise ValueError(msg)
+    # Keep the user's order (it is the sweep order) but drop repeats.
+    return tuple(dict.fromkeys(param.parse(v) for v in values))
+
+
+def resolve_peer(transport: str, peer: str) -> str:
+    """The far end actually used: inproc can only reach a thread of the same process."""
+    if peer == "auto":
+        return "thread" if transport == "inproc" else "process"
+    if transport == "inproc" and peer == "process":
+        msg = (
+            "peer process cannot be used with transport inproc: inproc only connects "
+            "sockets of one process; use peer thread (or auto)"
+        )
+        raise ValueError(msg)
+    return peer
+
+
+@dataclass(frozen=True)
+class ZmqParams(BenchParams):
+    """Settings shared by the ZeroMQ benchmarks; list-valued fields are swept."""
+
+    size: tuple[int, ...] = _param_field(SIZE)
+    copy: tuple[bool, ...] = _param_field(COPY)
+    transport: tuple[str, ...] = _param_field(TRANSPORT)
+    peer: tuple[str, ...] = _param_field(PEER)
+    copy_threshold: tuple[int, ...] = _param_field(COPY_THRESHOLD)
+    count: int = _param_field(COUNT)
+    repeat: int = _param_field(REPEAT)
+    warmup: int = _param_field(WARMUP)
+    min_time: float = _param_field(MIN_TIME)
+    timeout: float = _param_field(TIMEOUT)
+    address: str = _param_field(ADDRESS)
+
+
+@dataclass(frozen=True)
+class ThroughputParams(ZmqParams):
+    """PUSH/PULL throughput settings.
+
+    >>> ThroughputParams(size=[100, "64k"], copy=[True, False]).size
+    (100, 65536)
+    """
+
+    benchmark = "thr"
+    metrics = THR_METRICS
+
+    def _check_combinations(self) -> None:
+        super()._check_combinations()
+        if self.count == 1:
+            msg = (
+                "count must be 0 (calibrate) or at least 2 for throughput: delivery is "
+                "timed from the first to the last receive, got 1"
+            )
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class LatencyParams(ZmqParams):
+    """REQ/REP round-trip latency settings.
+
+    >>> LatencyParams(size="1k", transport=["tcp", "inproc"]).transport
+    ('tcp', 'inproc')
+    """
+
+    benchmark = "lat"
+    metrics = LAT_METRICS
+
+
+BENCHMARKS: dict[str, type[BenchParams]] = {"thr": ThroughputParams, "lat": LatencyParams}
+
+# Columns every result row carries besides the swept parameters and the metrics.
+ID_COLUMNS = ("benchmark", "sample", "count")
+COLUMN_TITLES = {p.name: p.title for p in ThroughputParams.fields()} | {
+    m.name: m.title for m in METRICS.values()
+}

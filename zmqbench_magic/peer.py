@@ -1,0 +1,149 @@
+"""The far end of a benchmark: a PULL sink or a REP echo driven over a control socket.
+
+It runs either as a separate process (``python -m zmqbench_magic.peer``) so the
+kernel's GIL does not distort the figure, or as a thread of the kernel (needed for
+inproc). The same :func:`serve` loop does both.
+
+Control protocol (JSON over a PAIR socket; the driver binds, the peer connects):
+
+* peer -> ``{"ready": pid}`` once both sockets are connected;
+* driver -> ``{"cmd": "sink" | "echo", "count": n, "copy": bool, "frames": k}``,
+  peer -> ``{"armed": true}``, then the data moves, then peer ->
+  ``{"received": m, "elapsed": s}`` (sink: first to last receive) or
+  ``{"echoed": m}``;
+* driver -> ``{"cmd": "quit"}`` ends the peer; any error is sent as ``{"error": text}``.
+
+Every receive is bounded by ``timeout``; a sink that stops hearing messages reports
+how many it got (libzmq can drop messages over ipc) instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import zmq
+
+ROLES = {"sink": zmq.PULL, "echo": zmq.REP}
+_PARENT_POLL_S = 0.2
+
+
+def serve(
+    ctx: zmq.Context, role: str, ctrl_url: str, data_url: str, timeout: float, hwm: int
+) -> None:
+    """Connect to the driver and answer its commands until told to quit.
+
+    ``hwm`` is the data socket's high-water mark (it must be set before connecting).
+
+    Returns quietly when the context is terminated (the driver's way of stopping a
+    thread peer) or when the driver stops talking for ``timeout`` seconds.
+    """
+    ctrl = ctx.socket(zmq.PAIR)
+    data = ctx.socket(ROLES[role])
+    timeout_ms = int(timeout * 1000)
+    for sock in (ctrl, data):
+        sock.linger = 0
+        sock.rcvtimeo = timeout_ms
+        sock.sndtimeo = timeout_ms
+    data.rcvhwm = data.sndhwm = hwm
+    try:
+        ctrl.connect(ctrl_url)
+        data.connect(data_url)
+        _send(ctrl, {"ready": os.getpid()})
+        _answer_commands(ctrl, data)
+    except (zmq.ContextTerminated, zmq.Again):
+        pass  # the driver went away or stopped us: nothing to report to
+    except Exception as exc:  # noqa: BLE001 - any failure is reported to the driver
+        _report_error(ctrl, f"{type(exc).__name__}: {exc}")
+    finally:
+        ctrl.close(linger=0)
+        data.close(linger=0)
+
+
+def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
+    while True:
+        command = json.loads(ctrl.recv())
+        if command["cmd"] == "quit":
+            return
+        loop = _sink if command["cmd"] == "sink" else _echo
+        _send(ctrl, {"armed": True})
+        _send(ctrl, loop(data, command["count"], command["copy"], command["frames"]))
+
+
+def _sink(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """Receive ``count`` messages; time first to last receive, as libzmq's local_thr."""
+    receive = data.recv if frames == 1 else data.recv_multipart
+    now = time.perf_counter
+    try:
+        receive(copy=copy)
+    except zmq.Again:
+        return {"received": 0, "elapsed": 0.0}
+    first = now()
+    received = 1
+    try:
+        for _ in range(count - 1):
+            receive(copy=copy)
+            received += 1
+    except zmq.Again:
+        pass  # messages were lost: report what arrived rather than wait forever
+    return {"received": received, "elapsed": now() - first}
+
+
+def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """Send back each of ``count`` requests unchanged."""
+    if frames == 1:
+        receive, reply = data.recv, data.send
+    else:
+        receive, reply = data.recv_multipart, data.send_multipart
+    for _ in range(count):
+        reply(receive(copy=copy), copy=copy)
+    return {"echoed": count}
+
+
+def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
+    ctrl.send(json.dumps(message).encode())
+
+
+def _report_error(ctrl: zmq.Socket, text: str) -> None:
+    try:
+        ctrl.send(json.dumps({"error": text}).encode(), zmq.NOBLOCK)
+    except zmq.ZMQError:
+        pass  # the driver is gone too; its own timeout will say so
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this process as soon as the process that started it is gone, so that a
+    killed kernel never leaves a peer behind."""
+    while os.getppid() == parent_pid:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--role", choices=sorted(ROLES), required=True)
+    parser.add_argument("--ctrl", required=True, help="control endpoint to connect to")
+    parser.add_argument("--data", required=True, help="data endpoint to connect to")
+    parser.add_argument("--timeout", type=float, required=True, help="seconds")
+    parser.add_argument("--hwm", type=int, required=True, help="data high-water mark")
+    parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
+    args = parser.parse_args(argv)
+    # The driver owns shutdown: a kernel interrupt reaches the whole process group.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(args.parent,), daemon=True).start()
+    ctx = zmq.Context()
+    try:
+        serve(ctx, args.role, args.ctrl, args.data, args.timeout, args.hwm)
+    finally:
+        ctx.term()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""Benchmark results: kept samples, their summary, and a versioned JSON file format.
+
+A :class:`ResultSet` is immutable. It holds one row per kept sample (every swept
+parameter and every metric as a column, units in the metric names), the settings
+and environment shared by all rows (stored once), and any warnings raised while
+measuring. Results of separate runs can be added together to compare them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import zmq
+
+from .params import BENCHMARKS, METRICS, format_size
+
+FORMAT = "zmqbench-result"
+FORMAT_VERSION = 1
+# pyperf's thresholds for "the machine was busy": stdev >= 10% of the mean, or a
+# sample more than 50% away from the median.
+SPREAD_WARN_STDEV = 0.10
+SPREAD_WARN_RANGE = 0.50
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """Kept samples of one benchmark, with their settings and environment.
+
+    Example
+    -------
+    >>> r = run_throughput(size=["1k"], repeat=3)      # doctest: +SKIP
+    >>> r.df[["size", "copy", "msgs_per_s"]]            # doctest: +SKIP
+    >>> r.save("today.json"); zmqbench_magic.load("today.json")  # doctest: +SKIP
+    """
+
+    benchmark: str
+    rows: tuple[Mapping[str, Any], ...]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.benchmark not in BENCHMARKS:
+            msg = f"benchmark must be one of {', '.join(BENCHMARKS)}, got {self.benchmark!r}"
+            raise ValueError(msg)
+        object.__setattr__(self, "rows", tuple(dict(r) for r in self.rows))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in BENCHMARKS[self.benchmark].metrics)
+
+    @property
+    def point_columns(self) -> list[str]:
+        """Columns that identify one point of the sweep."""
+        names = [p.name for p in BENCHMARKS[self.benchmark].sweep_fields()] + ["frames"]
+        return [n for n in names if not self.rows or n in self.rows[0]]
+
+    @property
+    def df(self) -> pd.DataFrame:
+        """One row per kept sample; a fresh DataFrame each time, free to modify."""
+        return pd.DataFrame(list(self.rows))
+
+    def summary(self) -> pd.DataFrame:
+        """Per point: sample count and the median, min and max of each metric, and the
+        spread of the headline metric (stdev / mean)."""
+        if not self.rows:
+            return pd.DataFrame()
+        headline = self.metric_names[0]
+        grouped = self.df.groupby(self.point_columns, sort=False)
+        table = grouped[list(self.metric_names)].median()
+        table.insert(0, "samples", grouped.size())
+        table[f"{headline}_min"] = grouped[headline].min()
+        table[f"{headline}_max"] = grouped[headline].max()
+        table["spread"] = (grouped[headline].std(ddof=0) / grouped[headline].mean()).fillna(0)
+        return table.reset_index()
+
+    def __add__(self, other: ResultSet) -> ResultSet:
+        if not isinstance(other, ResultSet):
+            return NotImplemented
+        if other.benchmark != self.benchmark:
+            msg = f"cannot add {other.benchmark} results to {self.benchmark} results"
+            raise ValueError(msg)
+        return ResultSet(
+            self.benchmark,
+            self.rows + other.rows,
+            settings={**self.settings, **other.settings},
+            metadata=self.metadata or other.metadata,
+            warnings=self.warnings + other.warnings,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "benchmark": self.benchmark,
+            "settings": dict(self.settings),
+            "metadata": dict(self.metadata),
+            "warnings": list(self.warnings),
+            "rows": [dict(r) for r in self.rows],
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the results as versioned JSON (no pickle); returns the path."""
+        target = Path(path)
+        target.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return target
+
+    def to_csv(self, path: str | os.PathLike[str]) -> Path:
+        target = Path(path)
+        self.df.to_csv(target, index=False)
+        return target
+
+    def __str__(self) -> str:
+        lines = [summary_line(self.benchmark, row) for row in self.summary().to_dict("records")]
+        return "\n".join(lines + [f"warning: {w}" for w in self.warnings])
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text("<ResultSet ...>" if cycle else str(self))
+
+
+def load(path: str | os.PathLike[str]) -> ResultSet:
+    """Read a result file written by :meth:`ResultSet.save`."""
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        msg = f"{path} is not a zmqbench result file (no 'format': {FORMAT!r})"
+        raise ValueError(msg)
+    if data.get("version") != FORMAT_VERSION:
+        msg = f"{path} has format version {data.get('version')!r}; this reads {FORMAT_VERSION}"
+        raise ValueError(msg)
+    return ResultSet(
+        data["benchmark"], data["rows"], data["settings"], data["metadata"], data["warnings"]
+    )
+
+
+def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
+    """One %timeit-style line for one point of a summary."""
+    where = (
+        f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
+        f"{'copy' if point['copy'] else 'zero-copy':<9}"
+    )
+    samples = f"median of {point['samples']}"
+    if benchmark == "thr":
+        rate = point["msgs_per_s"]
+        gbit = point["mbit_per_s"] / 1000
+        return (
+            f"{where}: {rate:>12,.0f} msgs/s delivered, {point['send_msgs_per_s']:>12,.0f} "
+            f"sent, {gbit:8.3f} Gbit/s ({samples}, spread {point['spread']:.0%})"
+        )
+    return (
+        f"{where}: round trip {point['rtt_us']:9.1f} µs mean, p50 {point['p50_us']:.1f}, "
+        f"p99 {point['p99_us']:.1f}, max {point['max_us']:.1f} µs ({samples})"
+    )
+
+
+def spread_warnings(rows: Iterable[Mapping[str, Any]], metric: str, where: str) -> list[str]:
+    """pyperf's sanity checks on the kept samples of one point."""
+    values = pd.Series([r[metric] for r in rows], dtype=float)
+    if len(values) < 2 or values.mean() == 0:
+        return []
+    stdev_ratio = values.std(ddof=0) / values.mean()
+    median = values.median()
+    worst = max(abs(values.max() - median), abs(values.min() - median)) / median
+    if stdev_ratio >= SPREAD_WARN_STDEV or worst > SPREAD_WARN_RANGE:
+        return [
+            f"{where}: {metric} samples vary (stdev {stdev_ratio:.0%} of the mean, one "
+            f"{worst:.0%} from the median); the machine may be busy: use more --repeat "
+            "or a longer --min-time"
+        ]
+    return []
+
+
+def environment() -> dict[str, Any]:
+    """What produced the numbers: versions, host, CPU and date."""
+    return {
+        "python": platform.python_version(),
+        "pyzmq": zmq.pyzmq_version(),
+        "libzmq": zmq.zmq_version(),
+        "ipyparallel": _version_of("ipyparallel"),
+        "zmqbench_magic": _version_of("zmqbench_magic"),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "zmq_copy_threshold_default": zmq.COPY_THRESHOLD,
+    }
+
+
+def _version_of(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+__all__ = ["METRICS", "ResultSet", "environment", "load", "spread_warnings", "summary_line"]
