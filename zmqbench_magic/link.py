@@ -9,6 +9,7 @@ for any still open — leaves no process, thread, socket, context or ipc file be
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import os
@@ -187,10 +188,9 @@ class Link:
         if self.ctx.closed:
             return
         if self.alive():
-            try:
+            # Not reachable? It is stopped below all the same.
+            with contextlib.suppress(zmq.ZMQError, AttributeError):
                 self.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
-            except (zmq.ZMQError, AttributeError):
-                pass  # not reachable: it is stopped below all the same
         if self._process is not None:
             _stop_process(self._process)
         for sock in (getattr(self, "ctrl", None), getattr(self, "data", None)):

@@ -208,4 +208,3 @@ def _point_warnings(rows: list[dict[str, Any]], metric: str, point: Mapping[str,
             "known to drop messages over ipc (libzmq issue #4660)"
         )
     return warnings
-

@@ -196,63 +196,130 @@ def available_memory() -> int | None:
         return None
     return None
 
+
 SIZE = Param(
-    "size", 1 * KiB, "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
-    "message size (B)", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
+    "size",
+    1 * KiB,
+    "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
+    "message size (B)",
+    "size",
+    unit="B",
+    low=1,
+    high=1 * GiB,
+    sweep=True,
+    short="s",
 )
 COPY = Param(
-    "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
-    "copy", "bool", choices=(True, False), sweep=True,
+    "copy",
+    True,
+    "send and receive with copy=True (true) or zero-copy copy=False (false)",
+    "copy",
+    "bool",
+    choices=(True, False),
+    sweep=True,
 )
 TRANSPORT = Param(
-    "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
-    "transport", "choice", choices=TRANSPORTS, sweep=True, short="t",
+    "transport",
+    "tcp",
+    "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
+    "transport",
+    "choice",
+    choices=TRANSPORTS,
+    sweep=True,
+    short="t",
 )
 PEER = Param(
-    "peer", "auto",
+    "peer",
+    "auto",
     "where the far end runs: process (a separate Python process, so the kernel's GIL "
     "does not distort the figure), thread (both ends in this process), or auto "
     "(process for tcp/ipc, thread for inproc, which requires it)",
-    "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
+    "far end",
+    "choice",
+    choices=("auto", "process", "thread"),
+    sweep=True,
 )
 COPY_THRESHOLD = Param(
-    "copy_threshold", zmq.COPY_THRESHOLD,
+    "copy_threshold",
+    zmq.COPY_THRESHOLD,
     "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
     "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
-    "copy threshold (B)", "size", unit="B", low=0, high=1 * GiB, sweep=True,
+    "copy threshold (B)",
+    "size",
+    unit="B",
+    low=0,
+    high=1 * GiB,
+    sweep=True,
 )
 COUNT = Param(
-    "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
-    "messages per sample", "int", low=0, high=10**9, short="n",
+    "count",
+    0,
+    "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
+    "messages per sample",
+    "int",
+    low=0,
+    high=10**9,
+    short="n",
 )
 REPEAT = Param(
-    "repeat", 5, "samples kept per point (after warm-up)",
-    "samples", "int", low=1, high=1000, short="r",
+    "repeat",
+    5,
+    "samples kept per point (after warm-up)",
+    "samples",
+    "int",
+    low=1,
+    high=1000,
+    short="r",
 )
 WARMUP = Param(
-    "warmup", 1, "samples run and discarded before the kept ones (after calibration)",
-    "warm-up samples", "int", low=0, high=100,
+    "warmup",
+    1,
+    "samples run and discarded before the kept ones (after calibration)",
+    "warm-up samples",
+    "int",
+    low=0,
+    high=100,
 )
 MIN_TIME = Param(
-    "min_time", 0.2, "calibrated samples last at least this long",
-    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
+    "min_time",
+    0.2,
+    "calibrated samples last at least this long",
+    "minimum sample time (s)",
+    "float",
+    unit="s",
+    low=0.001,
+    high=60.0,
 )
 TIMEOUT = Param(
-    "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
-    "timeout (s)", "float", unit="s", low=0.1, high=3600.0,
+    "timeout",
+    10.0,
+    "longest wait for any one receive, send, start or stop before giving up",
+    "timeout (s)",
+    "float",
+    unit="s",
+    low=0.1,
+    high=3600.0,
 )
 ADDRESS = Param(
-    "address", "127.0.0.1",
+    "address",
+    "127.0.0.1",
     "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
     "a free port is chosen when none is given",
-    "tcp address", "str",
+    "tcp address",
+    "str",
 )
 
 THR_METRICS = (
-    Metric("msgs_per_s", "delivered (msgs/s)",
-           "messages delivered per second, first to last receive at the receiver"),
-    Metric("send_msgs_per_s", "send-only (msgs/s)",
-           "messages per second through the sender's send calls alone"),
+    Metric(
+        "msgs_per_s",
+        "delivered (msgs/s)",
+        "messages delivered per second, first to last receive at the receiver",
+    ),
+    Metric(
+        "send_msgs_per_s",
+        "send-only (msgs/s)",
+        "messages per second through the sender's send calls alone",
+    ),
     Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second"),
 )
 LAT_METRICS = (

@@ -20,6 +20,7 @@ how many it got (libzmq can drop messages over ipc) instead of waiting forever.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -111,10 +112,9 @@ def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
 
 
 def _report_error(ctrl: zmq.Socket, text: str) -> None:
-    try:
+    # If the driver is gone too, its own timeout says so.
+    with contextlib.suppress(zmq.ZMQError):
         ctrl.send(json.dumps({"error": text}).encode(), zmq.NOBLOCK)
-    except zmq.ZMQError:
-        pass  # the driver is gone too; its own timeout will say so
 
 
 def _exit_with_parent(parent_pid: int) -> None:
