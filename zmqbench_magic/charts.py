@@ -1,0 +1,134 @@
+"""Pure functions from a tidy result DataFrame to an altair chart.
+
+Each chart plots the median of the samples of each point. Axis titles come from the
+parameter and metric declarations in :mod:`zmqbench_magic.params`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from .analysis import medians, zero_copy_speedup
+from .params import COLUMN_TITLES
+
+_WIDTH, _HEIGHT = 360, 260
+_POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
+# Dashed lines need line symbols in the legend, not the default circles.
+_DASH_LEGEND = alt.Legend(symbolType="stroke", symbolStrokeColor="gray", symbolStrokeWidth=2)
+
+
+def _size_axis() -> alt.X:
+    return alt.X("size:Q", scale=alt.Scale(type="log"), title=COLUMN_TITLES["size"])
+
+
+def _log_y(column: str, title: str | None = None) -> alt.Y:
+    return alt.Y(f"{column}:Q", scale=alt.Scale(type="log"), title=title or COLUMN_TITLES[column])
+
+
+def _copy_mode(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(mode=frame["copy"].map({True: "copy", False: "zero-copy"}))
+
+
+def _folded(df: pd.DataFrame, metrics: list[str], label: str) -> pd.DataFrame:
+    """Median of each metric per point, one row per (point, metric)."""
+    by = [c for c in _POINT_COLUMNS if c in df.columns]
+    frames = [medians(df, m, by).rename(columns={m: "value"}).assign(**{label: m}) for m in metrics]
+    folded = pd.concat(frames, ignore_index=True)
+    folded[label] = folded[label].map(COLUMN_TITLES)
+    return folded
+
+
+def _by_transport(chart: alt.Chart, frame: pd.DataFrame) -> alt.Chart:
+    """Side-by-side panels when several transports were measured."""
+    if frame["transport"].nunique() > 1:
+        return chart.facet(column=alt.Column("transport:N", title=COLUMN_TITLES["transport"]))
+    return chart
+
+
+def throughput_chart(df: pd.DataFrame) -> alt.Chart:
+    """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
+    copy mode (pyzmq's "performance crossover" figure)."""
+    frame = _copy_mode(_folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate"))
+    chart = (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            x=_size_axis(),
+            y=_log_y("value", "messages per second"),
+            color=alt.Color("mode:N", title=COLUMN_TITLES["copy"]),
+            strokeDash=alt.StrokeDash("rate:N", title="rate", legend=_DASH_LEGEND),
+            tooltip=["transport", "size", "mode", "rate", alt.Tooltip("value:Q", format=",.0f")],
+        )
+    )
+    return _by_transport(chart, frame).properties(
+        title=f"ZeroMQ PUSH/PULL throughput, {frame['size'].nunique()} sizes (median of samples)"
+    )
+
+
+def bandwidth_chart(df: pd.DataFrame) -> alt.Chart:
+    """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
+    frame = _copy_mode(medians(df, "mbit_per_s", [c for c in _POINT_COLUMNS if c in df]))
+    chart = (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(x=_size_axis(), y=_log_y("mbit_per_s"), color=alt.Color("mode:N", title="copy"))
+    )
+    return _by_transport(chart, frame).properties(title="ZeroMQ delivered bandwidth")
+
+
+def speedup_chart(df: pd.DataFrame) -> alt.Chart:
+    """Zero-copy speed-up (zero-copy / copy delivered rate) vs size, with the break-even
+    line at 1: where the line crosses it is the crossover size."""
+    frame = zero_copy_speedup(df)
+    line = (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            x=_size_axis(),
+            y=alt.Y("speedup:Q", scale=alt.Scale(type="log"), title="zero-copy / copy (delivered)"),
+            color=alt.Color("transport:N", title=COLUMN_TITLES["transport"]),
+            tooltip=["transport", "size", alt.Tooltip("speedup:Q", format=".2f")],
+        )
+    )
+    even = (
+        alt.Chart(pd.DataFrame({"speedup": [1.0]}))
+        .mark_rule(strokeDash=[4, 4])
+        .encode(y="speedup:Q")
+    )
+    return (line + even).properties(title="Relative speed of zero-copy sends")
+
+
+def latency_chart(df: pd.DataFrame) -> alt.Chart:
+    """Round-trip latency percentiles (p50, p99) vs size, coloured by transport."""
+    frame = _copy_mode(_folded(df, ["p50_us", "p99_us"], "percentile"))
+    return (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            x=_size_axis(),
+            y=_log_y("value", "round trip (µs)"),
+            color=alt.Color("transport:N", title=COLUMN_TITLES["transport"]),
+            strokeDash=alt.StrokeDash("percentile:N", title="percentile", legend=_DASH_LEGEND),
+            shape=alt.Shape("mode:N", title=COLUMN_TITLES["copy"]),
+            tooltip=[
+                "transport",
+                "size",
+                "mode",
+                "percentile",
+                alt.Tooltip("value:Q", format=".1f"),
+            ],
+        )
+        .properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
+    )
+
+
+def default_chart(benchmark: str, df: pd.DataFrame) -> alt.Chart:
+    """What a magic shows: throughput with the speed-up beside it when both copy modes
+    were measured; latency percentiles."""
+    if benchmark == "lat":
+        return latency_chart(df)
+    chart = throughput_chart(df)
+    if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
+        return alt.hconcat(chart, speedup_chart(df)).resolve_scale(color="independent")
+    return chart

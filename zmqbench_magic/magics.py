@@ -1,0 +1,104 @@
+"""IPython magics: ``%zmqthr`` and ``%zmqlat``, thin adapters over the measurement core.
+
+They parse options built from the parameter declarations, call the same functions
+as the Python API and the CLI, print a one-line summary per point unless ``-q``,
+store the result with ``-v NAME``, return it with ``-o``, and show an offline SVG
+chart unless ``--no-chart``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.display import SVG, display
+
+from .measure import run_latency, run_throughput
+from .options import param_options, params_from_options
+from .params import BenchParams, LatencyParams, ThroughputParams
+from .results import ResultSet
+
+
+def _param_arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]:
+    """Add one magic option per parameter, keeping declaration order in the help."""
+
+    def decorate(func: Callable[..., Any]) -> Any:
+        # magic_arguments applies the innermost decorator last, so add in reverse.
+        for flags, kwargs in reversed(list(param_options(params))):
+            func = magic_arguments.argument(*flags, **kwargs)(func)
+        return func
+
+    return decorate
+
+
+def _output_arguments(func: Callable[..., Any]) -> Any:
+    """The %timeit-style output options shared by every benchmark magic."""
+    for flags, kwargs in reversed(
+        [
+            (("-q", "--quiet"), {"action": "store_true", "help": "do not print the summary"}),
+            (("-o", "--output"), {"action": "store_true", "help": "return the result object"}),
+            (("-v", "--variable"), {"metavar": "NAME", "help": "store the result in NAME"}),
+            (("--no-chart",), {"action": "store_true", "help": "do not show the chart"}),
+        ]
+    ):
+        func = magic_arguments.argument(*flags, **kwargs)(func)
+    return func
+
+
+@magics_class
+class ZmqBenchMagics(Magics):
+    """ZeroMQ benchmark magics. Load with ``%load_ext zmqbench_magic``."""
+
+    @magic_arguments.magic_arguments()
+    @_output_arguments
+    @_param_arguments(ThroughputParams)
+    @line_magic
+    def zmqthr(self, line: str) -> ResultSet | None:
+        """Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
+
+        Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``.
+        """
+        return self._run(self.zmqthr, line, ThroughputParams, run_throughput)
+
+    @magic_arguments.magic_arguments()
+    @_output_arguments
+    @_param_arguments(LatencyParams)
+    @line_magic
+    def zmqlat(self, line: str) -> ResultSet | None:
+        """Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
+
+        Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``.
+        """
+        return self._run(self.zmqlat, line, LatencyParams, run_latency)
+
+    def _run(
+        self,
+        magic: Callable[..., Any],
+        line: str,
+        params_class: type[BenchParams],
+        measure: Callable[[BenchParams], ResultSet],
+    ) -> ResultSet | None:
+        args = magic_arguments.parse_argstring(magic, line)
+        try:
+            result = measure(params_from_options(params_class, vars(args)))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        self._show(result, args)
+        if args.variable:
+            self.shell.user_ns[args.variable] = result
+        return result if args.output else None
+
+    @staticmethod
+    def _show(result: ResultSet, args: Any) -> None:
+        if not args.quiet:
+            print(result)
+        if not args.no_chart:
+            # Imported here: altair and vl-convert cost ~1 s to import, and -q --no-chart
+            # runs should not pay it.
+            from .charts import default_chart
+            from .render import chart_to_svg
+
+            display(SVG(chart_to_svg(default_chart(result.benchmark, result.df))))

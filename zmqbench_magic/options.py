@@ -1,0 +1,63 @@
+"""Command-line options derived from the parameter declarations.
+
+The ``%zmqthr``/``%zmqlat`` magics and the ``zmqbench`` console script take the same
+options; both are built here from :mod:`zmqbench_magic.params`, so a parameter's
+flag, default, help and validation are written once.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from .params import BenchParams, Param, format_size
+
+# (positional flags, argparse keyword arguments) for one option.
+OptionSpec = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _type_for(param: Param) -> Callable[[str], Any]:
+    """argparse's ``type``: parse and validate, reporting our message verbatim."""
+
+    def convert(text: str) -> Any:
+        try:
+            return param.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = param.name
+    return convert
+
+
+def _spell_default(param: Param) -> str:
+    if param.kind == "size":
+        return format_size(param.default)
+    if param.kind == "bool":
+        return str(param.default).lower()
+    return str(param.default)
+
+
+def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
+    """One option per parameter, in declaration order."""
+    for param in params.fields():
+        flags = (f"-{param.short}", param.option) if param.short else (param.option,)
+        unit = f" [{param.unit}]" if param.unit else ""
+        sweep = " Several values sweep." if param.sweep else ""
+        kwargs: dict[str, Any] = {
+            "dest": param.name,
+            "type": _type_for(param),
+            "default": None,
+            "metavar": param.name.upper(),
+            "help": f"{param.help}{unit}. Allowed: {param.allowed()}; "
+            f"default {_spell_default(param)}.{sweep}",
+        }
+        if param.sweep:
+            kwargs["nargs"] = "+"
+        yield flags, kwargs
+
+
+def params_from_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> BenchParams:
+    """Build the params object from parsed options, leaving unset ones at their default."""
+    given = {p.name: parsed[p.name] for p in params.fields() if parsed.get(p.name) is not None}
+    return params(**given)
