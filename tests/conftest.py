@@ -1,0 +1,104 @@
+"""Fixtures: a real IPython shell with the extension loaded, the two entry points
+(function and magic) behind one interface, and a check that nothing is left behind."""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psutil
+import pytest
+from IPython.testing.globalipapp import start_ipython
+
+import zmqbench_magic
+from zmqbench_magic.params import format_size
+
+# Small enough to keep the suite fast, large enough to exercise every code path.
+TINY = {"count": 200, "repeat": 2, "warmup": 0}
+RUNNERS = {"thr": zmqbench_magic.run_throughput, "lat": zmqbench_magic.run_latency}
+MAGICS = {"thr": "zmqthr", "lat": "zmqlat"}
+
+
+@pytest.fixture(scope="session")
+def ip() -> Any:
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "zmqbench_magic")
+    return shell
+
+
+def _option_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) and value >= 1024:
+        return format_size(value)
+    return str(value)
+
+
+def magic_line(**values: Any) -> str:
+    """``size=[100, 1024]`` -> ``--size 100 1k``: keyword arguments as magic options."""
+    parts = []
+    for name, value in values.items():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        parts.append(f"--{name.replace('_', '-')} " + " ".join(_option_value(v) for v in items))
+    return " ".join(parts)
+
+
+@pytest.fixture(params=["function", "magic"])
+def bench(request: pytest.FixtureRequest, ip: Any) -> Callable[..., zmqbench_magic.ResultSet]:
+    """``bench("thr", size=[100], ...)``, through the Python API or through the magic."""
+
+    def through_function(benchmark: str, **values: Any) -> zmqbench_magic.ResultSet:
+        return RUNNERS[benchmark](**values)
+
+    def through_magic(benchmark: str, **values: Any) -> zmqbench_magic.ResultSet:
+        line = f"-q -o --no-chart {magic_line(**values)}"
+        return ip.run_line_magic(MAGICS[benchmark], line)
+
+    return through_function if request.param == "function" else through_magic
+
+
+def _describe_fd(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "closed"
+
+
+def _snapshot() -> dict[str, Any]:
+    me = psutil.Process()
+    return {
+        "children": {p.pid for p in me.children(recursive=True)},
+        "fds": {fd: _describe_fd(fd) for fd in map(int, os.listdir("/proc/self/fd"))},
+        "threads": {t.ident for t in threading.enumerate()},
+        "ipc_dirs": set(glob.glob(os.path.join(tempfile.gettempdir(), "zmqbench-*"))),
+    }
+
+
+@pytest.fixture(scope="session")
+def pyzmq_garbage_collector() -> None:
+    """Start pyzmq's process-wide zero-copy garbage collector (a thread with its own
+    context, kept until exit) before any snapshot, so it is not counted as ours."""
+    import zmq
+
+    with zmq.Context() as ctx, ctx.socket(zmq.PAIR) as a, ctx.socket(zmq.PAIR) as b:
+        a.bind("inproc://warm-up")
+        b.connect("inproc://warm-up")
+        a.send(b" " * (1 << 20), copy=False)  # above the copy threshold: really zero-copy
+        b.recv()
+
+
+@pytest.fixture
+def no_leftovers(pyzmq_garbage_collector: None) -> Iterator[None]:
+    """Fail the test if it leaves a process, fd, thread or ipc directory behind."""
+    before = _snapshot()
+    yield
+    after = _snapshot()
+    assert after["children"] - before["children"] == set(), "child processes left running"
+    assert after["threads"] - before["threads"] == set(), "threads left running"
+    assert after["ipc_dirs"] - before["ipc_dirs"] == set(), "ipc directories left behind"
+    leaked = {fd: kind for fd, kind in after["fds"].items() if before["fds"].get(fd) != kind}
+    assert leaked == {}, "file descriptors left open"
