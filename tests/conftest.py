@@ -26,6 +26,8 @@ MAGICS = {"thr": "zmqthr", "lat": "zmqlat"}
 @pytest.fixture(scope="session")
 def ip() -> Any:
     shell = start_ipython()
+    # A terminal shell formats text only; ipykernel also sends SVG to the front end.
+    shell.display_formatter.active_types = [*shell.display_formatter.active_types, "image/svg+xml"]
     shell.run_line_magic("load_ext", "zmqbench_magic")
     return shell
 
@@ -79,10 +81,16 @@ def _snapshot() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def pyzmq_garbage_collector() -> None:
-    """Start pyzmq's process-wide zero-copy garbage collector (a thread with its own
-    context, kept until exit) before any snapshot, so it is not counted as ours."""
+def process_singletons() -> None:
+    """Start what other libraries keep for the life of the process before any
+    snapshot, so it is not counted as ours: pyzmq's zero-copy garbage collector (a
+    thread with its own context) and vl-convert's JavaScript runtime."""
+    import altair as alt
     import zmq
+
+    from zmqbench_magic.render import chart_to_svg
+
+    chart_to_svg(alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q"))
 
     with zmq.Context() as ctx, ctx.socket(zmq.PAIR) as a, ctx.socket(zmq.PAIR) as b:
         a.bind("inproc://warm-up")
@@ -92,7 +100,7 @@ def pyzmq_garbage_collector() -> None:
 
 
 @pytest.fixture
-def no_leftovers(pyzmq_garbage_collector: None) -> Iterator[None]:
+def no_leftovers(process_singletons: None) -> Iterator[None]:
     """Fail the test if it leaves a process, fd, thread or ipc directory behind."""
     before = _snapshot()
     yield

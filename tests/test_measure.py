@@ -95,3 +95,11 @@ def test_metadata_records_the_environment(no_leftovers):
     meta = run_latency(**TINY).metadata
     for key in ("python", "pyzmq", "libzmq", "host", "cpu", "date", "zmq_copy_threshold_default"):
         assert meta[key]
+
+
+def test_progress_is_reported_after_each_point(no_leftovers):
+    from zmqbench_magic import run_latency
+
+    calls = []
+    run_latency(size=[1, 100, 1000], progress=lambda done, total: calls.append((done, total)), **TINY)
+    assert calls == [(1, 3), (2, 3), (3, 3)]

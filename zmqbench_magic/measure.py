@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,8 @@ from .params import (
 from .results import ResultSet, environment, spread_warnings
 
 Progress = Callable[[int, int], None]
-# A sample's own measurement and its wall time, for calibration.
-SampleFn = Callable[[int], tuple[dict[str, Any], float]]
+# One sample: (link, message, count, copy) -> (its measurements, its wall time).
+SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 _CALIBRATION_START = 10
 _CALIBRATION_MAX_GROWTH = 100
@@ -67,34 +67,42 @@ def run_latency(
     return _run(params or LatencyParams(**values), "echo", _latency_sample, progress)
 
 
-def _run(
-    params: BenchParams, role: str, sample: Callable[..., tuple[dict[str, Any], float]],
-    progress: Progress | None,
-) -> ResultSet:  # fmt: skip
+def _run(params: BenchParams, role: str, sample: SampleFn, progress: Progress | None) -> ResultSet:
     points = list(params.points())
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
-    done = 0
-    for key, group in itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY)):
-        transport, peer, size = key
-        hwm = high_water_mark(size)
-        with Link(role, transport, peer, params.address, params.timeout, hwm) as link:
-            for point in group:
-                point_rows = _measure_point(link, params, point, sample)
-                for row in point_rows:
-                    row.update(benchmark=params.benchmark, hwm=hwm)
-                rows.extend(point_rows)
-                warnings += _point_warnings(point_rows, params.metrics[0].name, point)
-                done += 1
-                if progress is not None:
-                    progress(done, len(points))
+    for _, group in itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY)):
+        for point_rows in _measure_group(params, role, list(group), sample):
+            rows.extend(point_rows)
+            point = point_rows[0]
+            warnings += _point_warnings(point_rows, params.metrics[0].name, point)
+            if progress is not None:
+                progress(len(rows) // params.repeat, len(points))
     settings = {**params.scalars(), **{p.name: list(getattr(params, p.name))
                                         for p in params.sweep_fields()}}  # fmt: skip
     return ResultSet(params.benchmark, rows, settings, environment(), tuple(warnings))
 
 
+def _measure_group(
+    params: BenchParams, role: str, group: list[dict[str, Any]], sample: SampleFn
+) -> Iterator[list[dict[str, Any]]]:
+    """The points that share one far end (same transport, peer and size), one by one."""
+    current = group[0]
+    hwm = high_water_mark(current["size"])
+    try:
+        with Link(role, current["transport"], current["peer"], params.address,
+                  params.timeout, hwm) as link:  # fmt: skip
+            for current in group:
+                point_rows = _measure_point(link, params, current, sample)
+                for row in point_rows:
+                    row.update(benchmark=params.benchmark, hwm=hwm)
+                yield point_rows
+    except (PeerError, TimeoutError) as exc:
+        raise type(exc)(f"{describe(current)}: {exc}") from None
+
+
 def _measure_point(
-    link: Link, params: BenchParams, point: Mapping[str, Any], sample: Callable[..., Any]
+    link: Link, params: BenchParams, point: Mapping[str, Any], sample: SampleFn
 ) -> list[dict[str, Any]]:
     link.data.copy_threshold = point["copy_threshold"]
     message = b" " * point["size"]
@@ -108,17 +116,20 @@ def _measure_point(
             one_sample(count)
         kept = [one_sample(count)[0] for _ in range(params.repeat)]
     except zmq.Again:
-        msg = f"{describe(point)}: a send or receive waited longer than {params.timeout:g} s"
+        # A send blocks once the queues are full: the peer died, or it stopped reading.
+        if not link.alive():
+            raise PeerError(f"the {link.describe()} exited") from None
+        msg = f"a send or receive waited longer than {params.timeout:g} s for the {link.describe()}"
         raise TimeoutError(msg) from None
-    except (PeerError, TimeoutError) as exc:
-        raise type(exc)(f"{describe(point)}: {exc}") from None
     return [
         {**point, "frames": 1, "count": count, "sample": number, **measured}
         for number, measured in enumerate(kept)
     ]
 
 
-def calibrate(sample: SampleFn, min_time: float, start: int = _CALIBRATION_START) -> int:
+def calibrate(
+    sample: Callable[[int], tuple[Any, float]], min_time: float, start: int = _CALIBRATION_START
+) -> int:
     """The smallest count (found by growing it) whose sample lasts ``min_time``.
 
     Each step grows the count by the ratio still missing, with 20% to spare, at least

@@ -1,0 +1,57 @@
+"""``zmqbench thr|lat``: the console script, run as a user would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import zmqbench_magic
+
+# The console script pip installed beside this interpreter (not whatever is on PATH).
+ZMQBENCH = Path(sys.executable).with_name("zmqbench")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    assert ZMQBENCH.exists(), f"{ZMQBENCH} missing: install the package with pip install -e ."
+    return subprocess.run([str(ZMQBENCH), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_throughput_summary_and_files(tmp_path):
+    json_path, csv_path, svg_path = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.svg"
+    done = _run("thr", "-n", "200", "-r", "2", "--warmup", "0", "--size", "100", "1k",
+                "--transport", "tcp", "inproc", "--json", str(json_path), "--csv", str(csv_path),
+                "--svg", str(svg_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("msgs/s delivered") == 4
+    result = zmqbench_magic.load(json_path)
+    assert len(result.df) == 8
+    assert len(pd.read_csv(csv_path)) == 8
+    assert svg_path.read_text().lstrip().startswith("<svg")
+
+
+def test_latency_quiet_json(tmp_path):
+    done = _run("lat", "-q", "-n", "100", "-r", "2", "--size", "1", "--json", str(tmp_path / "l.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert set(zmqbench_magic.load(tmp_path / "l.json").df["benchmark"]) == {"lat"}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["thr", "--size", "0"], ["size must be from 1 B", "got 0 B"]),
+        (["lat", "--transport", "udp"], ["transport must be one of tcp, ipc, inproc, got udp"]),
+        (["thr", "-r", "0"], ["repeat must be from 1 to 1000, got 0"]),
+        (["lat", "--address", "no-such-interface-zz", "-n", "5"], ["cannot bind tcp address"]),
+        (["thr", "--transport", "inproc", "--peer", "process"], ["inproc", "peer thread"]),
+    ],
+)
+def test_bad_input_exits_2_with_the_reason(args, words):
+    done = _run(*args)
+    assert done.returncode == 2
+    for word in words:
+        assert word in done.stderr

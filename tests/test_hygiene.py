@@ -1,0 +1,110 @@
+"""Nothing is left behind, whatever happens: errors, a dead or hung peer, a kernel
+interrupt, a killed kernel. And the core never imports the front-end libraries."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import psutil
+import pytest
+import zmq
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.link import PeerError
+
+LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0}
+
+
+def _first_child(timeout: float = 10.0) -> psutil.Process:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = psutil.Process().children()
+        if children:
+            return children[0]
+        time.sleep(0.02)
+    raise AssertionError("no peer process started")
+
+
+def _in_background(action) -> threading.Thread:
+    thread = threading.Thread(target=action, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_address_that_cannot_be_bound(no_leftovers):
+    with pytest.raises(ValueError, match="cannot bind tcp address 'no-such-interface-zz'"):
+        run_throughput(address="no-such-interface-zz", count=10, repeat=1)
+
+
+def test_a_port_already_in_use(no_leftovers):
+    with zmq.Context() as ctx, ctx.socket(zmq.PULL) as holder:
+        port = holder.bind_to_random_port("tcp://127.0.0.1")
+        with pytest.raises(ValueError, match=rf"cannot bind tcp address '127.0.0.1:{port}'.*in use"):
+            run_latency(address=f"127.0.0.1:{port}", count=10, repeat=1)
+
+
+@pytest.mark.parametrize("run", [run_throughput, run_latency])
+def test_a_peer_that_dies_is_named_within_the_timeout(run, no_leftovers):
+    _in_background(lambda: (time.sleep(0.3), _first_child().kill()))
+    started = time.monotonic()
+    with pytest.raises(PeerError, match=r"tcp 100 B copy \(peer process\).*exited"):
+        run(timeout=3, **LONG)
+    assert time.monotonic() - started < 3 + 3
+
+
+def test_a_peer_that_hangs_times_out_and_is_stopped(no_leftovers):
+    _in_background(lambda: (time.sleep(0.3), _first_child().suspend()))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"tcp 100 B copy.*waited longer than 1 s"):
+        run_throughput(timeout=1, **LONG)
+    assert time.monotonic() - started < 1 + 4
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
+def test_a_kernel_interrupt_leaves_nothing(transport, no_leftovers):
+    main = threading.main_thread().ident
+    _in_background(lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)))
+    with pytest.raises(KeyboardInterrupt):
+        run_throughput(transport=transport, **LONG)
+
+
+def test_a_killed_kernel_leaves_no_peer(tmp_path):
+    """SIGKILL skips every cleanup in the process that held the peer; the peer must
+    notice its parent is gone and exit by itself."""
+    script = textwrap.dedent(
+        """
+        from zmqbench_magic import run_throughput
+        run_throughput(size=100, count=10**9, repeat=1, warmup=0, timeout=600)
+        """
+    )
+    kernel = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        holder = psutil.Process(kernel.pid)
+        deadline = time.monotonic() + 20
+        while not holder.children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (peer,) = holder.children()
+        time.sleep(0.3)
+        kernel.kill()
+        kernel.wait(5)
+        peer.wait(5)  # raises psutil.TimeoutExpired if the peer outlived its parent
+    finally:
+        kernel.kill()
+        kernel.wait(5)
+
+
+def test_the_core_never_imports_front_end_libraries():
+    core = ["zmqbench_magic", "zmqbench_magic.measure", "zmqbench_magic.link", "zmqbench_magic.peer",
+            "zmqbench_magic.params", "zmqbench_magic.results", "zmqbench_magic.analysis",
+            "zmqbench_magic.options", "zmqbench_magic.cli"]
+    code = (
+        f"import importlib, sys\nfor m in {core!r}: importlib.import_module(m)\n"
+        "print(sorted(m for m in ('IPython', 'ipywidgets', 'altair', 'vl_convert') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,71 @@
+"""The magics' user experience: options, output, -o/-v/-q, charts, help, bad input."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from zmqbench_magic import ResultSet
+from zmqbench_magic.params import ThroughputParams
+
+QUICK = "-n 200 -r 2 --warmup 0"
+
+
+def test_summary_line_per_point_and_no_return_without_o(ip, no_leftovers):
+    with capture_output() as captured:
+        returned = ip.run_line_magic("zmqthr", f"{QUICK} --size 100 1k --no-chart")
+    assert returned is None
+    lines = [ln for ln in captured.stdout.splitlines() if "msgs/s delivered" in ln]
+    assert len(lines) == 2
+    assert "tcp" in lines[0] and "100 B" in lines[0] and "1k B" in lines[1]
+    assert captured.outputs == []  # --no-chart
+
+
+def test_quiet_output_and_variable(ip, no_leftovers):
+    with capture_output() as captured:
+        returned = ip.run_line_magic("zmqlat", f"{QUICK} -q -o -v last_lat --no-chart --size 1")
+    assert captured.stdout == ""
+    assert isinstance(returned, ResultSet)
+    assert ip.user_ns["last_lat"] is returned
+    assert returned.benchmark == "lat"
+
+
+@pytest.mark.parametrize(("magic", "title"), [("zmqthr", "PUSH/PULL throughput"), ("zmqlat", "REQ/REP round trip")])
+def test_chart_is_an_offline_svg(ip, magic, title, no_leftovers):
+    with capture_output() as captured:
+        ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k --copy true false")
+    (output,) = captured.outputs
+    svg = output.data["image/svg+xml"]
+    assert svg.lstrip().startswith("<svg") and title in svg
+    assert "http://" not in svg.replace("http://www.w3.org", "")  # nothing to fetch
+    assert "cdn" not in svg.lower()
+
+
+def test_help_is_built_from_the_params(ip):
+    doc = ip.find_line_magic("zmqthr").__doc__
+    for param in ThroughputParams.fields():
+        assert param.option in doc
+    assert "Allowed: from 1 B to 1G" in doc and "-o" in doc and "--no-chart" in doc
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("--size 0", ["size", "got 0 B", "from 1 B"]),
+        ("--size 1x", ["size", "'1x'"]),
+        ("--size 4G", ["size", "got 4G"]),
+        ("--transport udp", ["transport", "udp", "tcp, ipc, inproc"]),
+        ("--copy maybe", ["copy", "maybe", "true, false"]),
+        ("-n -1", ["count", "-1", "from 0"]),
+        ("-r 0", ["repeat", "got 0"]),
+        ("--transport inproc --peer process", ["inproc", "peer thread"]),
+        ("--address no-such-interface-zz", ["no-such-interface-zz", "cannot bind"]),
+        ("--bogus 3", ["unrecognized arguments: --bogus 3"]),
+    ],
+)
+def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftovers):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("zmqthr", f"{QUICK} -q --no-chart {line}")
+    for word in words:
+        assert word in str(caught.value)

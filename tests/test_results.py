@@ -1,0 +1,86 @@
+"""Results: tidy DataFrame, summary, JSON save/load, adding runs, crossover analysis."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import zmqbench_magic
+from zmqbench_magic.analysis import crossover_size, zero_copy_speedup
+from zmqbench_magic.results import ResultSet, spread_warnings
+
+
+def _rows(speedups: dict[int, float], copy_rate: float = 1000.0) -> list[dict]:
+    rows = []
+    for size, speedup in speedups.items():
+        for copy, rate in ((True, copy_rate), (False, copy_rate * speedup)):
+            for sample in range(3):
+                rows.append({"size": size, "copy": copy, "transport": "tcp", "peer": "process",
+                             "copy_threshold": 65536, "frames": 1, "count": 100, "sample": sample,
+                             "msgs_per_s": rate, "send_msgs_per_s": rate, "mbit_per_s": 1.0,
+                             "benchmark": "thr"})
+    return rows
+
+
+def test_save_and_load_round_trip(tmp_path):
+    result = ResultSet("thr", _rows({100: 0.5, 65536: 1.5}), {"repeat": 3}, {"host": "h"}, ("w",))
+    path = result.save(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == "zmqbench-result" and data["version"] == 1
+    loaded = zmqbench_magic.load(path)
+    assert loaded == result
+    pd.testing.assert_frame_equal(loaded.df, result.df)
+
+
+def test_load_refuses_other_files_and_versions(tmp_path):
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a zmqbench result"):
+        zmqbench_magic.load(tmp_path / "other.json")
+    data = ResultSet("lat", []).to_json() | {"version": 99}
+    (tmp_path / "future.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="version 99"):
+        zmqbench_magic.load(tmp_path / "future.json")
+
+
+def test_summary_is_one_row_per_point_with_medians():
+    rows = _rows({100: 0.5})
+    rows[0]["msgs_per_s"] = 10.0  # one slow sample of the copy point
+    summary = ResultSet("thr", rows).summary()
+    assert len(summary) == 2
+    copy_point = summary[summary["copy"]].iloc[0]
+    assert copy_point["samples"] == 3
+    assert copy_point["msgs_per_s"] == 1000.0  # the median ignores the outlier
+    assert copy_point["msgs_per_s_min"] == 10.0
+    assert copy_point["spread"] > 0.1
+
+
+def test_adding_results_accumulates_and_checks_the_benchmark():
+    a, b = ResultSet("thr", _rows({100: 1.0})), ResultSet("thr", _rows({1024: 1.0}))
+    assert len((a + b).df) == len(a.df) + len(b.df)
+    with pytest.raises(ValueError, match="cannot add lat results to thr"):
+        a + ResultSet("lat", [])
+
+
+def test_spread_warning_follows_pyperf_thresholds():
+    steady = [{"m": v} for v in (100, 101, 99, 100)]
+    noisy = [{"m": v} for v in (100, 100, 100, 180)]
+    assert spread_warnings(steady, "m", "here") == []
+    (warning,) = spread_warnings(noisy, "m", "here")
+    assert warning.startswith("here: m samples vary")
+
+
+def test_crossover_is_interpolated_from_the_data():
+    df = pd.DataFrame(_rows({1000: 0.6, 10000: 0.9, 100000: 1.5, 1000000: 2.0}))
+    speedup = zero_copy_speedup(df)
+    assert list(speedup["speedup"]) == pytest.approx([0.6, 0.9, 1.5, 2.0])
+    # log-log interpolation between (1e4, 0.9) and (1e5, 1.5)
+    assert crossover_size(df) == pytest.approx(16079, rel=1e-3)
+
+
+def test_no_crossover_within_the_sizes_is_none():
+    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 0.8}))) is None
+    assert crossover_size(pd.DataFrame(_rows({100: 1.5, 1000: 2.0}))) is None
+    # Only the last rise through 1 counts: zero-copy must stay ahead above it.
+    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}))) > 10000
