@@ -161,7 +161,7 @@ class Link:
             if not self.alive():
                 raise self._failure("exited")
             if time.monotonic() > deadline:
-                raise self._failure(f"sent nothing for {self.timeout:g} s", TimeoutError)
+                raise self._failure(f"did not answer within {self.timeout:g} s", TimeoutError)
         message = json.loads(self.ctrl.recv())
         if "error" in message:
             raise self._failure(f"failed: {message['error']}")
