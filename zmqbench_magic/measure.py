@@ -119,7 +119,7 @@ def _measure_point(
         # A send blocks once the queues are full: the peer died, or it stopped reading.
         if not link.alive():
             raise PeerError(f"the {link.describe()} exited") from None
-        msg = f"the {link.describe()} did not answer within {params.timeout:g} s (a send or receive)"
+        msg = f"the {link.describe()} did not answer within {params.timeout:g} s"
         raise TimeoutError(msg) from None
     return [
         {**point, "frames": 1, "count": count, "sample": number, **measured}
