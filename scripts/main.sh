@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: install, then measure ZeroMQ throughput (copy vs
+# zero-copy over a size sweep) and latency over tcp, ipc and inproc. Results land
+# in out/ as JSON, CSV and offline SVG charts.
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+mkdir -p out
+.venv/bin/zmqbench thr --size 100 1k 8k 64k 256k 1M --copy true false \
+    --json out/throughput.json --csv out/throughput.csv --svg out/throughput.svg
+.venv/bin/zmqbench lat --size 1 1k 64k 1M --transport tcp ipc inproc \
+    --json out/latency.json --csv out/latency.csv --svg out/latency.svg
+echo "results in $(pwd)/out"
