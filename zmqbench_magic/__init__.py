@@ -8,21 +8,29 @@ IPython, ipywidgets or altair.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from .measure import run_latency, run_throughput
-from .params import LatencyParams, ThroughputParams
-from .results import ResultSet, load
+# Loaded on first use (PEP 562): the far end runs as ``python -m
+# zmqbench_magic.peer``, which imports this package first and needs only pyzmq, not
+# the pandas and numpy that results and measurement bring (~0.3 s per peer start).
+_LAZY = {
+    "run_throughput": "measure",
+    "run_latency": "measure",
+    "ThroughputParams": "params",
+    "LatencyParams": "params",
+    "ResultSet": "results",
+    "load": "results",
+}
 
-__all__ = [
-    "LatencyParams",
-    "ResultSet",
-    "ThroughputParams",
-    "load",
-    "load_ipython_extension",
-    "run_latency",
-    "run_throughput",
-]
+__all__ = [*sorted(_LAZY), "load_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def load_ipython_extension(ipython: Any) -> None:
