@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -103,3 +104,29 @@ def test_progress_is_reported_after_each_point(no_leftovers):
     calls = []
     run_latency(size=[1, 100, 1000], progress=lambda done, total: calls.append((done, total)), **TINY)
     assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
+    """What happens when libzmq drops messages (it can over ipc): the sink waits one
+    timeout past the last message, then says how many arrived, instead of hanging."""
+    from zmqbench_magic.link import Link
+
+    with Link("sink", "ipc", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
+        link.command(cmd="sink", count=105, copy=True, frames=1)  # 5 will never come
+        link.reply()
+        for _ in range(100):
+            link.data.send(b"x")
+        started = time.monotonic()
+        report = link.reply(timeout=5)
+    assert report["received"] == 100
+    assert 0.5 <= time.monotonic() - started < 5
+
+
+def test_lost_messages_are_a_warning_not_hidden():
+    from zmqbench_magic.measure import _point_warnings
+
+    point = {"transport": "ipc", "size": 1, "copy": True, "peer": "process"}
+    rows = [{"count": 1000, "received": 1000, "msgs_per_s": 1.0},
+            {"count": 1000, "received": 993, "msgs_per_s": 1.0}]
+    (warning,) = _point_warnings(rows, "msgs_per_s", point)
+    assert "993 of 1000 delivered" in warning and "ipc" in warning

@@ -14,8 +14,8 @@ from .params import COLUMN_TITLES
 
 _WIDTH, _HEIGHT = 360, 260
 _POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
-# Dashed lines need line symbols in the legend, not the default circles.
-_DASH_LEGEND = alt.Legend(symbolType="stroke", symbolStrokeColor="gray", symbolStrokeWidth=2)
+# vl-convert draws no symbols in a strokeDash legend, so the dashes go unlabelled and
+# the point shapes of the same field carry the legend.
 
 
 def _size_axis() -> alt.X:
@@ -57,7 +57,8 @@ def throughput_chart(df: pd.DataFrame) -> alt.Chart:
             x=_size_axis(),
             y=_log_y("value", "messages per second"),
             color=alt.Color("mode:N", title=COLUMN_TITLES["copy"]),
-            strokeDash=alt.StrokeDash("rate:N", title="rate", legend=_DASH_LEGEND),
+            strokeDash=alt.StrokeDash("rate:N", legend=None),
+            shape=alt.Shape("rate:N", title="rate"),
             tooltip=["transport", "size", "mode", "rate", alt.Tooltip("value:Q", format=",.0f")],
         )
     )
@@ -109,8 +110,11 @@ def latency_chart(df: pd.DataFrame) -> alt.Chart:
             x=_size_axis(),
             y=_log_y("value", "round trip (µs)"),
             color=alt.Color("transport:N", title=COLUMN_TITLES["transport"]),
-            strokeDash=alt.StrokeDash("percentile:N", title="percentile", legend=_DASH_LEGEND),
-            shape=alt.Shape("mode:N", title=COLUMN_TITLES["copy"]),
+            strokeDash=alt.StrokeDash("percentile:N", legend=None),
+            shape=alt.Shape("percentile:N", title="percentile"),
+            opacity=alt.Opacity(
+                "mode:N", title=COLUMN_TITLES["copy"], scale=alt.Scale(range=[1, 0.5])
+            ),
             tooltip=[
                 "transport",
                 "size",

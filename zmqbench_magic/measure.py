@@ -33,6 +33,7 @@ SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 _CALIBRATION_START = 10
 _CALIBRATION_MAX_GROWTH = 100
+_MAX_COUNT = 10**9
 _LINK_KEY = ("transport", "peer", "size")
 
 
@@ -139,10 +140,10 @@ def calibrate(
     count = start
     while True:
         _, elapsed = sample(count)
-        if elapsed >= min_time:
+        if elapsed >= min_time or count >= _MAX_COUNT:
             return count
         wanted = math.ceil(count * 1.2 * min_time / max(elapsed, 1e-9))
-        count = min(max(wanted, 2 * count), _CALIBRATION_MAX_GROWTH * count, 10**9)
+        count = min(max(wanted, 2 * count), _CALIBRATION_MAX_GROWTH * count, _MAX_COUNT)
 
 
 def _throughput_sample(
@@ -156,7 +157,9 @@ def _throughput_sample(
     for _ in range(count):
         send(message, copy=copy)
     send_elapsed = now() - start
-    delivered = link.reply()
+    # A sink that lost messages reports after `timeout` of silence: wait longer than
+    # that, so a loss is recorded as one rather than raced into a timeout error.
+    delivered = link.reply(timeout=2 * link.timeout)
     received, elapsed = delivered["received"], delivered["elapsed"]
     if received < 2 or elapsed <= 0:
         msg = f"the {link.describe()} received {received} of {count} messages"

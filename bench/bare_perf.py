@@ -1,0 +1,102 @@
+"""A bare pyzmq throughput / latency loop written the pyzmq-perf way, standalone.
+
+It is run as its own script, importing only pyzmq, as pyzmq's ``perf/perf.py`` is:
+the measuring end in this process, the far end forked from it. It prints one
+number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``).
+
+    python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000
+
+Unlike perf.py, every send and receive has a timeout, the far end is joined with
+a timeout, and the timed loop follows an untimed warm-up of ``count`` messages
+(perf.py warms up with one round trip), to match the project's ``warmup=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+
+import zmq
+
+TIMEOUT_MS = 10_000
+
+
+def _socket(ctx: zmq.Context, kind: int, hwm: int) -> zmq.Socket:
+    sock = ctx.socket(kind)
+    # The far end's last messages are still queued when it closes: let them go out
+    # (perf.py relies on the default infinite linger; this one is bounded).
+    sock.linger = TIMEOUT_MS
+    sock.rcvtimeo = sock.sndtimeo = TIMEOUT_MS
+    sock.sndhwm = sock.rcvhwm = hwm
+    return sock
+
+
+def _pusher(url: str, count: int, size: int, hwm: int) -> None:
+    with zmq.Context() as ctx, _socket(ctx, zmq.PUSH, hwm) as sock:
+        sock.connect(url)
+        message = b" " * size
+        for _ in range(2 * count):  # the warm-up, then the timed messages
+            sock.send(message)
+
+
+def _echo(url: str, count: int, size: int, hwm: int) -> None:
+    with zmq.Context() as ctx, _socket(ctx, zmq.REP, hwm) as sock:
+        sock.connect(url)
+        for _ in range(2 * count):
+            sock.send(sock.recv())
+
+
+def throughput(sock: zmq.Socket, count: int, size: int) -> float:
+    """Delivered msgs/s, first to last receive, as perf.py and libzmq's local_thr."""
+    for _ in range(count):
+        sock.recv()
+    sock.recv()
+    start = time.perf_counter()
+    for _ in range(count - 1):
+        sock.recv()
+    return (count - 1) / (time.perf_counter() - start)
+
+
+def latency(sock: zmq.Socket, count: int, size: int) -> float:
+    """Mean round trip in µs (perf.py prints half of it)."""
+    message = b" " * size
+    for _ in range(count):
+        sock.send(message)
+        sock.recv()
+    start = time.perf_counter()
+    for _ in range(count):
+        sock.send(message)
+        sock.recv()
+    return (time.perf_counter() - start) / count * 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("test", choices=("thr", "lat"))
+    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--size", type=int, required=True)
+    parser.add_argument("--hwm", type=int, required=True)
+    args = parser.parse_args()
+    kind, far_end, measure = {
+        "thr": (zmq.PULL, _pusher, throughput),
+        "lat": (zmq.REQ, _echo, latency),
+    }[args.test]
+    with zmq.Context() as ctx, _socket(ctx, kind, args.hwm) as sock:
+        port = sock.bind_to_random_port("tcp://127.0.0.1")
+        url = f"tcp://127.0.0.1:{port}"
+        process = multiprocessing.Process(
+            target=far_end, args=(url, args.count, args.size, args.hwm)
+        )
+        process.start()
+        try:
+            print(measure(sock, args.count, args.size))
+        finally:
+            process.join(TIMEOUT_MS / 1000)
+            process.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

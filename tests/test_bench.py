@@ -1,0 +1,20 @@
+"""The benchmark script still runs (its figures are for reading, not for asserting)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_zmq.py"
+
+
+def test_bench_quick_prints_a_ratio_per_figure_and_size():
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [ln.split() for ln in done.stdout.splitlines() if ln.startswith(("throughput", "latency"))]
+    assert len(rows) == 6
+    ratios = [float(row[-2]) for row in rows]
+    assert all(ratio > 0 for ratio in ratios)
