@@ -15,7 +15,7 @@ import pytest
 from IPython.testing.globalipapp import start_ipython
 
 import zmqbench_magic
-from zmqbench_magic.params import format_size
+from zmqbench_magic.units import format_size
 
 # Small enough to keep the suite fast, large enough to exercise every code path.
 TINY = {"count": 200, "repeat": 2, "warmup": 0}

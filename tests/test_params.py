@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from zmqbench_magic import params
-from zmqbench_magic.params import (
-    GiB,
-    LatencyParams,
-    ThroughputParams,
-    format_size,
-    high_water_mark,
-    parse_size,
-)
+from zmqbench_magic.params import LatencyParams, ThroughputParams, high_water_mark
+from zmqbench_magic.units import GiB, MiB, format_size, parse_size
 
 
 @pytest.mark.parametrize(
@@ -79,7 +73,7 @@ def test_bad_values_name_the_value_and_the_allowed_range(values, words):
 
 
 def test_size_beyond_available_memory_is_refused(monkeypatch):
-    monkeypatch.setattr(params, "available_memory", lambda: 64 * params.MiB)
+    monkeypatch.setattr(params, "available_memory", lambda: 64 * MiB)
     with pytest.raises(ValueError, match=r"needs about \d+ MiB .* only 64 MiB is available"):
         ThroughputParams(size="16M")
 

@@ -6,6 +6,8 @@ parameter and metric declarations in :mod:`zmqbench_magic.params`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
@@ -14,8 +16,6 @@ from .params import COLUMN_TITLES
 
 _WIDTH, _HEIGHT = 360, 260
 _POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
-# vl-convert draws no symbols in a strokeDash legend, so the dashes go unlabelled and
-# the point shapes of the same field carry the legend.
 
 
 def _size_axis() -> alt.X:
@@ -24,6 +24,14 @@ def _size_axis() -> alt.X:
 
 def _log_y(column: str, title: str | None = None) -> alt.Y:
     return alt.Y(f"{column}:Q", scale=alt.Scale(type="log"), title=title or COLUMN_TITLES[column])
+
+
+def _copy_color() -> alt.Color:
+    return alt.Color("mode:N", title=COLUMN_TITLES["copy"])
+
+
+def _transport_color() -> alt.Color:
+    return alt.Color("transport:N", title=COLUMN_TITLES["transport"])
 
 
 def _copy_mode(frame: pd.DataFrame) -> pd.DataFrame:
@@ -46,22 +54,40 @@ def _by_transport(chart: alt.Chart, frame: pd.DataFrame) -> alt.Chart:
     return chart
 
 
-def throughput_chart(df: pd.DataFrame) -> alt.Chart:
-    """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
-    copy mode (pyzmq's "performance crossover" figure)."""
-    frame = _copy_mode(_folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate"))
-    chart = (
+def _metric_lines(
+    frame: pd.DataFrame, label: str, y_title: str, color: alt.Color, value_format: str,
+    **extra: Any,
+) -> alt.Chart:  # fmt: skip
+    """Lines of folded metrics vs size: one dash and point shape per metric (``label``).
+
+    vl-convert draws no symbols in a strokeDash legend, so the dashes go unlabelled
+    and the point shapes of the same field carry the legend."""
+    return (
         alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
         .mark_line(point=True)
         .encode(
             x=_size_axis(),
-            y=_log_y("value", "messages per second"),
-            color=alt.Color("mode:N", title=COLUMN_TITLES["copy"]),
-            strokeDash=alt.StrokeDash("rate:N", legend=None),
-            shape=alt.Shape("rate:N", title="rate"),
-            tooltip=["transport", "size", "mode", "rate", alt.Tooltip("value:Q", format=",.0f")],
+            y=_log_y("value", y_title),
+            color=color,
+            strokeDash=alt.StrokeDash(f"{label}:N", legend=None),
+            shape=alt.Shape(f"{label}:N", title=label),
+            tooltip=[
+                "transport",
+                "size",
+                "mode",
+                label,
+                alt.Tooltip("value:Q", format=value_format),
+            ],
+            **extra,
         )
     )
+
+
+def throughput_chart(df: pd.DataFrame) -> alt.Chart:
+    """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
+    copy mode (pyzmq's "performance crossover" figure)."""
+    frame = _copy_mode(_folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate"))
+    chart = _metric_lines(frame, "rate", "messages per second", _copy_color(), ",.0f")
     return _by_transport(chart, frame).properties(
         title=f"ZeroMQ PUSH/PULL throughput, {frame['size'].nunique()} sizes (median of samples)"
     )
@@ -73,7 +99,7 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.Chart:
     chart = (
         alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
         .mark_line(point=True)
-        .encode(x=_size_axis(), y=_log_y("mbit_per_s"), color=alt.Color("mode:N", title="copy"))
+        .encode(x=_size_axis(), y=_log_y("mbit_per_s"), color=_copy_color())
     )
     return _by_transport(chart, frame).properties(title="ZeroMQ delivered bandwidth")
 
@@ -88,7 +114,7 @@ def speedup_chart(df: pd.DataFrame) -> alt.Chart:
         .encode(
             x=_size_axis(),
             y=alt.Y("speedup:Q", scale=alt.Scale(type="log"), title="zero-copy / copy (delivered)"),
-            color=alt.Color("transport:N", title=COLUMN_TITLES["transport"]),
+            color=_transport_color(),
             tooltip=["transport", "size", alt.Tooltip("speedup:Q", format=".2f")],
         )
     )
@@ -103,28 +129,13 @@ def speedup_chart(df: pd.DataFrame) -> alt.Chart:
 def latency_chart(df: pd.DataFrame) -> alt.Chart:
     """Round-trip latency percentiles (p50, p99) vs size, coloured by transport."""
     frame = _copy_mode(_folded(df, ["p50_us", "p99_us"], "percentile"))
-    return (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            x=_size_axis(),
-            y=_log_y("value", "round trip (µs)"),
-            color=alt.Color("transport:N", title=COLUMN_TITLES["transport"]),
-            strokeDash=alt.StrokeDash("percentile:N", legend=None),
-            shape=alt.Shape("percentile:N", title="percentile"),
-            opacity=alt.Opacity(
-                "mode:N", title=COLUMN_TITLES["copy"], scale=alt.Scale(range=[1, 0.5])
-            ),
-            tooltip=[
-                "transport",
-                "size",
-                "mode",
-                "percentile",
-                alt.Tooltip("value:Q", format=".1f"),
-            ],
-        )
-        .properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
+    copy_opacity = alt.Opacity(
+        "mode:N", title=COLUMN_TITLES["copy"], scale=alt.Scale(range=[1, 0.5])
     )
+    chart = _metric_lines(
+        frame, "percentile", "round trip (µs)", _transport_color(), ".1f", opacity=copy_opacity
+    )
+    return chart.properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
 
 
 def default_chart(benchmark: str, df: pd.DataFrame) -> alt.Chart:

@@ -22,10 +22,10 @@ from .params import (
     BenchParams,
     LatencyParams,
     ThroughputParams,
-    format_size,
     high_water_mark,
 )
 from .results import ResultSet, environment, spread_warnings
+from .units import format_size
 
 Progress = Callable[[int, int], None]
 # One sample: (link, message, count, copy) -> (its measurements, its wall time).

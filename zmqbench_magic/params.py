@@ -10,56 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import zmq
 
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
-
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)\s*[bB]?\s*$")
-_SIZE_FACTORS = {"": 1, "k": KiB, "m": MiB, "g": GiB}
-
-
-def parse_size(text: str | int) -> int:
-    """Parse a byte count such as ``100``, ``1k``, ``64k`` or ``1M`` (powers of 1024).
-
-    >>> parse_size("64k")
-    65536
-    """
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    match = _SIZE_RE.match(str(text))
-    if isinstance(text, bool) or not match:
-        msg = f"expected a whole number of bytes such as 100, 1k or 1M, got {text!r}"
-        raise ValueError(msg)
-    number, suffix = match.groups()
-    return int(number) * _SIZE_FACTORS[suffix.lower()]
-
-
-def format_size(size: int) -> str:
-    """Shortest exact spelling of a byte count: ``65536`` -> ``'64k'``."""
-    for suffix, factor in (("G", GiB), ("M", MiB), ("k", KiB)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{suffix}"
-    return str(size)
-
-
-def parse_bool(text: str | bool) -> bool:
-    """``true``/``false`` (also yes/no, on/off, 1/0) to a bool."""
-    if isinstance(text, bool):
-        return text
-    lowered = str(text).strip().lower()
-    if lowered in ("true", "yes", "on", "1"):
-        return True
-    if lowered in ("false", "no", "off", "0"):
-        return False
-    msg = f"expected true or false, got {text!r}"
-    raise ValueError(msg)
+from .units import GiB, KiB, MiB, parse_bool, parse_size, spell_size
 
 
 @dataclass(frozen=True)
@@ -105,7 +62,7 @@ class Param:
         if bound is None:
             return ""
         if self.kind == "size":
-            return _spell_size(int(bound))
+            return spell_size(int(bound))
         return f"{_spell(bound)}{(' ' + self.unit) if self.unit else ''}"
 
     def parse(self, text: Any) -> Any:
@@ -125,7 +82,7 @@ class Param:
             or (self.high is not None and value > self.high)
         )
         if bad:
-            got = _spell_size(value) if self.kind == "size" else _spell(value)
+            got = spell_size(value) if self.kind == "size" else _spell(value)
             msg = f"{self.name} must be {self.allowed()}, got {got}"
             raise ValueError(msg)
         return value
@@ -138,11 +95,6 @@ class Metric:
     name: str
     title: str
     help: str
-
-
-def _spell_size(size: int) -> str:
-    short = format_size(size)
-    return f"{size} B" if short == str(size) else f"{short} ({size} B)"
 
 
 def _spell(value: Any) -> str:
@@ -197,129 +149,65 @@ def available_memory() -> int | None:
     return None
 
 
+# The declarations read as a table; keep the formatter from spreading them out.
+# fmt: off
 SIZE = Param(
-    "size",
-    1 * KiB,
-    "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
-    "message size (B)",
-    "size",
-    unit="B",
-    low=1,
-    high=1 * GiB,
-    sweep=True,
-    short="s",
+    "size", 1 * KiB, "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
+    "message size (B)", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
 )
 COPY = Param(
-    "copy",
-    True,
-    "send and receive with copy=True (true) or zero-copy copy=False (false)",
-    "copy",
-    "bool",
-    choices=(True, False),
-    sweep=True,
+    "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
+    "copy", "bool", choices=(True, False), sweep=True,
 )
 TRANSPORT = Param(
-    "transport",
-    "tcp",
-    "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
-    "transport",
-    "choice",
-    choices=TRANSPORTS,
-    sweep=True,
-    short="t",
+    "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
+    "transport", "choice", choices=TRANSPORTS, sweep=True, short="t",
 )
 PEER = Param(
-    "peer",
-    "auto",
+    "peer", "auto",
     "where the far end runs: process (a separate Python process, so the kernel's GIL "
     "does not distort the figure), thread (both ends in this process), or auto "
     "(process for tcp/ipc, thread for inproc, which requires it)",
-    "far end",
-    "choice",
-    choices=("auto", "process", "thread"),
-    sweep=True,
+    "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
 )
 COPY_THRESHOLD = Param(
-    "copy_threshold",
-    zmq.COPY_THRESHOLD,
+    "copy_threshold", zmq.COPY_THRESHOLD,
     "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
     "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
-    "copy threshold (B)",
-    "size",
-    unit="B",
-    low=0,
-    high=1 * GiB,
-    sweep=True,
+    "copy threshold (B)", "size", unit="B", low=0, high=1 * GiB, sweep=True,
 )
 COUNT = Param(
-    "count",
-    0,
-    "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
-    "messages per sample",
-    "int",
-    low=0,
-    high=10**9,
-    short="n",
+    "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
+    "messages per sample", "int", low=0, high=10**9, short="n",
 )
 REPEAT = Param(
-    "repeat",
-    5,
-    "samples kept per point (after warm-up)",
-    "samples",
-    "int",
-    low=1,
-    high=1000,
-    short="r",
+    "repeat", 5, "samples kept per point (after warm-up)",
+    "samples", "int", low=1, high=1000, short="r",
 )
 WARMUP = Param(
-    "warmup",
-    1,
-    "samples run and discarded before the kept ones (after calibration)",
-    "warm-up samples",
-    "int",
-    low=0,
-    high=100,
+    "warmup", 1, "samples run and discarded before the kept ones (after calibration)",
+    "warm-up samples", "int", low=0, high=100,
 )
 MIN_TIME = Param(
-    "min_time",
-    0.2,
-    "calibrated samples last at least this long",
-    "minimum sample time (s)",
-    "float",
-    unit="s",
-    low=0.001,
-    high=60.0,
+    "min_time", 0.2, "calibrated samples last at least this long",
+    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
 )
 TIMEOUT = Param(
-    "timeout",
-    10.0,
-    "longest wait for any one receive, send, start or stop before giving up",
-    "timeout (s)",
-    "float",
-    unit="s",
-    low=0.1,
-    high=3600.0,
+    "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
+    "timeout (s)", "float", unit="s", low=0.1, high=3600.0,
 )
 ADDRESS = Param(
-    "address",
-    "127.0.0.1",
+    "address", "127.0.0.1",
     "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
     "a free port is chosen when none is given",
-    "tcp address",
-    "str",
+    "tcp address", "str",
 )
 
 THR_METRICS = (
-    Metric(
-        "msgs_per_s",
-        "delivered (msgs/s)",
-        "messages delivered per second, first to last receive at the receiver",
-    ),
-    Metric(
-        "send_msgs_per_s",
-        "send-only (msgs/s)",
-        "messages per second through the sender's send calls alone",
-    ),
+    Metric("msgs_per_s", "delivered (msgs/s)",
+           "messages delivered per second, first to last receive at the receiver"),
+    Metric("send_msgs_per_s", "send-only (msgs/s)",
+           "messages per second through the sender's send calls alone"),
     Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second"),
 )
 LAT_METRICS = (
@@ -329,6 +217,7 @@ LAT_METRICS = (
     Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips"),
     Metric("max_us", "slowest round trip (µs)", "slowest round trip of the sample"),
 )
+# fmt: on
 METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS}
 
 
@@ -376,7 +265,7 @@ class BenchParams:
         largest = max(getattr(self, "size", (0,)))
         if free is not None and memory_needed(largest) > free:
             msg = (
-                f"size {_spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
+                f"size {spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
                 f"of memory for its queues and copies, but only {free // MiB} MiB is "
                 "available; choose a smaller size"
             )
@@ -459,8 +348,6 @@ class LatencyParams(ZmqParams):
 
 BENCHMARKS: dict[str, type[BenchParams]] = {"thr": ThroughputParams, "lat": LatencyParams}
 
-# Columns every result row carries besides the swept parameters and the metrics.
-ID_COLUMNS = ("benchmark", "sample", "count")
 COLUMN_TITLES = {p.name: p.title for p in ThroughputParams.fields()} | {
     m.name: m.title for m in METRICS.values()
 }

@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 import zmq
 
-from .params import BENCHMARKS, METRICS, format_size
+from .params import BENCHMARKS
+from .units import format_size
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 1
@@ -215,4 +216,4 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-__all__ = ["METRICS", "ResultSet", "environment", "load", "spread_warnings", "summary_line"]
+__all__ = ["ResultSet", "environment", "load", "spread_warnings", "summary_line"]
