@@ -16,6 +16,7 @@ from .params import COLUMN_TITLES
 
 _WIDTH, _HEIGHT = 360, 260
 _POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
+_FLOOD_COLUMNS = ["test", "tasks", "engines", "view", "scheme", "size", "duration"]
 
 
 def _size_axis() -> alt.X:
@@ -38,9 +39,11 @@ def _copy_mode(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(mode=frame["copy"].map({True: "copy", False: "zero-copy"}))
 
 
-def _folded(df: pd.DataFrame, metrics: list[str], label: str) -> pd.DataFrame:
+def _folded(
+    df: pd.DataFrame, metrics: list[str], label: str, columns: list[str] = _POINT_COLUMNS
+) -> pd.DataFrame:
     """Median of each metric per point, one row per (point, metric)."""
-    by = [c for c in _POINT_COLUMNS if c in df.columns]
+    by = [c for c in columns if c in df.columns]
     frames = [medians(df, m, by).rename(columns={m: "value"}).assign(**{label: m}) for m in metrics]
     folded = pd.concat(frames, ignore_index=True)
     folded[label] = folded[label].map(COLUMN_TITLES)
@@ -56,6 +59,7 @@ def _by_transport(chart: alt.Chart, frame: pd.DataFrame) -> alt.Chart:
 
 def _metric_lines(
     frame: pd.DataFrame, label: str, y_title: str, color: alt.Color, value_format: str,
+    x: alt.X | None = None, fields: tuple[str, ...] = ("transport", "size", "mode"),
     **extra: Any,
 ) -> alt.Chart:  # fmt: skip
     """Lines of folded metrics vs size: one dash and point shape per metric (``label``).
@@ -66,18 +70,12 @@ def _metric_lines(
         alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
         .mark_line(point=True)
         .encode(
-            x=_size_axis(),
+            x=x or _size_axis(),
             y=_log_y("value", y_title),
             color=color,
             strokeDash=alt.StrokeDash(f"{label}:N", legend=None),
             shape=alt.Shape(f"{label}:N", title=label),
-            tooltip=[
-                "transport",
-                "size",
-                "mode",
-                label,
-                alt.Tooltip("value:Q", format=value_format),
-            ],
+            tooltip=[*fields, label, alt.Tooltip("value:Q", format=value_format)],
             **extra,
         )
     )
@@ -138,12 +136,93 @@ def latency_chart(df: pd.DataFrame) -> alt.Chart:
     return chart.properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
 
 
+def _series(frame: pd.DataFrame) -> pd.DataFrame:
+    """A line label from whichever of engines, view and scheme vary."""
+    varying = [c for c in ("engines", "view", "scheme") if frame[c].nunique() > 1]
+    names = {"engines": "{} engines", "view": "{}", "scheme": "{}"}
+    labels = frame[varying].astype(str).apply(
+        lambda row: " ".join(names[c].format(row[c]) for c in varying), axis=1
+    ) if varying else f"{frame['engines'].iloc[0]} engines"  # fmt: skip
+    return frame.assign(series=labels)
+
+
+def flood_chart(df: pd.DataFrame) -> alt.Chart:
+    """Sent and round-trip time vs number of tasks, log-log, one line per engine
+    count / view / scheme (the classic IPython-parallel flood figure)."""
+    frame = _series(_folded(df, ["sent_s", "roundtrip_s"], "time", _FLOOD_COLUMNS))
+    tasks_axis = alt.X("tasks:Q", scale=alt.Scale(type="log"), title=COLUMN_TITLES["tasks"])
+    series = alt.Color("series:N", title="cluster")
+    chart = _metric_lines(frame, "time", "seconds", series, ".4f", x=tasks_axis,
+                          fields=("series", "tasks"))  # fmt: skip
+    return chart.properties(title=f"ipyparallel task flood, up to {frame['tasks'].max():,} tasks")
+
+
+def engines_chart(df: pd.DataFrame) -> alt.Chart:
+    """Tasks per second vs number of engines, one line per number of tasks."""
+    frame = medians(df, "tasks_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns])
+    return (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("engines:O", title=COLUMN_TITLES["engines"]),
+            y=alt.Y("tasks_per_s:Q", title=COLUMN_TITLES["tasks_per_s"]),
+            color=alt.Color("tasks:O", title=COLUMN_TITLES["tasks"]),
+        )
+        .properties(title="Throughput of tiny tasks by number of engines")
+    )
+
+
+def echo_chart(df: pd.DataFrame) -> alt.Chart:
+    """Array echo bandwidth (both directions) vs array size."""
+    frame = _series(medians(df, "mbit_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns]))
+    return (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            x=_size_axis(), y=_log_y("mbit_per_s"), color=alt.Color("series:N", title="cluster")
+        )
+        .properties(title="ipyparallel array echo bandwidth")
+    )
+
+
+def map_chart(df: pd.DataFrame) -> alt.Chart:
+    """map efficiency (ideal parallel time / actual) vs task duration."""
+    frame = _series(medians(df, "efficiency", [c for c in _FLOOD_COLUMNS if c in df.columns]))
+    frame = frame.assign(duration_ms=frame["duration"] * 1e3)
+    return (
+        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        .mark_line(point=True)
+        .encode(
+            # symlog: a 0 ms duration (pure overhead) stays on the axis.
+            x=alt.X("duration_ms:Q", scale=alt.Scale(type="symlog"), title="task duration (ms)"),
+            y=alt.Y(
+                "efficiency:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1])
+            ),
+            color=alt.Color("series:N", title="cluster"),
+        )
+        .properties(title="map_async(time.sleep) efficiency")
+    )
+
+
 def default_chart(benchmark: str, df: pd.DataFrame) -> alt.Chart:
     """What a magic shows: throughput with the speed-up beside it when both copy modes
-    were measured; latency percentiles."""
+    were measured; latency percentiles; for a task flood, the chart of its test."""
     if benchmark == "lat":
         return latency_chart(df)
+    if benchmark == "flood":
+        return _flood_default(df)
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
         return alt.hconcat(chart, speedup_chart(df)).resolve_scale(color="independent")
     return chart
+
+
+def _flood_default(df: pd.DataFrame) -> alt.Chart:
+    test = df["test"].iloc[0]
+    if test == "echo":
+        return echo_chart(df)
+    if test == "map":
+        return map_chart(df)
+    if df["engines"].nunique() > 1:
+        return alt.hconcat(flood_chart(df), engines_chart(df)).resolve_scale(color="independent")
+    return flood_chart(df)

@@ -1,4 +1,4 @@
-"""``zmqbench thr|lat``: the benchmarks from a shell, with the magics' options.
+"""``zmqbench thr|lat|flood``: the benchmarks from a shell, with the magics' options.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound), 1 when the measurement itself fails (a peer died or timed out).
@@ -10,15 +10,26 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .link import PeerError
 from .measure import run_latency, run_throughput
 from .options import param_options, params_from_options
-from .params import BenchParams, LatencyParams, ThroughputParams
+from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
+
+
+def _run_taskflood(params: BenchParams) -> ResultSet:
+    from . import cluster
+    from .flood import run_taskflood
+
+    try:
+        return run_taskflood(params)
+    finally:
+        cluster.stop()  # a shell command keeps no cluster for a next call
+
 
 COMMANDS: dict[str, tuple[type[BenchParams], Callable[[BenchParams], ResultSet], str]] = {
     "thr": (ThroughputParams, run_throughput, "PUSH/PULL throughput"),
     "lat": (LatencyParams, run_latency, "REQ/REP round-trip latency"),
+    "flood": (FloodParams, _run_taskflood, "ipyparallel task flood"),
 }
 
 
@@ -44,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         result = measure(params_from_options(params_class, vars(args)))
     except ValueError as exc:
         parser.error(str(exc))  # exits with status 2
-    except (PeerError, TimeoutError) as exc:
+    except (TimeoutError, RuntimeError) as exc:  # PeerError is a RuntimeError
         print(f"zmqbench: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:

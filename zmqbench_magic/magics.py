@@ -1,4 +1,4 @@
-"""IPython magics: ``%zmqthr`` and ``%zmqlat``, thin adapters over the measurement core.
+"""IPython magics: ``%zmqthr``, ``%zmqlat``, ``%taskflood``: thin adapters over the core.
 
 They parse options built from the parameter declarations, call the same functions
 as the Python API and the CLI, print a one-line summary per point unless ``-q``,
@@ -18,7 +18,7 @@ from IPython.display import SVG, display
 
 from .measure import run_latency, run_throughput
 from .options import param_options, params_from_options
-from .params import BenchParams, LatencyParams, ThroughputParams
+from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
 
 
@@ -50,7 +50,7 @@ def _output_arguments(func: Callable[..., Any]) -> Any:
 
 @magics_class
 class ZmqBenchMagics(Magics):
-    """ZeroMQ benchmark magics. Load with ``%load_ext zmqbench_magic``."""
+    """ZeroMQ and ipyparallel benchmark magics. Load with ``%load_ext zmqbench_magic``."""
 
     @magic_arguments.magic_arguments()
     @_output_arguments
@@ -61,7 +61,8 @@ class ZmqBenchMagics(Magics):
 
         Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``.
         """
-        return self._run(self.zmqthr, line, ThroughputParams, run_throughput)
+        args = magic_arguments.parse_argstring(self.zmqthr, line)
+        return self._run(args, ThroughputParams, run_throughput)
 
     @magic_arguments.magic_arguments()
     @_output_arguments
@@ -72,16 +73,40 @@ class ZmqBenchMagics(Magics):
 
         Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``.
         """
-        return self._run(self.zmqlat, line, LatencyParams, run_latency)
+        args = magic_arguments.parse_argstring(self.zmqlat, line)
+        return self._run(args, LatencyParams, run_latency)
+
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument(
+        "--stop", action="store_true",
+        help="stop the cluster this extension started (and measure nothing)",
+    )  # fmt: skip
+    @_output_arguments
+    @_param_arguments(FloodParams)
+    @line_magic
+    def taskflood(self, line: str) -> ResultSet | None:
+        """Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
+
+        Starts a local cluster (kept for the next call, resized to ``--engines``) unless
+        ``--profile``, ``--cluster-id`` or ``--url-file`` names a running one.
+        ``%taskflood --stop`` stops the cluster it started.
+        """
+        args = magic_arguments.parse_argstring(self.taskflood, line)
+        if args.stop:
+            from . import cluster
+
+            cluster.stop()
+            return None
+        from .flood import run_taskflood
+
+        return self._run(args, FloodParams, run_taskflood)
 
     def _run(
         self,
-        magic: Callable[..., Any],
-        line: str,
+        args: Any,
         params_class: type[BenchParams],
         measure: Callable[[BenchParams], ResultSet],
     ) -> ResultSet | None:
-        args = magic_arguments.parse_argstring(magic, line)
         try:
             result = measure(params_from_options(params_class, vars(args)))
         except ValueError as exc:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import zmq
 
-from .units import GiB, KiB, MiB, parse_bool, parse_size, spell_size
+from .units import GiB, KiB, MiB, parse_bool, parse_duration, parse_size, spell_size
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def _parse_choice(text: Any) -> str:
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "size": parse_size,
+    "duration": parse_duration,
     "int": int,
     "float": float,
     "bool": parse_bool,
@@ -203,6 +205,56 @@ ADDRESS = Param(
     "tcp address", "str",
 )
 
+TEST = Param(
+    "test", "flood",
+    "flood: tiny tasks (an echo of an empty string) as fast as possible; echo: numpy "
+    "arrays of --size bytes there and back; map: map_async of time.sleep over --duration",
+    "test", "choice", choices=("flood", "echo", "map"),
+)
+TASKS = Param(
+    "tasks", 256, "tasks submitted per sample",
+    "tasks", "int", low=1, high=10**6, sweep=True, short="n",
+)
+ENGINES = Param(
+    "engines", 2, "engines to run on: a started cluster is grown or shrunk to this count",
+    "engines", "int", low=1, high=4 * (os.cpu_count() or 1), sweep=True, short="e",
+)
+VIEW = Param(
+    "view", "lb",
+    "lb: a load-balanced view through the task scheduler; direct: each engine's own "
+    "queue, tasks dealt round-robin",
+    "view", "choice", choices=("lb", "direct"), sweep=True,
+)
+SCHEME = Param(
+    "scheme", "leastload",
+    "task scheduler scheme of a cluster the project starts (another scheme needs a new "
+    "controller, so the cluster is restarted)",
+    "scheduler scheme", "choice",
+    choices=("leastload", "pure", "lru", "plainrandom", "twobin", "weighted"), sweep=True,
+)
+DURATION = Param(
+    "duration", 0.0, "how long each map task sleeps (0, 1ms, 10ms, 0.1)",
+    "task duration (s)", "duration", unit="s", low=0.0, high=3600.0, sweep=True,
+)
+PROFILE = Param(
+    "profile", "", "use the running cluster of this IPython profile instead of starting one",
+    "profile", "str",
+)
+CLUSTER_ID = Param(
+    "cluster_id", "", "use the running cluster with this id (in --profile, or the default)",
+    "cluster id", "str",
+)
+URL_FILE = Param(
+    "url_file", "", "use the running cluster whose client connection file this is",
+    "url file", "str",
+)
+# Task floods are slower than ZeroMQ samples: fewer kept samples, a longer wait.
+FLOOD_REPEAT = dataclasses.replace(REPEAT, default=3)
+FLOOD_TIMEOUT = dataclasses.replace(
+    TIMEOUT, default=60.0,
+    help="longest wait for a cluster to start or resize, or for a sample's results",
+)
+
 THR_METRICS = (
     Metric("msgs_per_s", "delivered (msgs/s)",
            "messages delivered per second, first to last receive at the receiver"),
@@ -217,8 +269,16 @@ LAT_METRICS = (
     Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips"),
     Metric("max_us", "slowest round trip (µs)", "slowest round trip of the sample"),
 )
+FLOOD_METRICS = (
+    Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip"),
+    Metric("sent_s", "sent (s)", "first submit to the last submit returning"),
+    Metric("roundtrip_s", "round trip (s)", "first submit to the last result received"),
+    Metric("mbit_per_s", "bandwidth (Mbit/s)",
+           "echo: array megabits (10^6) per second, both directions counted"),
+    Metric("efficiency", "map efficiency", "map: ideal parallel time / actual time"),
+)
 # fmt: on
-METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS}
+METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + FLOOD_METRICS}
 
 
 def _param_field(param: Param) -> Any:
@@ -244,32 +304,29 @@ class BenchParams:
     def sweep_fields(cls) -> tuple[Param, ...]:
         return tuple(p for p in cls.fields() if p.sweep)
 
+    # Swept fields measured outermost first: changing them is the costly part.
+    outer: ClassVar[tuple[str, ...]] = ()
+
     def points(self) -> Iterator[dict[str, Any]]:
-        """Each combination of the swept values, transport outermost so one far end
-        serves every point of a transport."""
-        names = [p.name for p in self.sweep_fields()]
-        order = sorted(names, key=lambda n: (n != "transport", n != "peer"))
+        """Each combination of the swept values, in measuring order."""
+        names = [p.name for p in self.sweep_fields() if self.applies(p.name)]
+        order = sorted(names, key=lambda n: self.outer.index(n) if n in self.outer else 99)
         for combo in itertools.product(*(getattr(self, n) for n in order)):
-            point = dict(zip(order, combo, strict=True))
-            point["peer"] = resolve_peer(point["transport"], point["peer"])
+            point = self.resolve(dict(zip(order, combo, strict=True)))
             yield {n: point[n] for n in names}
+
+    def applies(self, name: str) -> bool:
+        """Whether a parameter matters for these settings (echo's size, map's duration)."""
+        return True
+
+    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        return point
 
     def scalars(self) -> dict[str, Any]:
         return {p.name: getattr(self, p.name) for p in self.fields() if not p.sweep}
 
     def _check_combinations(self) -> None:
-        for transport in self.transport:
-            for peer in self.peer:
-                resolve_peer(transport, peer)
-        free = available_memory()
-        largest = max(getattr(self, "size", (0,)))
-        if free is not None and memory_needed(largest) > free:
-            msg = (
-                f"size {spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
-                f"of memory for its queues and copies, but only {free // MiB} MiB is "
-                "available; choose a smaller size"
-            )
-            raise ValueError(msg)
+        """Checks across fields, after each field is valid on its own."""
 
 
 def _validated(param: Param, value: Any) -> Any:
@@ -312,6 +369,29 @@ class ZmqParams(BenchParams):
     timeout: float = _param_field(TIMEOUT)
     address: str = _param_field(ADDRESS)
 
+    # One far end serves every point of a transport and peer.
+    outer = ("transport", "peer")
+
+    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {**point, "peer": resolve_peer(point["transport"], point["peer"])}
+
+    def _check_combinations(self) -> None:
+        for transport in self.transport:
+            for peer in self.peer:
+                resolve_peer(transport, peer)
+        self._check_memory()
+
+    def _check_memory(self) -> None:
+        free = available_memory()
+        largest = max(self.size)
+        if free is not None and memory_needed(largest) > free:
+            msg = (
+                f"size {spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
+                f"of memory for its queues and copies, but only {free // MiB} MiB is "
+                "available; choose a smaller size"
+            )
+            raise ValueError(msg)
+
 
 @dataclass(frozen=True)
 class ThroughputParams(ZmqParams):
@@ -346,8 +426,57 @@ class LatencyParams(ZmqParams):
     metrics = LAT_METRICS
 
 
-BENCHMARKS: dict[str, type[BenchParams]] = {"thr": ThroughputParams, "lat": LatencyParams}
+@dataclass(frozen=True)
+class FloodParams(BenchParams):
+    """ipyparallel task-flood settings; list-valued fields are swept.
 
-COLUMN_TITLES = {p.name: p.title for p in ThroughputParams.fields()} | {
+    >>> FloodParams(tasks=[16, 256], engines=[1, 2]).tasks
+    (16, 256)
+    """
+
+    test: str = _param_field(TEST)
+    tasks: tuple[int, ...] = _param_field(TASKS)
+    engines: tuple[int, ...] = _param_field(ENGINES)
+    view: tuple[str, ...] = _param_field(VIEW)
+    scheme: tuple[str, ...] = _param_field(SCHEME)
+    size: tuple[int, ...] = _param_field(SIZE)
+    duration: tuple[float, ...] = _param_field(DURATION)
+    repeat: int = _param_field(FLOOD_REPEAT)
+    warmup: int = _param_field(WARMUP)
+    timeout: float = _param_field(FLOOD_TIMEOUT)
+    profile: str = _param_field(PROFILE)
+    cluster_id: str = _param_field(CLUSTER_ID)
+    url_file: str = _param_field(URL_FILE)
+
+    benchmark = "flood"
+    metrics = FLOOD_METRICS
+    # A scheme change restarts the controller and an engine count resizes the cluster.
+    outer = ("scheme", "engines", "view")
+
+    @property
+    def existing(self) -> bool:
+        """Whether to use a running cluster rather than start one."""
+        return bool(self.profile or self.cluster_id or self.url_file)
+
+    def applies(self, name: str) -> bool:
+        return {"size": self.test == "echo", "duration": self.test == "map"}.get(name, True)
+
+    def _check_combinations(self) -> None:
+        if self.existing and len(self.scheme) > 1:
+            msg = (
+                f"scheme {' '.join(self.scheme)}: a running cluster keeps its own scheduler; "
+                "sweep schemes on a cluster the project starts (leave out --profile, "
+                "--cluster-id and --url-file)"
+            )
+            raise ValueError(msg)
+
+
+BENCHMARKS: dict[str, type[BenchParams]] = {
+    "thr": ThroughputParams,
+    "lat": LatencyParams,
+    "flood": FloodParams,
+}
+
+COLUMN_TITLES = {p.name: p.title for cls in BENCHMARKS.values() for p in cls.fields()} | {
     m.name: m.title for m in METRICS.values()
 }

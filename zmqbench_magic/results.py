@@ -23,7 +23,7 @@ import pandas as pd
 import zmq
 
 from .params import BENCHMARKS
-from .units import format_size
+from .units import format_duration, format_size
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 1
@@ -64,7 +64,7 @@ class ResultSet:
     @property
     def point_columns(self) -> list[str]:
         """Columns that identify one point of the sweep."""
-        names = [p.name for p in BENCHMARKS[self.benchmark].sweep_fields()] + ["frames"]
+        names = [p.name for p in BENCHMARKS[self.benchmark].sweep_fields()] + ["frames", "test"]
         return [n for n in names if not self.rows or n in self.rows[0]]
 
     @property
@@ -78,8 +78,10 @@ class ResultSet:
         if not self.rows:
             return pd.DataFrame()
         headline = self.metric_names[0]
-        grouped = self.df.groupby(self.point_columns, sort=False)
-        table = grouped[list(self.metric_names)].median()
+        df = self.df
+        metrics = [m for m in self.metric_names if m in df.columns]
+        grouped = df.groupby(self.point_columns, sort=False)
+        table = grouped[metrics].median()
         table.insert(0, "samples", grouped.size())
         table[f"{headline}_min"] = grouped[headline].min()
         table[f"{headline}_max"] = grouped[headline].max()
@@ -124,7 +126,8 @@ class ResultSet:
 
     def __str__(self) -> str:
         lines = [summary_line(self.benchmark, row) for row in self.summary().to_dict("records")]
-        return "\n".join(lines + [f"warning: {w}" for w in self.warnings])
+        notes = [f"note: {n}" for n in self.metadata.get("notes", [])]
+        return "\n".join(notes + lines + [f"warning: {w}" for w in self.warnings])
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text("<ResultSet ...>" if cycle else str(self))
@@ -144,13 +147,35 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
     )
 
 
+def _flood_line(point: Mapping[str, Any], samples: str) -> str:
+    where = (
+        f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
+    )
+    if "size" in point and not pd.isna(point.get("size")):
+        where += f" {format_size(int(point['size']))} B"
+    if "duration" in point and not pd.isna(point.get("duration")):
+        where += f" {format_duration(point['duration'])}"
+    extra = ""
+    if not pd.isna(point.get("mbit_per_s", float("nan"))):
+        extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
+    if not pd.isna(point.get("efficiency", float("nan"))):
+        extra = f", efficiency {point['efficiency']:.0%}"
+    return (
+        f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
+        f"{point['roundtrip_s'] * 1e3:,.1f} ms, {point['tasks_per_s']:,.0f} tasks/s"
+        f"{extra} ({samples})"
+    )
+
+
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
     """One %timeit-style line for one point of a summary."""
+    samples = f"median of {point['samples']}"
+    if benchmark == "flood":
+        return _flood_line(point, samples)
     where = (
         f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
         f"{'copy' if point['copy'] else 'zero-copy':<9}"
     )
-    samples = f"median of {point['samples']}"
     if benchmark == "thr":
         rate = point["msgs_per_s"]
         gbit = point["mbit_per_s"] / 1000
@@ -164,7 +189,12 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
     )
 
 
-def spread_warnings(rows: Iterable[Mapping[str, Any]], metric: str, where: str) -> list[str]:
+def spread_warnings(
+    rows: Iterable[Mapping[str, Any]],
+    metric: str,
+    where: str,
+    advice: str = "use more --repeat or a longer --min-time",
+) -> list[str]:
     """pyperf's sanity checks on the kept samples of one point."""
     values = pd.Series([r[metric] for r in rows], dtype=float)
     if len(values) < 2 or values.mean() == 0:
@@ -175,8 +205,7 @@ def spread_warnings(rows: Iterable[Mapping[str, Any]], metric: str, where: str) 
     if stdev_ratio >= SPREAD_WARN_STDEV or worst > SPREAD_WARN_RANGE:
         return [
             f"{where}: {metric} samples vary (stdev {stdev_ratio:.0%} of the mean, one "
-            f"{worst:.0%} from the median); the machine may be busy: use more --repeat "
-            "or a longer --min-time"
+            f"{worst:.0%} from the median); the machine may be busy: {advice}"
         ]
     return []
 

@@ -53,3 +53,32 @@ def spell_size(size: int) -> str:
     """``65536`` -> ``'64k (65536 B)'``, ``100`` -> ``'100 B'``: for messages."""
     short = format_size(size)
     return f"{size} B" if short == str(size) else f"{short} ({size} B)"
+
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|ms|us|µs)?\s*$")
+_DURATION_FACTORS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+
+
+def parse_duration(text: str | float) -> float:
+    """Parse a duration in seconds such as ``0``, ``0.1``, ``10ms`` or ``500us``.
+
+    >>> parse_duration("10ms")
+    0.01
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    match = _DURATION_RE.match(str(text))
+    if isinstance(text, bool) or not match:
+        msg = f"expected a duration such as 0, 0.1, 10ms or 500us, got {text!r}"
+        raise ValueError(msg)
+    number, unit = match.groups()
+    return float(number) * _DURATION_FACTORS[unit]
+
+
+def format_duration(seconds: float) -> str:
+    """``0.01`` -> ``'10ms'``: the shortest of s, ms and us that keeps a whole number."""
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        value = seconds / factor
+        if value >= 1 and abs(value - round(value)) < 1e-9:
+            return f"{round(value)}{unit}"
+    return f"{seconds:g}"

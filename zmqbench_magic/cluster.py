@@ -1,0 +1,234 @@
+"""ipyparallel clusters for the task-flood benchmarks: started, reused, resized, stopped.
+
+A cluster the project starts lives in a private profile directory (no files left in
+``~/.ipython``), has a fast heartbeat (250 ms, as ipyparallel's own tests use) and no
+task database (the default in-memory one grew the hub past 1 GB in an array-echo
+run), runs one engine set per engine so it can shrink one engine at a time, and has
+a reaper process beside it that stops it if the kernel is killed. It is reused across
+calls and stopped by :func:`stop`, on error, and at interpreter exit.
+
+A running cluster the user names (profile, cluster id or url file) is only ever
+connected to: never resized, never stopped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import ipyparallel as ipp
+
+from .reaper import cluster_pids, kill, process_trees
+
+_PING_MS = 250
+
+
+@dataclass
+class ClusterHandle:
+    """A cluster in use and the client connected to it."""
+
+    client: ipp.Client
+    scheme: str  # "unknown" for a cluster the project did not start
+    cluster: ipp.Cluster | None = None  # None: not ours to resize or stop
+    profile_dir: str | None = None
+    reaper: subprocess.Popen[bytes] | None = None
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def managed(self) -> bool:
+        return self.cluster is not None
+
+    def engine_ids(self) -> list[int]:
+        return sorted(self.client.ids)
+
+    def resize(self, engines: int, timeout: float) -> None:
+        """Grow or shrink to ``engines`` by starting or stopping single-engine sets."""
+        assert self.cluster is not None, "only clusters the project started are resized"
+        have = len(self.engine_ids())
+        if have == engines:
+            return
+        started = time.monotonic()
+        if engines > have:
+            for _ in range(engines - have):
+                self.cluster.start_engines_sync(1)
+        else:
+            doomed = list(self.cluster.engines)[engines - have :]
+            leftovers = process_trees(_engine_pids(self.cluster, doomed))
+            for engine_set in doomed:
+                self.cluster.stop_engines_sync(engine_set)
+            kill(leftovers)  # the engines' nannies, should they outlive them
+        _wait_for_count(self.client, engines, timeout)
+        self.events.append(
+            f"resized the cluster from {have} to {engines} engines in "
+            f"{time.monotonic() - started:.1f} s"
+        )
+
+    def stop(self) -> None:
+        """Stop a cluster the project started; only disconnect from any other."""
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.cluster is None:
+            return
+        if self.reaper is not None:
+            self.reaper.send_signal(signal.SIGTERM)
+            _wait_or_kill(self.reaper)
+        processes = process_trees(cluster_pids(self.cluster.cluster_file))
+        try:
+            self.cluster.stop_cluster_sync()
+        finally:
+            kill(processes)  # whatever stop_cluster did not end
+            if self.profile_dir:
+                shutil.rmtree(self.profile_dir, ignore_errors=True)
+            self.cluster = None
+
+
+_current: ClusterHandle | None = None
+
+
+def current() -> ClusterHandle | None:
+    """The cluster the project started and keeps for reuse, if any."""
+    return _current
+
+
+def managed(engines: int, scheme: str, timeout: float) -> ClusterHandle:
+    """The project's cluster with ``engines`` engines and this scheduler scheme:
+    reused, resized, or (for another scheme) restarted."""
+    global _current
+    if _current is not None and _current.scheme != scheme:
+        old = _current.scheme
+        stop()
+        handle = start(engines, scheme, timeout)
+        handle.events.insert(
+            0, f"scheme {scheme} needs a new controller: stopped the {old} cluster"
+        )
+        _current = handle
+    elif _current is None:
+        _current = start(engines, scheme, timeout)
+    else:
+        _current.resize(engines, timeout)
+    return _current
+
+
+def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
+    """Start a local cluster of ``engines`` single-engine sets; quiet, fast, reaped."""
+    started = time.monotonic()
+    profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
+    cluster = ipp.Cluster(
+        n=0,
+        profile_dir=profile_dir,
+        controller_ip="127.0.0.1",
+        controller_args=[f"--ping={_PING_MS}", "--nodb", f"--scheme={scheme}"],
+        log_level=logging.WARNING,
+        # This module's own atexit stops it: ipyparallel's would run first, and its
+        # stop leaves the engines' nannies and the schedulers' processes running.
+        shutdown_atexit=False,
+    )
+    client: Any = _NoClient()
+    reaper = None
+    try:
+        cluster.start_controller_sync()
+        reaper = _start_reaper(cluster.cluster_file, profile_dir)
+        for _ in range(engines):
+            cluster.start_engines_sync(1)
+        client = cluster.connect_client_sync()
+        _wait_for_count(client, engines, timeout)
+    except BaseException:
+        ClusterHandle(client, scheme, cluster, profile_dir, reaper).stop()
+        raise
+    handle = ClusterHandle(client, scheme, cluster, profile_dir, reaper)
+    handle.events.append(
+        f"started a {scheme} cluster of {engines} engines in {time.monotonic() - started:.1f} s"
+    )
+    return handle
+
+
+def connect(profile: str, cluster_id: str, url_file: str, timeout: float) -> ClusterHandle:
+    """Connect to a running cluster; it is never resized or stopped by the project."""
+    try:
+        if url_file:
+            client = ipp.Client(url_file=url_file, timeout=timeout)
+        else:
+            client = ipp.Client(
+                profile=profile or "default", cluster_id=cluster_id, timeout=timeout
+            )
+    except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
+        what = f"url file {url_file!r}" if url_file else f"profile {profile or 'default'!r}"
+        if cluster_id and not url_file:
+            what += f", cluster id {cluster_id!r}"
+        msg = f"no running cluster found for {what}: {exc}"
+        raise ValueError(msg) from None
+    return ClusterHandle(client, "unknown")
+
+
+def stop() -> None:
+    """Stop the cluster the project started, if any (``%taskflood --stop``)."""
+    global _current
+    handle, _current = _current, None
+    if handle is not None:
+        handle.stop()
+
+
+def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
+    """Wait until exactly ``engines`` engines are registered."""
+    deadline = time.monotonic() + timeout
+    while len(client.ids) != engines:
+        if time.monotonic() > deadline:
+            msg = (
+                f"the cluster has {len(client.ids)} engines registered, not {engines}, "
+                f"after {timeout:g} s"
+            )
+            raise TimeoutError(msg)
+        time.sleep(0.05)
+
+
+def _start_reaper(cluster_file: str, profile_dir: str) -> subprocess.Popen[bytes]:
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [package_root, os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "zmqbench_magic.reaper", "--parent", str(os.getpid()),
+         "--cluster-file", cluster_file, "--profile-dir", profile_dir],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, start_new_session=True,
+    )  # fmt: skip
+
+
+def _wait_or_kill(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(grace)
+
+
+def _engine_pids(cluster: ipp.Cluster, engine_sets: list[str]) -> list[int]:
+    pids = []
+    for name in engine_sets:
+        launcher = cluster.engines[name]
+        pids += [getattr(e, "pid", None) for e in getattr(launcher, "launchers", {}).values()]
+    return [p for p in pids if isinstance(p, int) and p > 0]
+
+
+class _NoClient:
+    """Stands in for a client that was never connected, so cleanup has one path."""
+
+    ids: ClassVar[list[int]] = []
+
+    def close(self) -> None:
+        pass
+
+
+atexit.register(stop)
+
+__all__ = ["ClusterHandle", "connect", "current", "managed", "start", "stop"]

@@ -1,0 +1,208 @@
+"""Task-flood, array-echo and map measurements over an ipyparallel cluster.
+
+The classic IPython-parallel "Performance" study: submit many tiny tasks as fast as
+possible, and time **sent** (first submit to the last submit returning) and
+**roundtrip** (first submit to the last result received). ``echo`` sends numpy arrays
+there and back; ``map`` runs ``map_async(time.sleep, ...)`` and reports how close to
+the ideal parallel time it gets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import ipyparallel as ipp
+import numpy as np
+
+from . import cluster as clusters
+from .measure import Progress
+from .params import FloodParams
+from .results import ResultSet, environment, spread_warnings
+from .units import format_duration, format_size
+
+_DRAIN_S = 5.0
+_MORE_SAMPLES = "use more --repeat or more --tasks"
+
+
+def echo(x: Any) -> Any:
+    """The task of the flood and echo tests: hand the argument back."""
+    return x
+
+
+def run_taskflood(
+    params: FloodParams | None = None, *, progress: Progress | None = None, **values: Any
+) -> ResultSet:
+    """Flood a cluster with tasks over every point of the sweep.
+
+    Without ``profile``/``cluster_id``/``url_file`` the project's own cluster is
+    started (or reused, resized, or restarted for another scheme); it stays up for
+    the next call until :func:`zmqbench_magic.cluster.stop`.
+
+    Example
+    -------
+    >>> r = run_taskflood(tasks=[16, 256], engines=[1, 2])  # doctest: +SKIP
+    >>> r.summary()[["tasks", "engines", "tasks_per_s"]]      # doctest: +SKIP
+    """
+    params = params or FloodParams(**values)
+    points = list(params.points())
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    notes: list[str] = []
+    existing = _connect(params) if params.existing else None
+    try:
+        for done, point in enumerate(points, 1):
+            handle = existing or clusters.managed(point["engines"], point["scheme"], params.timeout)
+            notes += _take_events(handle)
+            point_rows = _measure_point(handle, params, point)
+            rows.extend(point_rows)
+            where = describe(point, params.test)
+            warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
+            if progress is not None:
+                progress(done, len(points))
+    finally:
+        if existing is not None:
+            existing.stop()  # disconnects only: the cluster is not ours
+    settings = {**params.scalars(), **{p.name: list(getattr(params, p.name))
+                                        for p in params.sweep_fields()}}  # fmt: skip
+    metadata = {**environment(), "notes": notes}
+    return ResultSet("flood", rows, settings, metadata, tuple(warnings))
+
+
+def _connect(params: FloodParams) -> clusters.ClusterHandle:
+    handle = clusters.connect(params.profile, params.cluster_id, params.url_file, params.timeout)
+    available = len(handle.engine_ids())
+    if max(params.engines) > available:
+        handle.stop()
+        msg = (
+            f"engines {max(params.engines)}: the running cluster has {available} engines, "
+            "and the project never resizes a cluster it did not start"
+        )
+        raise ValueError(msg)
+    return handle
+
+
+def _take_events(handle: clusters.ClusterHandle) -> list[str]:
+    events, handle.events[:] = list(handle.events), []
+    return events
+
+
+def _measure_point(
+    handle: clusters.ClusterHandle, params: FloodParams, point: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    engine_ids = handle.engine_ids()[: point["engines"]]
+    sample = _sampler(handle, params.test, point, engine_ids)
+    try:
+        for _ in range(params.warmup):
+            _bounded(handle, sample, params.timeout)
+        kept = [_bounded(handle, sample, params.timeout) for _ in range(params.repeat)]
+    except TimeoutError as exc:
+        raise TimeoutError(f"{describe(point, params.test)}: {exc}") from None
+    except ipp.error.RemoteError as exc:
+        msg = f"{describe(point, params.test)}: a task failed on an engine: {exc}"
+        raise RuntimeError(msg) from exc
+    scheme = point.get("scheme") if handle.managed else "unknown"
+    return [
+        {**point, "scheme": scheme, "benchmark": "flood", "test": params.test,
+         "sample": number, **measured}
+        for number, measured in enumerate(kept)
+    ]  # fmt: skip
+
+
+def _sampler(
+    handle: clusters.ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
+) -> Callable[[float], dict[str, Any]]:
+    client, tasks = handle.client, point["tasks"]
+    if point["view"] == "direct":
+        views = [client[i] for i in engine_ids]
+        submitters = itertools.cycle([v.apply_async for v in views])
+        mapper = client[engine_ids].map_async
+    else:
+        # All engines of a cluster that has exactly this many: no targets, so the
+        # pure ZeroMQ scheduler (which cannot restrict targets) works too.
+        targets = None if len(engine_ids) == len(client.ids) else engine_ids
+        view = client.load_balanced_view(targets=targets)
+        submitters = itertools.repeat(view.apply_async)
+        mapper = view.map_async
+    if test == "map":
+        duration = point["duration"]
+        return lambda timeout: _map_sample(mapper, duration, tasks, len(engine_ids), timeout)
+    argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
+    return lambda timeout: _flood_sample(submitters, argument, tasks, timeout)
+
+
+def _flood_sample(
+    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, timeout: float
+) -> dict[str, Any]:
+    now = time.perf_counter
+    start = now()
+    pending = [next(submitters)(echo, argument) for _ in range(tasks)]
+    sent = now() - start
+    _wait(pending, start, timeout)
+    roundtrip = now() - start
+    row = {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
+    if isinstance(argument, np.ndarray):
+        # The array travels to the engine and back: both directions count.
+        row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / roundtrip / 1e6
+    return row
+
+
+def _map_sample(
+    mapper: Callable[..., Any], duration: float, tasks: int, engines: int, timeout: float
+) -> dict[str, Any]:
+    now = time.perf_counter
+    start = now()
+    pending = mapper(time.sleep, [duration] * tasks)
+    sent = now() - start
+    _wait([pending], start, timeout)
+    roundtrip = now() - start
+    ideal = duration * tasks / engines
+    return {
+        "sent_s": sent,
+        "roundtrip_s": roundtrip,
+        "tasks_per_s": tasks / roundtrip,
+        "efficiency": ideal / roundtrip,
+    }
+
+
+def _wait(pending: list[Any], start: float, timeout: float) -> None:
+    for result in pending:
+        remaining = start + timeout - time.perf_counter()
+        if remaining <= 0 or not result.wait(remaining):
+            msg = f"tasks were still running {timeout:g} s after the first was submitted"
+            raise TimeoutError(msg)
+        result.get()  # raises the task's own error, if any
+
+
+def _bounded(
+    handle: clusters.ClusterHandle, sample: Callable[[float], dict[str, Any]], timeout: float
+) -> dict[str, Any]:
+    """One sample; afterwards, or after an error or interrupt, the cluster is left
+    idle and its client's caches emptied, so memory stays flat and it stays usable."""
+    try:
+        return sample(timeout)
+    finally:
+        _settle(handle.client)
+
+
+def _settle(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        if client.outstanding:
+            client.abort(list(client.outstanding), block=False)
+            client.wait(timeout=_DRAIN_S)
+        client.purge_local_results("all")
+        client.history.clear()
+
+
+def describe(point: Mapping[str, Any], test: str) -> str:
+    """``flood 256 tasks, 2 engines, lb/leastload``: a point, in words."""
+    extra = ""
+    if "size" in point:
+        extra = f", {format_size(point['size'])} B arrays"
+    if "duration" in point:
+        extra = f", {format_duration(point['duration'])} sleeps"
+    where = f"{point['engines']} engines, {point['view']}/{point.get('scheme', '')}"
+    return f"{test} {point['tasks']} tasks, {where}{extra}"

@@ -1,0 +1,112 @@
+"""Stops a cluster the project started once the process that started it is gone.
+
+ipyparallel starts its controller and every engine in a session of their own, so a
+killed kernel (SIGKILL skips every cleanup) would leave them all running. The
+project starts this small watcher beside each cluster, in a session of its own too:
+
+    python -m zmqbench_magic.reaper --parent PID --cluster-file F --profile-dir D
+
+When PID is gone it stops the cluster, kills whatever of its processes still runs,
+and removes the cluster's private profile directory. A normal stop ends the watcher
+first (SIGTERM), then stops the cluster itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from typing import Any
+
+_PARENT_POLL_S = 0.2
+_STOP_GRACE_S = 10.0
+
+
+def cluster_pids(cluster_file: str) -> list[int]:
+    """The controller and engine launcher pids recorded in a cluster file."""
+    try:
+        with open(cluster_file) as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return []
+    pids = [state.get("controller", {}).get("state", {}).get("pid")]
+    for engine_set in state.get("engines", {}).get("sets", {}).values():
+        pids += [engine.get("pid") for engine in engine_set.get("engines", {}).values()]
+    return [int(p) for p in pids if isinstance(p, int) and p > 0]
+
+
+def process_trees(pids: list[int]) -> list[Any]:
+    """Each pid and all its descendants, taken now: an engine's nanny is reparented
+    once the engine is gone, and could not be found from the engine afterwards."""
+    import psutil
+
+    found = []
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            found += [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def kill(processes: list[Any]) -> None:
+    """SIGKILL whatever of ``processes`` still runs, and wait for it to go."""
+    import psutil
+
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(processes, timeout=_STOP_GRACE_S)
+
+
+def reap(cluster_file: str, profile_dir: str) -> None:
+    """Stop the cluster politely, then make sure, then remove its files."""
+    processes = process_trees(cluster_pids(cluster_file))
+    try:
+        import ipyparallel as ipp
+
+        cluster = ipp.Cluster.from_file(cluster_file)
+        cluster.stop_cluster_sync()
+    except Exception:  # noqa: BLE001 - whatever failed, the kill below still runs
+        pass
+    kill(processes)
+    shutil.rmtree(profile_dir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parent", type=int, required=True)
+    parser.add_argument("--cluster-file", required=True)
+    parser.add_argument("--profile-dir", required=True)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while _alive(args.parent):
+        time.sleep(_PARENT_POLL_S)
+    reap(args.cluster_file, args.profile_dir)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A killed parent can linger as a zombie until its own parent reaps it.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
