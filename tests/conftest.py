@@ -20,7 +20,7 @@ from zmqbench_magic.units import format_size
 # Small enough to keep the suite fast, large enough to exercise every code path.
 TINY = {"count": 200, "repeat": 2, "warmup": 0}
 RUNNERS = {"thr": zmqbench_magic.run_throughput, "lat": zmqbench_magic.run_latency}
-MAGICS = {"thr": "zmqthr", "lat": "zmqlat"}
+MAGICS = {"thr": "zmqthr", "lat": "zmqlat", "flood": "taskflood"}
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +33,8 @@ def ip() -> Any:
 
 
 def _option_value(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int) and value >= 1024:
@@ -54,6 +56,10 @@ def bench(request: pytest.FixtureRequest, ip: Any) -> Callable[..., zmqbench_mag
     """``bench("thr", size=[100], ...)``, through the Python API or through the magic."""
 
     def through_function(benchmark: str, **values: Any) -> zmqbench_magic.ResultSet:
+        if benchmark == "flood":
+            from zmqbench_magic.flood import run_taskflood
+
+            return run_taskflood(**values)
         return RUNNERS[benchmark](**values)
 
     def through_magic(benchmark: str, **values: Any) -> zmqbench_magic.ResultSet:
@@ -68,6 +74,16 @@ def _describe_fd(fd: int) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return "closed"
+
+
+def cluster_processes() -> list[psutil.Process]:
+    """Every ipyparallel controller, engine or nanny, and reaper on this machine."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if "ipyparallel." in cmdline or "zmqbench_magic.reaper" in cmdline:
+            found.append(process)
+    return found
 
 
 def _snapshot() -> dict[str, Any]:

@@ -55,3 +55,14 @@ def test_bad_input_exits_2_with_the_reason(args, words):
     assert done.returncode == 2
     for word in words:
         assert word in done.stderr
+
+
+def test_flood_from_a_shell_stops_its_cluster(tmp_path):
+    from conftest import cluster_processes
+
+    done = _run("flood", "-n", "8", "-e", "1", "-r", "1", "--warmup", "0",
+                "--json", str(tmp_path / "f.json"))
+    assert done.returncode == 0, done.stderr
+    assert "tasks/s" in done.stdout and "note: started a leastload cluster" in done.stdout
+    assert set(zmqbench_magic.load(tmp_path / "f.json").df["test"]) == {"flood"}
+    assert cluster_processes() == []

@@ -155,20 +155,28 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
 
 def connect(profile: str, cluster_id: str, url_file: str, timeout: float) -> ClusterHandle:
     """Connect to a running cluster; it is never resized or stopped by the project."""
+    connection_file = Path(url_file) if url_file else _connection_file(profile, cluster_id)
+    what = f"url file {url_file!r}" if url_file else f"profile {profile or 'default'!r}"
+    if cluster_id and not url_file:
+        what += f", cluster id {cluster_id!r}"
+    if not connection_file.is_file():
+        msg = f"no running cluster found for {what}: {connection_file} does not exist"
+        raise ValueError(msg)
     try:
-        if url_file:
-            client = ipp.Client(url_file=url_file, timeout=timeout)
-        else:
-            client = ipp.Client(
-                profile=profile or "default", cluster_id=cluster_id, timeout=timeout
-            )
+        client = ipp.Client(str(connection_file), timeout=timeout)
     except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
-        what = f"url file {url_file!r}" if url_file else f"profile {profile or 'default'!r}"
-        if cluster_id and not url_file:
-            what += f", cluster id {cluster_id!r}"
         msg = f"no running cluster found for {what}: {exc}"
         raise ValueError(msg) from None
     return ClusterHandle(client, "unknown")
+
+
+def _connection_file(profile: str, cluster_id: str) -> Path:
+    """Where ipyparallel writes the client connection file of a profile's cluster."""
+    # ipyparallel imports IPython itself, so this adds nothing to what is loaded.
+    from IPython.paths import get_ipython_dir
+
+    name = f"ipcontroller-{cluster_id}-client.json" if cluster_id else "ipcontroller-client.json"
+    return Path(get_ipython_dir()) / f"profile_{profile or 'default'}" / "security" / name
 
 
 def stop() -> None:

@@ -1,0 +1,208 @@
+"""%taskflood against a real ipyparallel cluster: flood, echo, map, resize, schemes,
+an existing cluster, stop, interrupt, a killed kernel, bad input."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import ipyparallel as ipp
+import psutil
+import pytest
+from IPython.core.error import UsageError
+
+from conftest import cluster_processes
+from zmqbench_magic import cluster
+from zmqbench_magic.flood import run_taskflood
+
+QUICK = {"repeat": 2, "warmup": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_after_stop():
+    """The module shares the project's cluster (reuse is the point); stopping it must
+    leave no controller, engine, nanny, reaper or profile directory behind."""
+    assert cluster_processes() == [], "ipyparallel processes running before the tests"
+    yield
+    handle = cluster.current()
+    profile_dir = handle.profile_dir if handle else None
+    cluster.stop()
+    assert cluster_processes() == []
+    assert profile_dir is None or not __import__("os").path.exists(profile_dir)
+
+
+def test_flood_through_function_and_magic(bench):
+    result = bench("flood", tasks=[8, 32], engines=2, **QUICK)
+    df = result.df
+    assert {"benchmark", "test", "tasks", "engines", "view", "scheme", "sample", "sent_s",
+            "roundtrip_s", "tasks_per_s"} <= set(df.columns)
+    assert len(df) == 2 * QUICK["repeat"]
+    assert set(df["benchmark"]) == {"flood"} and set(df["test"]) == {"flood"}
+    assert (df["sent_s"] > 0).all() and (df["sent_s"] <= df["roundtrip_s"]).all()
+    assert list(df["tasks_per_s"]) == pytest.approx(list(df["tasks"] / df["roundtrip_s"]))
+    assert set(df["scheme"]) == {"leastload"} and set(df["view"]) == {"lb"}
+    assert len(cluster.current().engine_ids()) == 2
+
+
+def test_echo_bandwidth_counts_both_directions():
+    df = run_taskflood(test="echo", size=[1024, 65536], tasks=8, engines=2, **QUICK).df
+    assert sorted(df["size"].unique()) == [1024, 65536]
+    expected = 2 * df["size"] * df["tasks"] * 8 / df["roundtrip_s"] / 1e6
+    assert list(df["mbit_per_s"]) == pytest.approx(list(expected))
+
+
+def test_map_efficiency_is_ideal_over_actual():
+    df = run_taskflood(test="map", duration=[0.0, 0.02], tasks=4, engines=2, view=["lb", "direct"],
+                       **QUICK).df
+    assert sorted(df["duration"].unique()) == [0.0, 0.02]
+    ideal = df["duration"] * df["tasks"] / df["engines"]
+    assert list(df["efficiency"]) == pytest.approx(list(ideal / df["roundtrip_s"]))
+    # Sleeping takes at least the ideal parallel time: efficiency cannot pass 1.
+    assert (df["efficiency"] <= 1.0).all()
+    assert (df[df["duration"] > 0]["efficiency"] > 0).all()
+
+
+def test_engine_sweep_resizes_the_cluster_without_restarting_it():
+    before = cluster.managed(2, "leastload", 60)
+    controller_pid = before.cluster.controller.process.pid
+    result = run_taskflood(tasks=8, engines=[1, 3, 2], **QUICK)
+    assert list(result.df["engines"].unique()) == [1, 3, 2]
+    notes = result.metadata["notes"]
+    assert [n.split(" in ")[0] for n in notes] == [
+        "resized the cluster from 2 to 1 engines",
+        "resized the cluster from 1 to 3 engines",
+        "resized the cluster from 3 to 2 engines",
+    ]
+    after = cluster.current()
+    assert after is before and after.cluster.controller.process.pid == controller_pid
+    assert len(after.engine_ids()) == 2
+
+
+def test_another_scheme_restarts_the_controller_and_says_so(ip):
+    ip.run_line_magic("taskflood", "-q --no-chart -n 8 -e 2 -r 1 --warmup 0")
+    result = ip.run_line_magic("taskflood", "-q -o --no-chart -n 8 -e 2 -r 1 --warmup 0 --scheme pure")
+    assert set(result.df["scheme"]) == {"pure"}
+    assert "scheme pure needs a new controller" in result.metadata["notes"][0]
+    assert "note: scheme pure needs a new controller" in str(result)
+
+
+def test_direct_view_deals_tasks_to_every_engine():
+    df = run_taskflood(tasks=16, engines=2, view="direct", **QUICK).df
+    assert set(df["view"]) == {"direct"} and (df["tasks_per_s"] > 0).all()
+
+
+def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
+    run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
+    profile_dir = cluster.current().profile_dir
+    ip.run_line_magic("taskflood", "--stop")
+    assert cluster.current() is None
+    assert cluster_processes() == []
+    assert not __import__("os").path.exists(profile_dir)
+    result = run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
+    assert result.metadata["notes"][0].startswith("started a leastload cluster of 1 engines")
+
+
+def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
+    outside = ipp.Cluster(n=2, profile="outside", controller_args=["--ping=250", "--nodb"],
+                          log_level=40, shutdown_atexit=False)
+    outside.start_cluster_sync()
+    try:
+        client = outside.connect_client_sync()
+        client.wait_for_engines(2, timeout=60, interactive=False)
+        by_profile = run_taskflood(profile="outside", cluster_id=outside.cluster_id, tasks=8,
+                                   engines=[1, 2], **QUICK)
+        assert list(by_profile.df["engines"].unique()) == [1, 2]
+        assert set(by_profile.df["scheme"]) == {"unknown"}
+        url_file = next((tmp_path / "profile_outside" / "security").glob("*-client.json"))
+        by_url = run_taskflood(url_file=str(url_file), tasks=8, engines=2, **QUICK)
+        assert len(by_url.df) == QUICK["repeat"]
+        with pytest.raises(ValueError, match="has 2 engines, and the project never resizes"):
+            run_taskflood(url_file=str(url_file), tasks=8, engines=3)
+        assert len(client.ids) == 2  # still running, still 2 engines
+        client.close()
+    finally:
+        outside.stop_cluster_sync()
+
+
+def test_a_kernel_interrupt_leaves_the_cluster_usable():
+    run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
+    main = threading.main_thread().ident
+    threading.Thread(target=lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)),
+                     daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_taskflood(tasks=100_000, engines=2, repeat=1, warmup=0)
+    result = run_taskflood(tasks=8, engines=2, repeat=1, warmup=0)
+    assert len(result.df) == 1
+
+
+def test_engines_that_never_register_time_out_and_leave_nothing():
+    cluster.stop()
+    with pytest.raises(TimeoutError, match="engines registered, not 2, after 0.5 s"):
+        run_taskflood(tasks=4, engines=2, timeout=0.5)
+    assert cluster.current() is None
+    assert cluster_processes() == []
+
+
+def test_a_killed_kernel_leaves_no_cluster(tmp_path):
+    """SIGKILL skips every cleanup in the process that started the cluster; the reaper
+    beside the cluster must stop it."""
+    script = textwrap.dedent(
+        """
+        import json, time
+        from zmqbench_magic import cluster
+        from zmqbench_magic.flood import run_taskflood
+        from zmqbench_magic.reaper import cluster_pids, process_trees
+        run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
+        handle = cluster.current()
+        pids = [p.pid for p in process_trees(cluster_pids(handle.cluster.cluster_file))]
+        print(json.dumps({"pids": pids, "profile_dir": handle.profile_dir}), flush=True)
+        time.sleep(600)
+        """
+    )
+    kernel = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        started = json.loads(kernel.stdout.readline())
+        assert len(started["pids"]) >= 3  # controller (+ schedulers), 2 engines (+ nannies)
+        kernel.kill()
+        kernel.wait(10)
+        gone, alive = psutil.wait_procs([psutil.Process(p) for p in started["pids"]
+                                         if psutil.pid_exists(p)], timeout=30)
+        assert alive == []
+        deadline = time.monotonic() + 10
+        while cluster_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert cluster_processes() == []
+        assert not __import__("os").path.exists(started["profile_dir"])
+    finally:
+        kernel.kill()
+        kernel.stdout.close()
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("-n 0", ["tasks must be from 1", "got 0"]),
+        ("-e 0", ["engines must be from 1", "got 0"]),
+        ("-e 1000", ["engines must be from 1 to", "got 1000"]),
+        ("--scheme fastest", ["scheme must be one of leastload, pure", "got fastest"]),
+        ("--view remote", ["view must be one of lb, direct", "got remote"]),
+        ("--test sprint", ["test must be one of flood, echo, map", "got sprint"]),
+        ("--duration 5parsecs", ["duration", "'5parsecs'"]),
+        ("--profile no_such_profile_zz", ["no running cluster found for profile 'no_such_profile_zz'"]),
+        ("--url-file /nonexistent/client.json", ["no running cluster found for url file"]),
+        ("--profile x --scheme pure lru", ["a running cluster keeps its own scheduler"]),
+    ],
+)
+def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):
+    running = cluster.current()
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("taskflood", f"-q --no-chart {line}")
+    for word in words:
+        assert word in str(caught.value)
+    assert cluster.current() is running
