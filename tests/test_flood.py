@@ -206,3 +206,21 @@ def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):
     for word in words:
         assert word in str(caught.value)
     assert cluster.current() is running
+
+
+def test_the_pure_scheduler_is_restarted_rather_than_resized():
+    result = run_taskflood(tasks=16, engines=[2, 1, 3], scheme="pure", **QUICK)
+    assert list(result.df["engines"].unique()) == [2, 1, 3]
+    assert sum("pure scheduler cannot be resized" in n for n in result.metadata["notes"]) >= 2
+    assert (result.df["tasks_per_s"] > 0).all()
+
+
+def test_engine_logs_and_progress_bars_stay_out_of_the_cell(ip, capfd):
+    """Stopping engines (a shrink, a scheme change, --stop) made ipyparallel print each
+    engine's whole log; starting printed progress bars. None of it may reach the user."""
+    ip.run_line_magic("taskflood", "-q --no-chart -n 16 -e 2 1 -r 1 --warmup 0")
+    ip.run_line_magic("taskflood", "-q --no-chart -n 16 -e 1 -r 1 --warmup 0 --scheme lru")
+    ip.run_line_magic("taskflood", "--stop")
+    out, err = capfd.readouterr()
+    for noise in ("Output for", "apply_request", "engine set stopped", "RuntimeWarning", "it/s]"):
+        assert noise not in out + err

@@ -84,3 +84,12 @@ def test_no_crossover_within_the_sizes_is_none():
     assert crossover_size(pd.DataFrame(_rows({100: 1.5, 1000: 2.0}))) is None
     # Only the last rise through 1 counts: zero-copy must stay ahead above it.
     assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}))) > 10000
+
+
+def test_half_efficiency_duration_is_interpolated_from_the_data():
+    from zmqbench_magic.analysis import half_efficiency_duration
+
+    df = pd.DataFrame({"duration": [0.0, 0.001, 0.01, 0.1], "efficiency": [0.0, 0.2, 0.6, 0.95]})
+    # between (1 ms, 0.2) and (10 ms, 0.6): a quarter of the way along a log scale
+    assert half_efficiency_duration(df) == pytest.approx(10 ** (-3 + 0.75), rel=1e-9)
+    assert half_efficiency_duration(df.assign(efficiency=[0.0, 0.1, 0.2, 0.3])) is None

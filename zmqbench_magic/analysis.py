@@ -56,3 +56,20 @@ def crossover_size(df: pd.DataFrame, metric: str = "msgs_per_s") -> float | None
             fraction = -math.log(below) / (math.log(above) - math.log(below))
             return math.exp(math.log(small) + fraction * (math.log(large) - math.log(small)))
     return None
+
+
+def half_efficiency_duration(df: pd.DataFrame) -> float | None:
+    """The task duration (s) at which ``map`` reaches 50% efficiency: below it, the
+    overhead of sending a task takes longer than the task itself.
+
+    Interpolated on a log scale between the two measured durations around the last
+    rise through 0.5 (one engine count / view / scheme at a time: filter ``df``
+    first). ``None`` when no measured pair of durations brackets it.
+    """
+    table = medians(df, "efficiency", ["duration"]).sort_values("duration")
+    points = [(d, e) for d, e in table.itertuples(index=False) if d > 0]
+    for (short, below), (long, above) in reversed(list(itertools.pairwise(points))):
+        if below < 0.5 <= above:
+            fraction = (0.5 - below) / (above - below)
+            return math.exp(math.log(short) + fraction * (math.log(long) - math.log(short)))
+    return None

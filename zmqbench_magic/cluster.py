@@ -23,11 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import ipyparallel as ipp
+from traitlets.config import Config
 
 from .reaper import cluster_pids, kill, process_trees
 
@@ -65,8 +67,10 @@ class ClusterHandle:
         else:
             doomed = list(self.cluster.engines)[engines - have :]
             leftovers = process_trees(_engine_pids(self.cluster, doomed))
-            for engine_set in doomed:
-                self.cluster.stop_engines_sync(engine_set)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                for engine_set in doomed:
+                    self.cluster.stop_engines_sync(engine_set)
             kill(leftovers)  # the engines' nannies, should they outlive them
         _wait_for_count(self.client, engines, timeout)
         self.events.append(
@@ -85,7 +89,10 @@ class ClusterHandle:
             _wait_or_kill(self.reaper)
         processes = process_trees(cluster_pids(self.cluster.cluster_file))
         try:
-            self.cluster.stop_cluster_sync()
+            with warnings.catch_warnings():
+                # A pure-scheme client warns of every engine it sees go: here on purpose.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                self.cluster.stop_cluster_sync()
         finally:
             kill(processes)  # whatever stop_cluster did not end
             if self.profile_dir:
@@ -105,13 +112,17 @@ def managed(engines: int, scheme: str, timeout: float) -> ClusterHandle:
     """The project's cluster with ``engines`` engines and this scheduler scheme:
     reused, resized, or (for another scheme) restarted."""
     global _current
+    reason = None
     if _current is not None and _current.scheme != scheme:
-        old = _current.scheme
+        reason = f"scheme {scheme} needs a new controller: stopped the {_current.scheme} cluster"
+    elif _current is not None and scheme == "pure" and len(_current.engine_ids()) != engines:
+        # The pure scheduler cannot handle engines going away, and ids of engines
+        # added after one went away are not contiguous, which it cannot handle either.
+        reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
+    if reason is not None:
         stop()
         handle = start(engines, scheme, timeout)
-        handle.events.insert(
-            0, f"scheme {scheme} needs a new controller: stopped the {old} cluster"
-        )
+        handle.events.insert(0, reason)
         _current = handle
     elif _current is None:
         _current = start(engines, scheme, timeout)
@@ -124,12 +135,19 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets; quiet, fast, reaped."""
     started = time.monotonic()
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
+    quiet_engines = Config()
+    # Engines log every task they run at their default level: a log file growing per
+    # task, which ipyparallel prints into the cell when the engine stops.
+    quiet_engines.EngineLauncher.engine_args = [f"--Application.log_level={logging.WARNING}"]
     cluster = ipp.Cluster(
         n=0,
         profile_dir=profile_dir,
         controller_ip="127.0.0.1",
         controller_args=[f"--ping={_PING_MS}", "--nodb", f"--scheme={scheme}"],
-        log_level=logging.WARNING,
+        config=quiet_engines,
+        # An engine stopped on purpose exits non-zero, which ipyparallel reports at
+        # WARNING with the engine's whole output: only real errors may reach the cell.
+        log_level=logging.ERROR,
         # This module's own atexit stops it: ipyparallel's would run first, and its
         # stop leaves the engines' nannies and the schedulers' processes running.
         shutdown_atexit=False,
@@ -141,8 +159,17 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
         reaper = _start_reaper(cluster.cluster_file, profile_dir)
         for _ in range(engines):
             cluster.start_engines_sync(1)
-        client = cluster.connect_client_sync()
-        _wait_for_count(client, engines, timeout)
+        with warnings.catch_warnings():
+            # A pure-scheme client warns (and stops farming tasks for good) when engine
+            # ids reach it out of order; this first one is only for waiting.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            client = cluster.connect_client_sync()
+            _wait_for_count(client, engines, timeout)
+            if scheme == "pure":
+                # One connected now sees all engines at once, in order.
+                client.close()
+                client = cluster.connect_client_sync()
+                _wait_for_count(client, engines, timeout)
     except BaseException:
         ClusterHandle(client, scheme, cluster, profile_dir, reaper).stop()
         raise
