@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_zmq.py"
+BENCH_FLOOD = BENCH.with_name("bench_flood.py")
 
 
 def test_bench_quick_prints_a_ratio_per_figure_and_size():
@@ -18,3 +19,15 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
     assert len(rows) == 6
     ratios = [float(row[-2]) for row in rows]
     assert all(ratio > 0 for ratio in ratios)
+
+
+def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
+    from conftest import cluster_processes
+
+    done = subprocess.run(
+        [sys.executable, str(BENCH_FLOOD), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    for figure in ("round trip (tasks/s)", "sent (ms)", "start 2 engines", "grow 2 -> 3", "shrink 3 -> 2"):
+        assert figure in done.stdout
+    assert cluster_processes() == []

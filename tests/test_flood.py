@@ -23,6 +23,15 @@ from zmqbench_magic.flood import run_taskflood
 QUICK = {"repeat": 2, "warmup": 0}
 
 
+def stop_outside(outside: ipp.Cluster) -> None:
+    """Stop a cluster a test started the plain ipyparallel way; its stop leaves the
+    engines' nannies running for a while, which the next test would count."""
+    from zmqbench_magic.reaper import end_cluster_processes
+
+    outside.stop_cluster_sync()
+    end_cluster_processes(outside.profile_dir)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_after_stop():
     """The module shares the project's cluster (reuse is the point); stopping it must
@@ -127,18 +136,47 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
         assert len(client.ids) == 2  # still running, still 2 engines
         client.close()
     finally:
-        outside.stop_cluster_sync()
+        stop_outside(outside)
 
 
-def test_a_kernel_interrupt_leaves_the_cluster_usable():
+def test_a_kernel_interrupt_stops_the_cluster_and_leaves_nothing():
     run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
     main = threading.main_thread().ident
     threading.Thread(target=lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)),
                      daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         run_taskflood(tasks=100_000, engines=2, repeat=1, warmup=0)
+    assert cluster.current() is None
+    assert cluster_processes() == []
     result = run_taskflood(tasks=8, engines=2, repeat=1, warmup=0)
-    assert len(result.df) == 1
+    assert result.metadata["notes"][0].startswith("started a leastload cluster of 2 engines")
+
+
+def test_a_task_timeout_names_the_point_and_stops_the_cluster():
+    cluster.managed(1, "leastload", 60)  # so the short timeout below covers only the tasks
+    with pytest.raises(TimeoutError, match=r"map 4 tasks, 1 engines, lb/leastload, 2s sleeps: "
+                                           r"tasks were still running 1 s after"):
+        run_taskflood(test="map", duration=2, tasks=4, engines=1, repeat=1, warmup=0, timeout=1)
+    assert cluster.current() is None
+    assert cluster_processes() == []
+
+
+def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
+    outside = ipp.Cluster(n=1, profile="outside2", controller_args=["--ping=250", "--nodb"],
+                          log_level=40, shutdown_atexit=False)
+    outside.start_cluster_sync()
+    try:
+        client = outside.connect_client_sync()
+        client.wait_for_engines(1, timeout=60, interactive=False)
+        with pytest.raises(TimeoutError):
+            run_taskflood(profile="outside2", cluster_id=outside.cluster_id, test="map",
+                          duration=2, tasks=2, engines=1, repeat=1, warmup=0, timeout=1)
+        client.wait(timeout=10)  # the sleeps finish on the cluster that is still there
+        assert len(client.ids) == 1
+        client.close()
+    finally:
+        stop_outside(outside)
 
 
 def test_engines_that_never_register_time_out_and_leave_nothing():
@@ -146,7 +184,7 @@ def test_engines_that_never_register_time_out_and_leave_nothing():
     with pytest.raises(TimeoutError, match="engines registered, not 2, after 0.5 s"):
         run_taskflood(tasks=4, engines=2, timeout=0.5)
     assert cluster.current() is None
-    assert cluster_processes() == []
+    assert [(p.cmdline(), p.ppid()) for p in cluster_processes()] == []
 
 
 def test_a_killed_kernel_leaves_no_cluster(tmp_path):
@@ -157,10 +195,10 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
         import json, time
         from zmqbench_magic import cluster
         from zmqbench_magic.flood import run_taskflood
-        from zmqbench_magic.reaper import cluster_pids, process_trees
+        from zmqbench_magic.reaper import processes_of
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
         handle = cluster.current()
-        pids = [p.pid for p in process_trees(cluster_pids(handle.cluster.cluster_file))]
+        pids = [p.pid for p in processes_of(handle.profile_dir)]
         print(json.dumps({"pids": pids, "profile_dir": handle.profile_dir}), flush=True)
         time.sleep(600)
         """
@@ -168,7 +206,7 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
     kernel = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         started = json.loads(kernel.stdout.readline())
-        assert len(started["pids"]) >= 3  # controller (+ schedulers), 2 engines (+ nannies)
+        assert len(started["pids"]) >= 5  # controller, its schedulers, 2 engines, 2 nannies
         kernel.kill()
         kernel.wait(10)
         gone, alive = psutil.wait_procs([psutil.Process(p) for p in started["pids"]

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import ipyparallel as ipp
 from traitlets.config import Config
 
-from .reaper import cluster_pids, kill, process_trees
+from .reaper import end_cluster_processes, kill, process_trees
 
 _PING_MS = 250
 
@@ -87,14 +87,15 @@ class ClusterHandle:
         if self.reaper is not None:
             self.reaper.send_signal(signal.SIGTERM)
             _wait_or_kill(self.reaper)
-        processes = process_trees(cluster_pids(self.cluster.cluster_file))
         try:
             with warnings.catch_warnings():
                 # A pure-scheme client warns of every engine it sees go: here on purpose.
                 warnings.simplefilter("ignore", RuntimeWarning)
                 self.cluster.stop_cluster_sync()
         finally:
-            kill(processes)  # whatever stop_cluster did not end
+            # What ipyparallel's stop leaves: schedulers' processes, engines' nannies
+            # (and, after a failed start, an engine that was still starting).
+            end_cluster_processes(self.profile_dir)
             if self.profile_dir:
                 shutil.rmtree(self.profile_dir, ignore_errors=True)
             self.cluster = None

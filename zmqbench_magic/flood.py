@@ -40,7 +40,7 @@ def run_taskflood(
 
     Without ``profile``/``cluster_id``/``url_file`` the project's own cluster is
     started (or reused, resized, or restarted for another scheme); it stays up for
-    the next call until :func:`zmqbench_magic.cluster.stop`.
+    the next call until :func:`zmqbench_magic.cluster.stop`, an error or an interrupt.
 
     Example
     -------
@@ -63,6 +63,12 @@ def run_taskflood(
             warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
             if progress is not None:
                 progress(done, len(points))
+    except BaseException:
+        if existing is None:
+            # After an error or a kernel interrupt the cluster's state is unknown:
+            # stop it rather than hand it, half-busy, to the next call.
+            clusters.stop()
+        raise
     finally:
         if existing is not None:
             existing.stop()  # disconnects only: the cluster is not ours
@@ -181,7 +187,8 @@ def _bounded(
     handle: clusters.ClusterHandle, sample: Callable[[float], dict[str, Any]], timeout: float
 ) -> dict[str, Any]:
     """One sample; afterwards, or after an error or interrupt, the cluster is left
-    idle and its client's caches emptied, so memory stays flat and it stays usable."""
+    idle and its client's caches emptied, so memory stays flat over long sweeps (and a
+    running cluster that is not ours is left as it was found)."""
     try:
         return sample(timeout)
     finally:

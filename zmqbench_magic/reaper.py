@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -27,17 +26,28 @@ _PARENT_POLL_S = 0.2
 _STOP_GRACE_S = 10.0
 
 
-def cluster_pids(cluster_file: str) -> list[int]:
-    """The controller and engine launcher pids recorded in a cluster file."""
-    try:
-        with open(cluster_file) as f:
-            state = json.load(f)
-    except (OSError, ValueError):
-        return []
-    pids = [state.get("controller", {}).get("state", {}).get("pid")]
-    for engine_set in state.get("engines", {}).get("sets", {}).values():
-        pids += [engine.get("pid") for engine in engine_set.get("engines", {}).values()]
-    return [int(p) for p in pids if isinstance(p, int) and p > 0]
+def processes_of(profile_dir: str) -> list[Any]:
+    """Every process of the cluster in ``profile_dir``: ipyparallel starts each of them
+    (controller, schedulers, engines, the engines' nannies) with ``IPP_PROFILE_DIR`` in
+    its environment, and the project gives each cluster a private profile directory."""
+    import psutil
+
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.environ().get("IPP_PROFILE_DIR") == profile_dir:
+                found.append(process)
+    return found
+
+
+def end_cluster_processes(profile_dir: str, rounds: int = 5) -> None:
+    """Kill every process of the cluster in ``profile_dir``, again until none is left:
+    an engine still starting can fork its nanny while the first pass kills it."""
+    for _ in range(rounds):
+        found = processes_of(profile_dir)
+        if not found:
+            return
+        kill(found)
 
 
 def process_trees(pids: list[int]) -> list[Any]:
@@ -67,7 +77,6 @@ def kill(processes: list[Any]) -> None:
 
 def reap(cluster_file: str, profile_dir: str) -> None:
     """Stop the cluster politely, then make sure, then remove its files."""
-    processes = process_trees(cluster_pids(cluster_file))
     try:
         import ipyparallel as ipp
 
@@ -75,7 +84,7 @@ def reap(cluster_file: str, profile_dir: str) -> None:
         cluster.stop_cluster_sync()
     except Exception:  # noqa: BLE001 - whatever failed, the kill below still runs
         pass
-    kill(processes)
+    end_cluster_processes(profile_dir)
     shutil.rmtree(profile_dir, ignore_errors=True)
 
 

@@ -1,0 +1,119 @@
+"""%taskflood vs a bare ipyparallel loop, and the cost of starting and resizing.
+
+In one run, on one 2-engine cluster the project starts:
+
+* the flood figure (256 tiny tasks, load-balanced, leastload) measured by the
+  project and by a bare ipyparallel loop at the same settings (the same task, the
+  same client, one untimed warm-up flood each, results purged after each), in
+  alternating runs: medians and the ratio project / bare;
+* how long the project takes to start a 2-engine cluster, against ipyparallel's
+  defaults (3 s heartbeat, in-memory task database);
+* how long growing 2 -> 3 engines and shrinking 3 -> 2 takes.
+
+    python bench/bench_flood.py            # ~2 minutes on 2 cores
+    python bench/bench_flood.py --quick    # checks the script, not the figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import ipyparallel as ipp
+
+from zmqbench_magic import cluster
+from zmqbench_magic.flood import echo, run_taskflood
+
+TASKS = 256
+TIMEOUT = 120.0
+
+
+def project_flood(tasks: int) -> tuple[float, float]:
+    df = run_taskflood(tasks=tasks, engines=2, repeat=1, warmup=1, timeout=TIMEOUT).df
+    return float(df["tasks_per_s"].iloc[0]), float(df["sent_s"].iloc[0])
+
+
+def bare_flood(tasks: int) -> tuple[float, float]:
+    """The loop a user would write, on the same cluster and client."""
+    client = cluster.current().client
+    view = client.load_balanced_view()
+    for _ in range(2):  # the first flood is an untimed warm-up, as the project's
+        start = time.perf_counter()
+        results = [view.apply_async(echo, "") for _ in range(tasks)]
+        sent = time.perf_counter() - start
+        for result in results:
+            result.get(timeout=TIMEOUT)
+        roundtrip = time.perf_counter() - start
+        client.purge_local_results("all")
+        client.history.clear()
+    return tasks / roundtrip, sent
+
+
+def default_start_seconds() -> float:
+    """A 2-engine cluster with ipyparallel's defaults, until both engines are ready."""
+    profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-default-")
+    started = time.perf_counter()
+    default = ipp.Cluster(n=2, profile_dir=profile_dir, log_level=logging.ERROR,
+                          shutdown_atexit=False)  # fmt: skip
+    try:
+        client = default.start_and_connect_sync()
+        client.wait_for_engines(2, timeout=TIMEOUT, interactive=False)
+        elapsed = time.perf_counter() - started
+        client.close()
+    finally:
+        default.stop_cluster_sync()
+        shutil.rmtree(profile_dir, ignore_errors=True)
+    return elapsed
+
+
+def project_start_seconds() -> float:
+    cluster.stop()
+    started = time.perf_counter()
+    cluster.managed(2, "leastload", TIMEOUT)
+    return time.perf_counter() - started
+
+
+def resize_seconds(engines: int) -> float:
+    started = time.perf_counter()
+    cluster.managed(engines, "leastload", TIMEOUT)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9, help="alternating runs per figure")
+    parser.add_argument("--quick", action="store_true", help="16 tasks, 1 round")
+    args = parser.parse_args(argv)
+    rounds, tasks = (1, 16) if args.quick else (args.rounds, TASKS)
+    try:
+        starts = [(project_start_seconds(), default_start_seconds()) for _ in range(min(rounds, 3))]
+        resizes = [(resize_seconds(3), resize_seconds(2)) for _ in range(min(rounds, 3))]
+        ours, bare = [], []
+        for _ in range(rounds):
+            ours.append(project_flood(tasks))
+            bare.append(bare_flood(tasks))
+    finally:
+        cluster.stop()
+    median = statistics.median
+    print(f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "
+          f"medians of {rounds} alternating runs")  # fmt: skip
+    print(f"{'figure':<30}{'project':>12}{'bare ipp':>12}{'ratio':>8}")
+    for name, index in (("round trip (tasks/s)", 0), ("sent (ms)", 1)):
+        scale = 1 if index == 0 else 1e3
+        a, b = median(r[index] for r in ours) * scale, median(r[index] for r in bare) * scale
+        print(f"{name:<30}{a:>12,.1f}{b:>12,.1f}{a / b:>8.2f}")
+    project, default = median(s[0] for s in starts), median(s[1] for s in starts)
+    print(f"{'start 2 engines (s)':<30}{project:>12.2f}{default:>12.2f}{project / default:>8.2f}"
+          "   (bare = ipyparallel defaults)")  # fmt: skip
+    print(f"{'grow 2 -> 3 engines (s)':<30}{median(r[0] for r in resizes):>12.2f}")
+    print(f"{'shrink 3 -> 2 engines (s)':<30}{median(r[1] for r in resizes):>12.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
