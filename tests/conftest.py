@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -94,6 +95,16 @@ def _snapshot() -> dict[str, Any]:
         "threads": {t.ident for t in threading.enumerate()},
         "ipc_dirs": set(glob.glob(os.path.join(tempfile.gettempdir(), "zmqbench-*"))),
     }
+
+
+@pytest.fixture
+def kernel_sigint() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt, as in a kernel. A shell starts background jobs
+    with SIGINT ignored, and Python then installs no handler of its own, so a test run
+    from one would never see the interrupt it sends."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

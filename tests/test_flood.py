@@ -3,6 +3,7 @@ an existing cluster, stop, interrupt, a killed kernel, bad input."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -23,13 +24,25 @@ from zmqbench_magic.flood import run_taskflood
 QUICK = {"repeat": 2, "warmup": 0}
 
 
-def stop_outside(outside: ipp.Cluster) -> None:
-    """Stop a cluster a test started the plain ipyparallel way; its stop leaves the
-    engines' nannies running for a while, which the next test would count."""
+@contextlib.contextmanager
+def outside_cluster(profile: str, engines: int):
+    """A cluster started the plain ipyparallel way, as a user would, outside the project.
+
+    Its own stop leaves the engines' nannies running for a while, which the next
+    test would count, so those are ended too."""
     from zmqbench_magic.reaper import end_cluster_processes
 
-    outside.stop_cluster_sync()
-    end_cluster_processes(outside.profile_dir)
+    outside = ipp.Cluster(n=engines, profile=profile, controller_args=["--ping=250", "--nodb"],
+                          log_level=40, shutdown_atexit=False)
+    outside.start_cluster_sync()
+    try:
+        client = outside.connect_client_sync()
+        client.wait_for_engines(engines, timeout=60, interactive=False)
+        yield outside, client
+        client.close()
+    finally:
+        outside.stop_cluster_sync()
+        end_cluster_processes(outside.profile_dir)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -118,12 +131,7 @@ def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
 
 def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
-    outside = ipp.Cluster(n=2, profile="outside", controller_args=["--ping=250", "--nodb"],
-                          log_level=40, shutdown_atexit=False)
-    outside.start_cluster_sync()
-    try:
-        client = outside.connect_client_sync()
-        client.wait_for_engines(2, timeout=60, interactive=False)
+    with outside_cluster("outside", engines=2) as (outside, client):
         by_profile = run_taskflood(profile="outside", cluster_id=outside.cluster_id, tasks=8,
                                    engines=[1, 2], **QUICK)
         assert list(by_profile.df["engines"].unique()) == [1, 2]
@@ -134,12 +142,9 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
         with pytest.raises(ValueError, match="has 2 engines, and the project never resizes"):
             run_taskflood(url_file=str(url_file), tasks=8, engines=3)
         assert len(client.ids) == 2  # still running, still 2 engines
-        client.close()
-    finally:
-        stop_outside(outside)
 
 
-def test_a_kernel_interrupt_stops_the_cluster_and_leaves_nothing():
+def test_a_kernel_interrupt_stops_the_cluster_and_leaves_nothing(kernel_sigint):
     run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
     main = threading.main_thread().ident
     threading.Thread(target=lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)),
@@ -163,20 +168,12 @@ def test_a_task_timeout_names_the_point_and_stops_the_cluster():
 
 def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
-    outside = ipp.Cluster(n=1, profile="outside2", controller_args=["--ping=250", "--nodb"],
-                          log_level=40, shutdown_atexit=False)
-    outside.start_cluster_sync()
-    try:
-        client = outside.connect_client_sync()
-        client.wait_for_engines(1, timeout=60, interactive=False)
+    with outside_cluster("outside2", engines=1) as (outside, client):
         with pytest.raises(TimeoutError):
             run_taskflood(profile="outside2", cluster_id=outside.cluster_id, test="map",
                           duration=2, tasks=2, engines=1, repeat=1, warmup=0, timeout=1)
         client.wait(timeout=10)  # the sleeps finish on the cluster that is still there
         assert len(client.ids) == 1
-        client.close()
-    finally:
-        stop_outside(outside)
 
 
 def test_engines_that_never_register_time_out_and_leave_nothing():

@@ -66,7 +66,7 @@ def test_a_peer_that_hangs_times_out_and_is_stopped(no_leftovers):
 
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
-def test_a_kernel_interrupt_leaves_nothing(transport, no_leftovers):
+def test_a_kernel_interrupt_leaves_nothing(transport, no_leftovers, kernel_sigint):
     main = threading.main_thread().ident
     _in_background(lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)))
     with pytest.raises(KeyboardInterrupt):
