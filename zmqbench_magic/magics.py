@@ -8,12 +8,14 @@ chart unless ``--no-chart``.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.display import SVG, display
 
 from .measure import run_latency, run_throughput
@@ -48,6 +50,10 @@ def _output_arguments(func: Callable[..., Any]) -> Any:
     return func
 
 
+class _UserCodeFailed(Exception):
+    """The user's cell raised; its traceback has been shown."""
+
+
 @magics_class
 class ZmqBenchMagics(Magics):
     """ZeroMQ and ipyparallel benchmark magics. Load with ``%load_ext zmqbench_magic``."""
@@ -55,26 +61,70 @@ class ZmqBenchMagics(Magics):
     @magic_arguments.magic_arguments()
     @_output_arguments
     @_param_arguments(ThroughputParams)
-    @line_magic
-    def zmqthr(self, line: str) -> ResultSet | None:
+    @line_cell_magic
+    def zmqthr(self, line: str, cell: str | None = None) -> ResultSet | None:
         """Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
 
-        Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``.
+        Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``. As a cell
+        magic, the cell runs once in your namespace and its last expression is the
+        message (bytes, a buffer such as a numpy array, or a list of them: one frame
+        each); ``--size`` is then the message's own.
         """
         args = magic_arguments.parse_argstring(self.zmqthr, line)
-        return self._run(args, ThroughputParams, run_throughput)
+        return self._run_zmq(args, cell, ThroughputParams, run_throughput)
 
     @magic_arguments.magic_arguments()
     @_output_arguments
     @_param_arguments(LatencyParams)
-    @line_magic
-    def zmqlat(self, line: str) -> ResultSet | None:
+    @line_cell_magic
+    def zmqlat(self, line: str, cell: str | None = None) -> ResultSet | None:
         """Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
 
-        Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``.
+        Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``. As a cell
+        magic, the cell's last expression is the message, as for ``%%zmqthr``.
         """
         args = magic_arguments.parse_argstring(self.zmqlat, line)
-        return self._run(args, LatencyParams, run_latency)
+        return self._run_zmq(args, cell, LatencyParams, run_latency)
+
+    def _run_zmq(
+        self, args: Any, cell: str | None, params_class: type[BenchParams], measure: Any
+    ) -> ResultSet | None:
+        if cell is None:
+            return self._run(args, params_class, measure)
+        if args.size is not None:
+            msg = "--size does not apply to the cell form: the cell's value is the message"
+            raise UsageError(msg)
+        try:
+            payload = self._cell_value(cell)
+        except _UserCodeFailed:
+            return None  # the user's traceback is already shown, once
+        return self._run(args, params_class, partial(measure, payload=payload))
+
+    def _cell_value(self, cell: str) -> Any:
+        """Run the cell in the user's namespace; return its last expression's value."""
+        source = self.shell.transform_cell(cell)
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            self.shell.showsyntaxerror()
+            raise _UserCodeFailed from None
+        if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+            msg = (
+                "the cell's last line must be an expression giving the message, e.g. "
+                "np.random.random(8192) or [b'header', body]"
+            )
+            raise UsageError(msg)
+        setup = ast.Module(body=tree.body[:-1], type_ignores=[])
+        last = ast.Expression(body=tree.body[-1].value)
+        namespace = self.shell.user_ns
+        # Registered with IPython's line cache, so a traceback shows the user's lines.
+        filename = self.shell.compile.cache(source)
+        try:
+            exec(compile(setup, filename, "exec"), namespace)
+            return eval(compile(last, filename, "eval"), namespace)
+        except Exception:  # noqa: BLE001 - any error of the user's code is shown as theirs
+            self.shell.showtraceback(tb_offset=1)
+            raise _UserCodeFailed from None
 
     @magic_arguments.magic_arguments()
     @magic_arguments.argument(

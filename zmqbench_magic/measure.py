@@ -22,13 +22,15 @@ from .params import (
     BenchParams,
     LatencyParams,
     ThroughputParams,
+    check_memory,
     high_water_mark,
 )
+from .payload import Payload
 from .results import ResultSet, environment, spread_warnings
 from .units import format_size
 
 Progress = Callable[[int, int], None]
-# One sample: (link, message, count, copy) -> (its measurements, its wall time).
+# One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 _CALIBRATION_START = 10
@@ -38,13 +40,19 @@ _LINK_KEY = ("transport", "peer", "size")
 
 
 def run_throughput(
-    params: ThroughputParams | None = None, *, progress: Progress | None = None, **values: Any
+    params: ThroughputParams | None = None,
+    *,
+    payload: Any = None,
+    progress: Progress | None = None,
+    **values: Any,
 ) -> ResultSet:
     """Measure PUSH/PULL throughput over every point of the sweep.
 
     Parameters
     ----------
     params : the settings; or give them as keyword arguments (lists sweep).
+    payload : the message to send instead of ``size`` spaces: bytes, a buffer (numpy
+        array, memoryview), or a list of them sent as one multipart message.
     progress : called as ``progress(points_done, points_total)`` after each point.
 
     Example
@@ -52,28 +60,57 @@ def run_throughput(
     >>> r = run_throughput(size=[100, "64k"], copy=[True, False], repeat=3)  # doctest: +SKIP
     >>> r.summary()[["size", "copy", "msgs_per_s"]]                          # doctest: +SKIP
     """
-    return _run(params or ThroughputParams(**values), "sink", _throughput_sample, progress)
+    params = params or ThroughputParams(**values)
+    return _run(params, "sink", _throughput_sample, progress, _payload(payload, values))
 
 
 def run_latency(
-    params: LatencyParams | None = None, *, progress: Progress | None = None, **values: Any
+    params: LatencyParams | None = None,
+    *,
+    payload: Any = None,
+    progress: Progress | None = None,
+    **values: Any,
 ) -> ResultSet:
     """Measure REQ/REP round-trip latency (with percentiles) over every point of the sweep.
+
+    ``payload`` and ``progress`` are as for :func:`run_throughput`.
 
     Example
     -------
     >>> r = run_latency(size=[1, "1k"], transport=["tcp", "inproc"])  # doctest: +SKIP
     >>> r.df[["transport", "size", "p50_us", "p99_us"]]               # doctest: +SKIP
     """
-    return _run(params or LatencyParams(**values), "echo", _latency_sample, progress)
+    params = params or LatencyParams(**values)
+    return _run(params, "echo", _latency_sample, progress, _payload(payload, values))
 
 
-def _run(params: BenchParams, role: str, sample: SampleFn, progress: Progress | None) -> ResultSet:
+def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
+    if value is None:
+        return None
+    if "size" in values:
+        msg = "size does not apply with a payload: the payload is the message"
+        raise ValueError(msg)
+    payload = Payload.of(value)
+    check_memory(payload.size)
+    return payload
+
+
+def _run(
+    params: BenchParams,
+    role: str,
+    sample: SampleFn,
+    progress: Progress | None,
+    payload: Payload | None = None,
+) -> ResultSet:
     points = list(params.points())
+    if payload is not None:
+        # The payload is the message: its byte count is every point's size.
+        unique = {tuple({**p, "size": payload.size}.items()): None for p in points}
+        points = [dict(key) for key in unique]
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
     for _, group in itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY)):
-        for point_rows in _measure_group(params, role, list(group), sample):
+        for point_rows in _measure_group(params, role, list(group), sample, payload):
             rows.extend(point_rows)
             point = point_rows[0]
             warnings += _point_warnings(point_rows, params.metrics[0].name, point)
@@ -85,7 +122,11 @@ def _run(params: BenchParams, role: str, sample: SampleFn, progress: Progress | 
 
 
 def _measure_group(
-    params: BenchParams, role: str, group: list[dict[str, Any]], sample: SampleFn
+    params: BenchParams,
+    role: str,
+    group: list[dict[str, Any]],
+    sample: SampleFn,
+    payload: Payload | None,
 ) -> Iterator[list[dict[str, Any]]]:
     """The points that share one far end (same transport, peer and size), one by one."""
     current = group[0]
@@ -94,7 +135,8 @@ def _measure_group(
         with Link(role, current["transport"], current["peer"], params.address,
                   params.timeout, hwm) as link:  # fmt: skip
             for current in group:
-                point_rows = _measure_point(link, params, current, sample)
+                message = payload or Payload.blank(current["size"])
+                point_rows = _measure_point(link, params, current, sample, message)
                 for row in point_rows:
                     row.update(benchmark=params.benchmark, hwm=hwm)
                 yield point_rows
@@ -103,13 +145,12 @@ def _measure_group(
 
 
 def _measure_point(
-    link: Link, params: BenchParams, point: Mapping[str, Any], sample: SampleFn
+    link: Link, params: BenchParams, point: Mapping[str, Any], sample: SampleFn, payload: Payload
 ) -> list[dict[str, Any]]:
     link.data.copy_threshold = point["copy_threshold"]
-    message = b" " * point["size"]
 
     def one_sample(count: int) -> tuple[dict[str, Any], float]:
-        return sample(link, message, count, point["copy"])
+        return sample(link, payload, count, point["copy"])
 
     try:
         count = params.count or calibrate(one_sample, params.min_time)
@@ -123,7 +164,7 @@ def _measure_point(
         msg = f"the {link.describe()} did not answer within {params.timeout:g} s"
         raise TimeoutError(msg) from None
     return [
-        {**point, "frames": 1, "count": count, "sample": number, **measured}
+        {**point, "frames": len(payload.frames), "count": count, "sample": number, **measured}
         for number, measured in enumerate(kept)
     ]
 
@@ -147,11 +188,12 @@ def calibrate(
 
 
 def _throughput_sample(
-    link: Link, message: bytes, count: int, copy: bool
+    link: Link, payload: Payload, count: int, copy: bool
 ) -> tuple[dict[str, Any], float]:
-    link.command(cmd="sink", count=count, copy=copy, frames=1)
+    frames, message = len(payload.frames), payload.message
+    link.command(cmd="sink", count=count, copy=copy, frames=frames)
     link.reply()  # armed: the sink sits in its receive loop
-    send = link.data.send
+    send = link.data.send if frames == 1 else link.data.send_multipart
     now = time.perf_counter
     start = now()
     for _ in range(count):
@@ -170,18 +212,22 @@ def _throughput_sample(
         "received": received,
         "msgs_per_s": msgs_per_s,
         "send_msgs_per_s": count / send_elapsed,
-        "mbit_per_s": msgs_per_s * len(message) * 8 / 1e6,
+        "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
         "elapsed_s": elapsed,
         "send_elapsed_s": send_elapsed,
     }, max(elapsed, send_elapsed)
 
 
 def _latency_sample(
-    link: Link, message: bytes, count: int, copy: bool
+    link: Link, payload: Payload, count: int, copy: bool
 ) -> tuple[dict[str, Any], float]:
-    link.command(cmd="echo", count=count, copy=copy, frames=1)
+    frames, message = len(payload.frames), payload.message
+    link.command(cmd="echo", count=count, copy=copy, frames=frames)
     link.reply()  # armed
-    send, recv = link.data.send, link.data.recv
+    if frames == 1:
+        send, recv = link.data.send, link.data.recv
+    else:
+        send, recv = link.data.send_multipart, link.data.recv_multipart
     now = time.perf_counter
     # One clock read per round trip: the gaps between reads are the round trips.
     stamps = [now()]

@@ -139,6 +139,18 @@ def memory_needed(size: int) -> int:
     return size * (2 * high_water_mark(size) + 4)
 
 
+def check_memory(size: int) -> None:
+    """Refuse a message size whose queues and copies would not fit in memory."""
+    free = available_memory()
+    if free is not None and memory_needed(size) > free:
+        msg = (
+            f"size {spell_size(size)} needs about {memory_needed(size) // MiB} MiB "
+            f"of memory for its queues and copies, but only {free // MiB} MiB is "
+            "available; choose a smaller size"
+        )
+        raise ValueError(msg)
+
+
 def available_memory() -> int | None:
     """MemAvailable from /proc/meminfo, or None where that is not known."""
     try:
@@ -382,15 +394,7 @@ class ZmqParams(BenchParams):
         self._check_memory()
 
     def _check_memory(self) -> None:
-        free = available_memory()
-        largest = max(self.size)
-        if free is not None and memory_needed(largest) > free:
-            msg = (
-                f"size {spell_size(largest)} needs about {memory_needed(largest) // MiB} MiB "
-                f"of memory for its queues and copies, but only {free // MiB} MiB is "
-                "available; choose a smaller size"
-            )
-            raise ValueError(msg)
+        check_memory(max(self.size))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+"""A user's own message: bytes, any buffer (a numpy array, a memoryview), or a list
+of them sent as one multipart message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import zmq
+
+_HOW = (
+    "give bytes, a buffer such as a numpy array or memoryview, or a list of them "
+    "(one frame each): for text use 'text'.encode(), for other objects "
+    "pickle.dumps(obj) or json.dumps(obj).encode()"
+)
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The frames of one message, ready to send as they are."""
+
+    frames: tuple[Any, ...]
+
+    @property
+    def size(self) -> int:
+        """Total bytes over all frames."""
+        return sum(_nbytes(f) for f in self.frames)
+
+    @property
+    def message(self) -> Any:
+        """What ``send`` (one frame) or ``send_multipart`` (several) takes."""
+        return self.frames[0] if len(self.frames) == 1 else list(self.frames)
+
+    @classmethod
+    def of(cls, value: Any) -> Payload:
+        """Check and wrap a user's value.
+
+        >>> Payload.of([b"head", bytearray(3)]).size
+        7
+        """
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not items:
+            msg = f"the message is an empty {type(value).__name__}; {_HOW}"
+            raise ValueError(msg)
+        return cls(tuple(_frame(item, len(items) > 1) for item in items))
+
+    @classmethod
+    def blank(cls, size: int) -> Payload:
+        """The benchmarks' default message: ``size`` spaces."""
+        return cls((b" " * size,))
+
+
+def _frame(item: Any, multipart: bool) -> Any:
+    if isinstance(item, (bytes, zmq.Frame)):
+        return item
+    if isinstance(item, str):
+        msg = f"the message{' part' if multipart else ''} is a str ({item[:20]!r}); {_HOW}"
+        raise ValueError(msg)
+    try:
+        view = memoryview(item)
+    except TypeError:
+        msg = f"the message{' part' if multipart else ''} is a {type(item).__name__}; {_HOW}"
+        raise ValueError(msg) from None
+    if not view.contiguous:
+        name = type(item).__name__
+        msg = f"the {name} is not contiguous in memory; copy it first (np.ascontiguousarray)"
+        raise ValueError(msg)
+    return item
+
+
+def _nbytes(frame: Any) -> int:
+    if isinstance(frame, zmq.Frame):
+        return len(frame.bytes)
+    return memoryview(frame).nbytes
+
+
+__all__ = ["Payload"]
