@@ -9,10 +9,14 @@ the ideal parallel time it gets.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import itertools
+import re
 import time
+import types
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import ipyparallel as ipp
@@ -34,9 +38,18 @@ def echo(x: Any) -> Any:
 
 
 def run_taskflood(
-    params: FloodParams | None = None, *, progress: Progress | None = None, **values: Any
+    params: FloodParams | None = None,
+    *,
+    task: str | None = None,
+    namespace: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+    **values: Any,
 ) -> ResultSet:
     """Flood a cluster with tasks over every point of the sweep.
+
+    ``task`` is Python source to run as each task instead of an echo (the cell form):
+    the names it reads from ``namespace`` are sent to the engines once per point,
+    before timing, and each task's own run time is measured on its engine.
 
     Without ``profile``/``cluster_id``/``url_file`` the project's own cluster is
     started (or reused, resized, or restarted for another scheme); it stays up for
@@ -48,6 +61,7 @@ def run_taskflood(
     >>> r.summary()[["tasks", "engines", "tasks_per_s"]]      # doctest: +SKIP
     """
     params = params or FloodParams(**values)
+    cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
     points = list(params.points())
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -57,9 +71,9 @@ def run_taskflood(
         for done, point in enumerate(points, 1):
             handle = existing or clusters.managed(point["engines"], point["scheme"], params.timeout)
             notes += _take_events(handle)
-            point_rows = _measure_point(handle, params, point)
+            point_rows = _measure_point(handle, params, point, cell)
             rows.extend(point_rows)
-            where = describe(point, params.test)
+            where = describe(point, cell.test if cell else params.test)
             warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
             if progress is not None:
                 progress(done, len(points))
@@ -97,22 +111,28 @@ def _take_events(handle: clusters.ClusterHandle) -> list[str]:
 
 
 def _measure_point(
-    handle: clusters.ClusterHandle, params: FloodParams, point: Mapping[str, Any]
+    handle: clusters.ClusterHandle,
+    params: FloodParams,
+    point: Mapping[str, Any],
+    cell: UserTask | None,
 ) -> list[dict[str, Any]]:
     engine_ids = handle.engine_ids()[: point["engines"]]
-    sample = _sampler(handle, params.test, point, engine_ids)
+    test = cell.test if cell else params.test
+    if cell is not None:
+        cell.send_to(handle.client, engine_ids)
+    sample = _sampler(handle, test, point, engine_ids)
     try:
         for _ in range(params.warmup):
             _bounded(handle, sample, params.timeout)
         kept = [_bounded(handle, sample, params.timeout) for _ in range(params.repeat)]
     except TimeoutError as exc:
-        raise TimeoutError(f"{describe(point, params.test)}: {exc}") from None
+        raise TimeoutError(f"{describe(point, test)}: {exc}") from None
     except ipp.error.RemoteError as exc:
-        msg = f"{describe(point, params.test)}: a task failed on an engine: {exc}"
+        msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
         raise RuntimeError(msg) from exc
     scheme = point.get("scheme") if handle.managed else "unknown"
     return [
-        {**point, "scheme": scheme, "benchmark": "flood", "test": params.test,
+        {**point, "scheme": scheme, "benchmark": "flood", "test": test,
          "sample": number, **measured}
         for number, measured in enumerate(kept)
     ]  # fmt: skip
@@ -136,6 +156,8 @@ def _sampler(
     if test == "map":
         duration = point["duration"]
         return lambda timeout: _map_sample(mapper, duration, tasks, len(engine_ids), timeout)
+    if test == "cell":
+        return lambda timeout: _cell_sample(submitters, tasks, len(engine_ids), timeout)
     argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
     return lambda timeout: _flood_sample(submitters, argument, tasks, timeout)
 
@@ -154,6 +176,29 @@ def _flood_sample(
         # The array travels to the engine and back: both directions count.
         row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / roundtrip / 1e6
     return row
+
+
+def _cell_sample(
+    submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, timeout: float
+) -> dict[str, Any]:
+    now = time.perf_counter
+    start = now()
+    pending = [next(submitters)(run_cell) for _ in range(tasks)]
+    sent = now() - start
+    _wait(pending, start, timeout)
+    roundtrip = now() - start
+    task_times = [result.get() for result in pending]
+    # With perfect balance, the engines together need this long for the work itself.
+    compute = sum(task_times) / engines
+    return {
+        "sent_s": sent,
+        "roundtrip_s": roundtrip,
+        "tasks_per_s": tasks / roundtrip,
+        "task_s": sum(task_times) / tasks,
+        "compute_s": compute,
+        "overhead_s": roundtrip - compute,
+        "overhead_fraction": (roundtrip - compute) / roundtrip,
+    }
 
 
 def _map_sample(
@@ -202,6 +247,76 @@ def _settle(client: Any) -> None:
             client.wait(timeout=_DRAIN_S)
         client.purge_local_results("all")
         client.history.clear()
+
+
+_SOURCE_NAME, _CODE_NAME = "__zmqbench_source__", "__zmqbench_code__"
+# IPython's own names in a kernel's namespace: never the user's data.
+_SHELL_NAMES = re.compile(r"^(_+|_i+\d*|_\d+|_oh|_dh|_ih|In|Out|get_ipython|exit|quit)$")
+
+
+def run_cell(source_name: str = _SOURCE_NAME, code_name: str = _CODE_NAME) -> float:
+    """The cell-form task, on an engine: run the cell's code in the engine's namespace
+    (where its names were pushed) and return its own run time.
+
+    It runs with the engine's globals, not this module's: what it needs from here
+    travels as default arguments."""
+    import linecache
+    import time as clock
+
+    namespace = globals()
+    code = namespace.get(code_name)
+    if code is None:
+        source, filename = namespace[source_name], "<%%taskflood cell>"
+        # So that a traceback from the engine shows the cell's own lines.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = namespace[code_name] = compile(source, filename, "exec")
+    start = clock.perf_counter()
+    exec(code, namespace)
+    return clock.perf_counter() - start
+
+
+# ipyparallel runs a function from an importable module with that module's globals;
+# one "from __main__" runs with the engine's own namespace, where the names are.
+run_cell.__module__ = "__main__"
+
+
+@dataclass(frozen=True)
+class UserTask:
+    """A cell's code as the task, and what it needs from the user's namespace."""
+
+    source: str
+    values: Mapping[str, Any]
+    modules: Mapping[str, str]  # name -> module to import under it
+    test: str = "cell"
+
+    @classmethod
+    def of(cls, source: str, namespace: Mapping[str, Any], test_given: bool) -> UserTask:
+        if test_given:
+            msg = "test does not apply to a cell task: the cell is the task"
+            raise ValueError(msg)
+        compile(source, "<%%taskflood cell>", "exec")  # a SyntaxError is the user's to see
+        read = {
+            node.id
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        }
+        needed = {n: namespace[n] for n in read if n in namespace and not _SHELL_NAMES.match(n)}
+        modules = {n: v.__name__ for n, v in needed.items() if isinstance(v, types.ModuleType)}
+        values = {n: v for n, v in needed.items() if n not in modules}
+        return cls(source, values, modules)
+
+    def send_to(self, client: Any, engine_ids: list[int]) -> None:
+        """Push the names the task reads to the engines, once, before any timing."""
+        engines = client[engine_ids]
+        if self.modules:
+            imports = "\n".join(f"import {m} as {n}" for n, m in self.modules.items())
+            engines.execute(imports, block=True)
+        try:
+            engines.push({**self.values, _SOURCE_NAME: self.source, _CODE_NAME: None}, block=True)
+        except Exception as exc:  # pickling can fail in many ways
+            names = ", ".join(sorted(self.values)) or "none"
+            msg = f"could not send the task's names ({names}) to the engines: {exc}"
+            raise ValueError(msg) from exc
 
 
 def describe(point: Mapping[str, Any], test: str) -> str:

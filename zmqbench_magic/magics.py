@@ -9,13 +9,15 @@ chart unless ``--no-chart``.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ipyparallel.error import RemoteError
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import SVG, display
 
 from .measure import run_latency, run_throughput
@@ -123,7 +125,9 @@ class ZmqBenchMagics(Magics):
             exec(compile(setup, filename, "exec"), namespace)
             return eval(compile(last, filename, "eval"), namespace)
         except Exception:  # noqa: BLE001 - any error of the user's code is shown as theirs
-            self.shell.showtraceback(tb_offset=1)
+            kind, error, trace = sys.exc_info()
+            # From the user's own code on: this method's frame is no concern of theirs.
+            self.shell.showtraceback((kind, error, trace.tb_next if trace else None))
             raise _UserCodeFailed from None
 
     @magic_arguments.magic_arguments()
@@ -133,23 +137,48 @@ class ZmqBenchMagics(Magics):
     )  # fmt: skip
     @_output_arguments
     @_param_arguments(FloodParams)
-    @line_magic
-    def taskflood(self, line: str) -> ResultSet | None:
+    @line_cell_magic
+    def taskflood(self, line: str, cell: str | None = None) -> ResultSet | None:
         """Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
 
         Starts a local cluster (kept for the next call, resized to ``--engines``) unless
         ``--profile``, ``--cluster-id`` or ``--url-file`` names a running one.
-        ``%taskflood --stop`` stops the cluster it started.
+        ``%taskflood --stop`` stops the cluster it started. As a cell magic, the cell
+        is the task: the names it reads are sent to the engines once, before timing,
+        and the result adds each task's own run time and the overhead around it.
         """
         args = magic_arguments.parse_argstring(self.taskflood, line)
+        from .flood import run_taskflood
+
         if args.stop:
             from . import cluster
 
             cluster.stop()
             return None
-        from .flood import run_taskflood
+        if cell is None:
+            return self._run(args, FloodParams, run_taskflood)
+        return self._run_task(args, cell, run_taskflood)
 
-        return self._run(args, FloodParams, run_taskflood)
+    def _run_task(self, args: Any, cell: str, run_taskflood: Any) -> ResultSet | None:
+        if args.test is not None:
+            msg = "--test does not apply to the cell form: the cell is the task"
+            raise UsageError(msg)
+        source = self.shell.transform_cell(cell)
+        try:
+            compile(source, "<%%taskflood cell>", "exec")
+        except SyntaxError:
+            self.shell.showsyntaxerror()
+            return None
+        measure = partial(run_taskflood, task=source, namespace=self.shell.user_ns)
+        try:
+            return self._run(args, FloodParams, measure)
+        except RuntimeError as exc:
+            remote = exc.__cause__
+            if not isinstance(remote, RemoteError):
+                raise
+            # The engine's own traceback of the user's task, once; the cluster is stopped.
+            self.shell.showtraceback((type(remote), remote, remote.__traceback__))
+            return None
 
     def _run(
         self,

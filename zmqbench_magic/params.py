@@ -288,6 +288,11 @@ FLOOD_METRICS = (
     Metric("mbit_per_s", "bandwidth (Mbit/s)",
            "echo: array megabits (10^6) per second, both directions counted"),
     Metric("efficiency", "map efficiency", "map: ideal parallel time / actual time"),
+    Metric("task_s", "task run time (s)", "cell form: the task's own mean run time on an engine"),
+    Metric("compute_s", "ideal parallel compute (s)",
+           "cell form: the tasks' run times summed over engines, divided by the engines"),
+    Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute"),
+    Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip"),
 )
 # fmt: on
 METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + FLOOD_METRICS}
