@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -259,3 +260,44 @@ def test_engine_logs_and_progress_bars_stay_out_of_the_cell(ip, capfd):
     out, err = capfd.readouterr()
     for noise in ("Output for", "apply_request", "engine set stopped", "RuntimeWarning", "it/s]"):
         assert noise not in out + err
+
+
+def test_a_cell_task_reads_the_users_names_and_its_times_add_up(ip):
+    import numpy
+
+    ip.user_ns.update(work=3000, numpy_alias=numpy)
+    result = ip.run_cell_magic("taskflood", "-q -o --no-chart -n 8 16 -e 2 -r 2 --warmup 0",
+                               "x = numpy_alias.sqrt(sum(i * i for i in range(work)))")
+    df = result.df
+    assert set(df["test"]) == {"cell"} and len(df) == 2 * 2
+    assert (df["task_s"] > 0).all()
+    assert list(df["compute_s"]) == pytest.approx(list(df["task_s"] * df["tasks"] / df["engines"]))
+    # compute + overhead = round trip, within timer resolution
+    assert list(df["compute_s"] + df["overhead_s"]) == pytest.approx(list(df["roundtrip_s"]), abs=1e-6)
+    assert list(df["overhead_fraction"]) == pytest.approx(list(df["overhead_s"] / df["roundtrip_s"]))
+
+
+def test_a_cell_task_is_the_same_through_the_function():
+    result = run_taskflood(task="y = [k for k in range(n)]", namespace={"n": 100}, tasks=4,
+                           engines=1, repeat=1, warmup=0)
+    assert set(result.df["test"]) == {"cell"} and (result.df["task_s"] > 0).all()
+
+
+def test_a_task_that_raises_on_an_engine_shows_its_traceback_once_and_stops_all(ip, capfd):
+    returned = ip.run_cell_magic("taskflood", "-q -o --no-chart -n 1 -e 2 -r 1 --warmup 0",
+                                 "if True:\n    raise ValueError('broken on the engine')")
+    assert returned is None
+    out, err = capfd.readouterr()
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", out + err)  # without the terminal colours
+    assert shown.count("ValueError: broken on the engine") == 1
+    assert "raise ValueError('broken on the engine')" in shown  # the cell's own line
+    assert cluster.current() is None and cluster_processes() == []
+
+
+def test_cell_task_bad_input(ip, capfd):
+    running = cluster.current()
+    with pytest.raises(UsageError, match="--test does not apply to the cell form"):
+        ip.run_cell_magic("taskflood", "-q --no-chart --test map", "x = 1")
+    assert ip.run_cell_magic("taskflood", "-q --no-chart", "x = (") is None
+    assert "SyntaxError" in "".join(capfd.readouterr())
+    assert cluster.current() is running
