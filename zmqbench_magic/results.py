@@ -160,6 +160,11 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
         extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
     if not pd.isna(point.get("efficiency", float("nan"))):
         extra = f", efficiency {point['efficiency']:.0%}"
+    if not pd.isna(point.get("task_s", float("nan"))):
+        extra = (
+            f", task {point['task_s'] * 1e3:,.2f} ms, overhead "
+            f"{point['overhead_fraction']:.0%} of the round trip"
+        )
     return (
         f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
         f"{point['roundtrip_s'] * 1e3:,.1f} ms, {point['tasks_per_s']:,.0f} tasks/s"
