@@ -86,8 +86,7 @@ def run_taskflood(
     finally:
         if existing is not None:
             existing.stop()  # disconnects only: the cluster is not ours
-    settings = {**params.scalars(), **{p.name: list(getattr(params, p.name))
-                                        for p in params.sweep_fields()}}  # fmt: skip
+    settings = params.settings()
     metadata = {**environment(), "notes": notes}
     return ResultSet("flood", rows, settings, metadata, tuple(warnings))
 

@@ -116,8 +116,7 @@ def _run(
             warnings += _point_warnings(point_rows, params.metrics[0].name, point)
             if progress is not None:
                 progress(len(rows) // params.repeat, len(points))
-    settings = {**params.scalars(), **{p.name: list(getattr(params, p.name))
-                                        for p in params.sweep_fields()}}  # fmt: skip
+    settings = params.settings()
     return ResultSet(params.benchmark, rows, settings, environment(), tuple(warnings))
 
 

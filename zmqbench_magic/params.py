@@ -342,6 +342,11 @@ class BenchParams:
     def scalars(self) -> dict[str, Any]:
         return {p.name: getattr(self, p.name) for p in self.fields() if not p.sweep}
 
+    def settings(self) -> dict[str, Any]:
+        """Every field as JSON-friendly values, as stored with a result."""
+        swept = {p.name: list(getattr(self, p.name)) for p in self.sweep_fields()}
+        return {**self.scalars(), **swept}
+
     def _check_combinations(self) -> None:
         """Checks across fields, after each field is valid on its own."""
 
