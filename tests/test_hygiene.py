@@ -99,7 +99,7 @@ def test_a_killed_kernel_leaves_no_peer(tmp_path):
 
 
 def test_the_core_never_imports_front_end_libraries():
-    core = ["zmqbench_magic", "zmqbench_magic.measure", "zmqbench_magic.link", "zmqbench_magic.peer", "zmqbench_magic.units", "zmqbench_magic.payload",
+    core = ["zmqbench_magic", "zmqbench_magic.measure", "zmqbench_magic.link", "zmqbench_magic.peer", "zmqbench_magic.units", "zmqbench_magic.payload", "zmqbench_magic.spawn",
             "zmqbench_magic.params", "zmqbench_magic.results", "zmqbench_magic.analysis",
             "zmqbench_magic.options", "zmqbench_magic.cli"]
     code = (

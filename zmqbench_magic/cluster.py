@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -32,6 +31,7 @@ import ipyparallel as ipp
 from traitlets.config import Config
 
 from .reaper import end_cluster_processes, kill, process_trees
+from .spawn import child_env, module_command
 
 _PING_MS = 250
 
@@ -229,14 +229,13 @@ def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
 
 
 def _start_reaper(cluster_file: str, profile_dir: str) -> subprocess.Popen[bytes]:
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [package_root, os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    command = module_command(
+        "zmqbench_magic.reaper", "--parent", str(os.getpid()),
+        "--cluster-file", cluster_file, "--profile-dir", profile_dir,
+    )  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-m", "zmqbench_magic.reaper", "--parent", str(os.getpid()),
-         "--cluster-file", cluster_file, "--profile-dir", profile_dir],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=env, start_new_session=True,
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env=child_env(), start_new_session=True,
     )  # fmt: skip
 
 

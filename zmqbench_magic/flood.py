@@ -62,6 +62,7 @@ def run_taskflood(
     """
     params = params or FloodParams(**values)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
+    test = CELL_TEST if cell else params.test
     points = list(params.points())
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -71,9 +72,9 @@ def run_taskflood(
         for done, point in enumerate(points, 1):
             handle = existing or clusters.managed(point["engines"], point["scheme"], params.timeout)
             notes += _take_events(handle)
-            point_rows = _measure_point(handle, params, point, cell)
+            point_rows = _measure_point(handle, params, point, test, cell)
             rows.extend(point_rows)
-            where = describe(point, cell.test if cell else params.test)
+            where = describe(point, test)
             warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
             if progress is not None:
                 progress(done, len(points))
@@ -113,10 +114,10 @@ def _measure_point(
     handle: clusters.ClusterHandle,
     params: FloodParams,
     point: Mapping[str, Any],
+    test: str,
     cell: UserTask | None,
 ) -> list[dict[str, Any]]:
     engine_ids = handle.engine_ids()[: point["engines"]]
-    test = cell.test if cell else params.test
     if cell is not None:
         cell.send_to(handle.client, engine_ids)
     sample = _sampler(handle, test, point, engine_ids)
@@ -155,44 +156,49 @@ def _sampler(
     if test == "map":
         duration = point["duration"]
         return lambda timeout: _map_sample(mapper, duration, tasks, len(engine_ids), timeout)
-    if test == "cell":
+    if test == CELL_TEST:
         return lambda timeout: _cell_sample(submitters, tasks, len(engine_ids), timeout)
     argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
     return lambda timeout: _flood_sample(submitters, argument, tasks, timeout)
 
 
-def _flood_sample(
-    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, timeout: float
-) -> dict[str, Any]:
+def _timed(
+    submit: Callable[[], list[Any]], tasks: int, timeout: float
+) -> tuple[list[Any], dict[str, Any]]:
+    """Submit, then wait for every result: the pending results, and the sent and
+    round-trip times every test reports."""
     now = time.perf_counter
     start = now()
-    pending = [next(submitters)(echo, argument) for _ in range(tasks)]
+    pending = submit()
     sent = now() - start
     _wait(pending, start, timeout)
     roundtrip = now() - start
-    row = {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
+    return pending, {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
+
+
+def _flood_sample(
+    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, timeout: float
+) -> dict[str, Any]:
+    _, row = _timed(
+        lambda: [next(submitters)(echo, argument) for _ in range(tasks)], tasks, timeout
+    )
     if isinstance(argument, np.ndarray):
         # The array travels to the engine and back: both directions count.
-        row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / roundtrip / 1e6
+        row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
     return row
 
 
 def _cell_sample(
     submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, timeout: float
 ) -> dict[str, Any]:
-    now = time.perf_counter
-    start = now()
-    pending = [next(submitters)(run_cell) for _ in range(tasks)]
-    sent = now() - start
-    _wait(pending, start, timeout)
-    roundtrip = now() - start
+    pending, row = _timed(
+        lambda: [next(submitters)(run_cell) for _ in range(tasks)], tasks, timeout
+    )
     task_times = [result.get() for result in pending]
     # With perfect balance, the engines together need this long for the work itself.
-    compute = sum(task_times) / engines
+    compute, roundtrip = sum(task_times) / engines, row["roundtrip_s"]
     return {
-        "sent_s": sent,
-        "roundtrip_s": roundtrip,
-        "tasks_per_s": tasks / roundtrip,
+        **row,
         "task_s": sum(task_times) / tasks,
         "compute_s": compute,
         "overhead_s": roundtrip - compute,
@@ -203,19 +209,9 @@ def _cell_sample(
 def _map_sample(
     mapper: Callable[..., Any], duration: float, tasks: int, engines: int, timeout: float
 ) -> dict[str, Any]:
-    now = time.perf_counter
-    start = now()
-    pending = mapper(time.sleep, [duration] * tasks)
-    sent = now() - start
-    _wait([pending], start, timeout)
-    roundtrip = now() - start
-    ideal = duration * tasks / engines
-    return {
-        "sent_s": sent,
-        "roundtrip_s": roundtrip,
-        "tasks_per_s": tasks / roundtrip,
-        "efficiency": ideal / roundtrip,
-    }
+    _, row = _timed(lambda: [mapper(time.sleep, [duration] * tasks)], tasks, timeout)
+    row["efficiency"] = duration * tasks / engines / row["roundtrip_s"]
+    return row
 
 
 def _wait(pending: list[Any], start: float, timeout: float) -> None:
@@ -249,11 +245,15 @@ def _settle(client: Any) -> None:
 
 
 _SOURCE_NAME, _CODE_NAME = "__zmqbench_source__", "__zmqbench_code__"
+CELL_FILENAME = "<%%taskflood cell>"
+CELL_TEST = "cell"
 # IPython's own names in a kernel's namespace: never the user's data.
 _SHELL_NAMES = re.compile(r"^(_+|_i+\d*|_\d+|_oh|_dh|_ih|In|Out|get_ipython|exit|quit)$")
 
 
-def run_cell(source_name: str = _SOURCE_NAME, code_name: str = _CODE_NAME) -> float:
+def run_cell(
+    source_name: str = _SOURCE_NAME, code_name: str = _CODE_NAME, filename: str = CELL_FILENAME
+) -> float:
     """The cell-form task, on an engine: run the cell's code in the engine's namespace
     (where its names were pushed) and return its own run time.
 
@@ -265,7 +265,7 @@ def run_cell(source_name: str = _SOURCE_NAME, code_name: str = _CODE_NAME) -> fl
     namespace = globals()
     code = namespace.get(code_name)
     if code is None:
-        source, filename = namespace[source_name], "<%%taskflood cell>"
+        source = namespace[source_name]
         # So that a traceback from the engine shows the cell's own lines.
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = namespace[code_name] = compile(source, filename, "exec")
@@ -286,14 +286,13 @@ class UserTask:
     source: str
     values: Mapping[str, Any]
     modules: Mapping[str, str]  # name -> module to import under it
-    test: str = "cell"
 
     @classmethod
     def of(cls, source: str, namespace: Mapping[str, Any], test_given: bool) -> UserTask:
         if test_given:
             msg = "test does not apply to a cell task: the cell is the task"
             raise ValueError(msg)
-        compile(source, "<%%taskflood cell>", "exec")  # a SyntaxError is the user's to see
+        compile(source, CELL_FILENAME, "exec")  # a SyntaxError is the user's to see
         read = {
             node.id
             for node in ast.walk(ast.parse(source))

@@ -15,17 +15,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import weakref
-from pathlib import Path
 from typing import Any
 
 import zmq
 
 from . import peer as peer_module
+from .spawn import child_env, module_command
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ}
 _LIVENESS_POLL_MS = 100
@@ -129,18 +128,13 @@ class Link:
             )
             self._thread.start()
             return
-        command = [
-            sys.executable, "-m", "zmqbench_magic.peer", "--role", self.role,
-            "--ctrl", ctrl_url, "--data", data_url, "--timeout", str(self.timeout),
-            "--hwm", str(hwm), "--parent", str(os.getpid()),
-        ]  # fmt: skip
-        env = dict(os.environ)
-        # The child must import this very package, wherever the kernel found it.
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        command = module_command(
+            "zmqbench_magic.peer", "--role", self.role, "--ctrl", ctrl_url, "--data", data_url,
+            "--timeout", str(self.timeout), "--hwm", str(hwm), "--parent", str(os.getpid()),
+        )  # fmt: skip
         self._process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, env=env,
+            stderr=subprocess.PIPE, env=child_env(),
         )  # fmt: skip
 
     def describe(self) -> str:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ipyparallel.error import RemoteError
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -164,15 +163,16 @@ class ZmqBenchMagics(Magics):
             msg = "--test does not apply to the cell form: the cell is the task"
             raise UsageError(msg)
         source = self.shell.transform_cell(cell)
-        try:
-            compile(source, "<%%taskflood cell>", "exec")
-        except SyntaxError:
-            self.shell.showsyntaxerror()
-            return None
         measure = partial(run_taskflood, task=source, namespace=self.shell.user_ns)
         try:
             return self._run(args, FloodParams, measure)
+        except SyntaxError:
+            self.shell.showsyntaxerror()  # the cell's; raised before anything starts
+            return None
         except RuntimeError as exc:
+            # Imported here: %load_ext should not pay for ipyparallel until it is used.
+            from ipyparallel.error import RemoteError
+
             remote = exc.__cause__
             if not isinstance(remote, RemoteError):
                 raise

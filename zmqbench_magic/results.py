@@ -148,19 +148,22 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
 
 
 def _flood_line(point: Mapping[str, Any], samples: str) -> str:
+    def has(key: str) -> bool:  # the column exists and this test filled it
+        return not pd.isna(point.get(key, float("nan")))
+
     where = (
         f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
     )
-    if "size" in point and not pd.isna(point.get("size")):
+    if has("size"):
         where += f" {format_size(int(point['size']))} B"
-    if "duration" in point and not pd.isna(point.get("duration")):
+    if has("duration"):
         where += f" {format_duration(point['duration'])}"
     extra = ""
-    if not pd.isna(point.get("mbit_per_s", float("nan"))):
+    if has("mbit_per_s"):
         extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
-    if not pd.isna(point.get("efficiency", float("nan"))):
+    if has("efficiency"):
         extra = f", efficiency {point['efficiency']:.0%}"
-    if not pd.isna(point.get("task_s", float("nan"))):
+    if has("task_s"):
         extra = (
             f", task {point['task_s'] * 1e3:,.2f} ms, overhead "
             f"{point['overhead_fraction']:.0%} of the round trip"
