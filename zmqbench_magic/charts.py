@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 
 from .analysis import medians, zero_copy_speedup
-from .params import COLUMN_TITLES
+from .params import COLUMN_TITLES, COPY
 
 _WIDTH, _HEIGHT = 360, 260
 _POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
@@ -36,7 +36,7 @@ def _transport_color() -> alt.Color:
 
 
 def _copy_mode(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(mode=frame["copy"].map({True: "copy", False: "zero-copy"}))
+    return frame.assign(mode=frame["copy"].map(COPY.label))
 
 
 def _folded(

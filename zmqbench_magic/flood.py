@@ -23,7 +23,7 @@ import ipyparallel as ipp
 import numpy as np
 
 from . import cluster as clusters
-from .measure import Progress
+from .measure import Progress, StopFlag, Stopped, check_stop, stopped_note
 from .params import FloodParams
 from .results import ResultSet, environment, spread_warnings
 from .units import format_duration, format_size
@@ -43,6 +43,7 @@ def run_taskflood(
     task: str | None = None,
     namespace: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
+    stop: StopFlag | None = None,
     **values: Any,
 ) -> ResultSet:
     """Flood a cluster with tasks over every point of the sweep.
@@ -54,6 +55,8 @@ def run_taskflood(
     Without ``profile``/``cluster_id``/``url_file`` the project's own cluster is
     started (or reused, resized, or restarted for another scheme); it stays up for
     the next call until :func:`zmqbench_magic.cluster.stop`, an error or an interrupt.
+    ``progress`` and ``stop`` are as for :func:`zmqbench_magic.run_throughput`; a stopped
+    run leaves the cluster idle and ready for the next.
 
     Example
     -------
@@ -72,12 +75,15 @@ def run_taskflood(
         for done, point in enumerate(points, 1):
             handle = existing or clusters.managed(point["engines"], point["scheme"], params.timeout)
             notes += _take_events(handle)
-            point_rows = _measure_point(handle, params, point, test, cell)
+            point_rows = _measure_point(handle, params, point, test, cell, stop)
             rows.extend(point_rows)
             where = describe(point, test)
             warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
             if progress is not None:
                 progress(done, len(points))
+    except Stopped:
+        # Checked between samples only, so the cluster is idle: keep it for the next run.
+        notes.append(stopped_note(len(rows) // params.repeat, len(points)))
     except BaseException:
         if existing is None:
             # After an error or a kernel interrupt the cluster's state is unknown:
@@ -116,15 +122,21 @@ def _measure_point(
     point: Mapping[str, Any],
     test: str,
     cell: UserTask | None,
+    stop: StopFlag | None,
 ) -> list[dict[str, Any]]:
     engine_ids = handle.engine_ids()[: point["engines"]]
     if cell is not None:
         cell.send_to(handle.client, engine_ids)
     sample = _sampler(handle, test, point, engine_ids)
+
+    def one_sample() -> dict[str, Any]:
+        check_stop(stop)
+        return _bounded(handle, sample, params.timeout)
+
     try:
         for _ in range(params.warmup):
-            _bounded(handle, sample, params.timeout)
-        kept = [_bounded(handle, sample, params.timeout) for _ in range(params.repeat)]
+            one_sample()
+        kept = [one_sample() for _ in range(params.repeat)]
     except TimeoutError as exc:
         raise TimeoutError(f"{describe(point, test)}: {exc}") from None
     except ipp.error.RemoteError as exc:

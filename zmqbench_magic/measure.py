@@ -12,13 +12,14 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import zmq
 
 from .link import Link, PeerError
 from .params import (
+    COPY,
     BenchParams,
     LatencyParams,
     ThroughputParams,
@@ -30,6 +31,27 @@ from .results import ResultSet, environment, spread_warnings
 from .units import format_size
 
 Progress = Callable[[int, int], None]
+
+
+class StopFlag(Protocol):
+    """What a run polls between samples to learn it should end (a threading.Event)."""
+
+    def is_set(self) -> bool: ...
+
+
+class Stopped(Exception):
+    """Raised between samples once a run's stop flag is set; the run catches it."""
+
+
+def check_stop(stop: StopFlag | None) -> None:
+    """End the run here (by raising :class:`Stopped`) if it was asked to stop."""
+    if stop is not None and stop.is_set():
+        raise Stopped
+
+
+def stopped_note(done: int, total: int) -> str:
+    return f"stopped on request after {done} of {total} points; the rest were not measured"
+
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
@@ -44,6 +66,7 @@ def run_throughput(
     *,
     payload: Any = None,
     progress: Progress | None = None,
+    stop: StopFlag | None = None,
     **values: Any,
 ) -> ResultSet:
     """Measure PUSH/PULL throughput over every point of the sweep.
@@ -54,6 +77,8 @@ def run_throughput(
     payload : the message to send instead of ``size`` spaces: bytes, a buffer (numpy
         array, memoryview), or a list of them sent as one multipart message.
     progress : called as ``progress(points_done, points_total)`` after each point.
+    stop : once ``stop.is_set()`` (a :class:`threading.Event`, say), the run ends before
+        its next sample and returns the points already measured whole, with a note.
 
     Example
     -------
@@ -61,7 +86,7 @@ def run_throughput(
     >>> r.summary()[["size", "copy", "msgs_per_s"]]                          # doctest: +SKIP
     """
     params = params or ThroughputParams(**values)
-    return _run(params, "sink", _throughput_sample, progress, _payload(payload, values))
+    return _run(params, "sink", _throughput_sample, _payload(payload, values), progress, stop)
 
 
 def run_latency(
@@ -69,11 +94,12 @@ def run_latency(
     *,
     payload: Any = None,
     progress: Progress | None = None,
+    stop: StopFlag | None = None,
     **values: Any,
 ) -> ResultSet:
     """Measure REQ/REP round-trip latency (with percentiles) over every point of the sweep.
 
-    ``payload`` and ``progress`` are as for :func:`run_throughput`.
+    ``payload``, ``progress`` and ``stop`` are as for :func:`run_throughput`.
 
     Example
     -------
@@ -81,7 +107,7 @@ def run_latency(
     >>> r.df[["transport", "size", "p50_us", "p99_us"]]               # doctest: +SKIP
     """
     params = params or LatencyParams(**values)
-    return _run(params, "echo", _latency_sample, progress, _payload(payload, values))
+    return _run(params, "echo", _latency_sample, _payload(payload, values), progress, stop)
 
 
 def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
@@ -99,8 +125,9 @@ def _run(
     params: BenchParams,
     role: str,
     sample: SampleFn,
+    payload: Payload | None,
     progress: Progress | None,
-    payload: Payload | None = None,
+    stop: StopFlag | None,
 ) -> ResultSet:
     points = list(params.points())
     if payload is not None:
@@ -109,15 +136,21 @@ def _run(
         points = [dict(key) for key in unique]
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for _, group in itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY)):
-        for point_rows in _measure_group(params, role, list(group), sample, payload):
-            rows.extend(point_rows)
-            point = point_rows[0]
-            warnings += _point_warnings(point_rows, params.metrics[0].name, point)
-            if progress is not None:
-                progress(len(rows) // params.repeat, len(points))
-    settings = params.settings()
-    return ResultSet(params.benchmark, rows, settings, environment(), tuple(warnings))
+    notes: list[str] = []
+    groups = itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY))
+    try:
+        for _, group in groups:
+            for point_rows in _measure_group(params, role, list(group), sample, payload, stop):
+                rows.extend(point_rows)
+                point = point_rows[0]
+                warnings += _point_warnings(point_rows, params.metrics[0].name, point)
+                if progress is not None:
+                    progress(len(rows) // params.repeat, len(points))
+    except Stopped:
+        # The far end is already closed (the link's context manager): keep what is whole.
+        notes.append(stopped_note(len(rows) // params.repeat, len(points)))
+    metadata = {**environment(), "notes": notes}
+    return ResultSet(params.benchmark, rows, params.settings(), metadata, tuple(warnings))
 
 
 def _measure_group(
@@ -126,6 +159,7 @@ def _measure_group(
     group: list[dict[str, Any]],
     sample: SampleFn,
     payload: Payload | None,
+    stop: StopFlag | None,
 ) -> Iterator[list[dict[str, Any]]]:
     """The points that share one far end (same transport, peer and size), one by one."""
     current = group[0]
@@ -135,7 +169,7 @@ def _measure_group(
                   params.timeout, hwm) as link:  # fmt: skip
             for current in group:
                 message = payload or Payload.blank(current["size"])
-                point_rows = _measure_point(link, params, current, sample, message)
+                point_rows = _measure_point(link, params, current, sample, message, stop)
                 for row in point_rows:
                     row.update(benchmark=params.benchmark, hwm=hwm)
                 yield point_rows
@@ -144,11 +178,17 @@ def _measure_group(
 
 
 def _measure_point(
-    link: Link, params: BenchParams, point: Mapping[str, Any], sample: SampleFn, payload: Payload
+    link: Link,
+    params: BenchParams,
+    point: Mapping[str, Any],
+    sample: SampleFn,
+    payload: Payload,
+    stop: StopFlag | None,
 ) -> list[dict[str, Any]]:
     link.data.copy_threshold = point["copy_threshold"]
 
     def one_sample(count: int) -> tuple[dict[str, Any], float]:
+        check_stop(stop)  # between samples, the far end is idle and can be closed
         return sample(link, payload, count, point["copy"])
 
     try:
@@ -252,7 +292,7 @@ def _latency_sample(
 
 def describe(point: Mapping[str, Any]) -> str:
     """``tcp 64k B zero-copy (peer process)``: a point, in words, for messages."""
-    copy = "copy" if point["copy"] else "zero-copy"
+    copy = COPY.label(point["copy"])
     return f"{point['transport']} {format_size(point['size'])} B {copy} (peer {point['peer']})"
 
 

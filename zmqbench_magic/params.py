@@ -17,7 +17,17 @@ from typing import Any, ClassVar
 
 import zmq
 
-from .units import GiB, KiB, MiB, parse_bool, parse_duration, parse_size, spell_size
+from .units import (
+    GiB,
+    KiB,
+    MiB,
+    format_duration,
+    format_size,
+    parse_bool,
+    parse_duration,
+    parse_size,
+    spell_size,
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,17 @@ class Param:
     choices: tuple[Any, ...] = ()
     sweep: bool = False
     short: str | None = None
+    labels: tuple[str, ...] = ()  # words for the choices, in order, where a bare value is unclear
+
+    def label(self, value: Any) -> str:
+        """A value as people read it: ``zero-copy`` for ``copy=False``, ``64k`` for a size."""
+        if self.labels:
+            return self.labels[self.choices.index(value)]
+        if self.kind == "size":
+            return format_size(int(value))
+        if self.kind == "duration":
+            return format_duration(value) if value else "0"
+        return _spell(value)
 
     @property
     def option(self) -> str:
@@ -171,7 +192,7 @@ SIZE = Param(
 )
 COPY = Param(
     "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
-    "copy", "bool", choices=(True, False), sweep=True,
+    "copy", "bool", choices=(True, False), sweep=True, labels=("copy", "zero-copy"),
 )
 TRANSPORT = Param(
     "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import zmq
 
-from .params import BENCHMARKS
+from .params import BENCHMARKS, COPY
 from .units import format_duration, format_size
 
 FORMAT = "zmqbench-result"
@@ -98,7 +98,11 @@ class ResultSet:
             self.benchmark,
             self.rows + other.rows,
             settings={**self.settings, **other.settings},
-            metadata=self.metadata or other.metadata,
+            # One environment (the first run's), and every run's notes.
+            metadata={
+                **(self.metadata or other.metadata),
+                "notes": [*self.metadata.get("notes", []), *other.metadata.get("notes", [])],
+            },
             warnings=self.warnings + other.warnings,
         )
 
@@ -182,7 +186,7 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
         return _flood_line(point, samples)
     where = (
         f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
-        f"{'copy' if point['copy'] else 'zero-copy':<9}"
+        f"{COPY.label(point['copy']):<9}"
     )
     if benchmark == "thr":
         rate = point["msgs_per_s"]

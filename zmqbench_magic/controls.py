@@ -1,0 +1,95 @@
+"""ipywidgets controls built from the parameter declarations, and their values read back.
+
+A control takes its description, default, range, choices and tooltip from its
+:class:`~zmqbench_magic.params.Param`, so a panel never restates them: sizes and
+task counts are powers-of-two sliders, durations 1-2-5 steps, booleans and short
+choice lists toggle buttons, small integer ranges sliders, and the rest bounded text
+boxes. A swept parameter plotted on the chart's x axis (size, tasks, duration) is a
+from-to range: every option between the two handles is measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from .params import Param
+
+# Integer ranges up to this wide are sliders; wider ones (counts) are text boxes.
+_SLIDER_MAX_STEPS = 64
+# More choices than this go in a drop-down rather than a row of buttons.
+_BUTTON_MAX_CHOICES = 4
+_POWERS_OF_TWO = [2**i for i in range(41)]
+_ONE_TWO_FIVE = [m * 10.0**e for e in range(-4, 4) for m in (1, 2, 5)]
+_STYLE = {"description_width": "11em"}
+_WIDE = widgets.Layout(width="34em")
+
+
+def log_options(param: Param, keep: tuple[Any, ...] = ()) -> list[Any]:
+    """What a log-scale control offers within the parameter's range, plus ``keep``
+    (values asked for that are not on the grid, such as a 100-byte size)."""
+    grid = [0.0, *_ONE_TWO_FIVE] if param.kind == "duration" else [0, *_POWERS_OF_TWO]
+    low = param.low if param.low is not None else grid[0]
+    high = param.high if param.high is not None else grid[-1]
+    return sorted({v for v in grid if low <= v <= high} | set(keep))
+
+
+def make_control(param: Param, value: Any, *, ranged: bool) -> widgets.ValueWidget:
+    """The widget for ``param`` showing ``value`` (a tuple for a swept parameter).
+
+    ``ranged``: a from-to range slider over a log-scale grid, measuring every option
+    between its handles. Otherwise a swept parameter takes one value at a time (runs
+    accumulate on the chart instead), and more than one is a ``ValueError``.
+    """
+    values = tuple(value) if param.sweep else (value,)
+    if not ranged and len(values) > 1:
+        spelled = " ".join(param.label(v) for v in values)
+        msg = (
+            f"{param.name} {spelled}: the panel measures one {param.name} per run (runs "
+            "accumulate on its chart); give one value and run once per value"
+        )
+        raise ValueError(msg)
+    common: dict[str, Any] = {
+        "description": param.title,
+        "tooltip": param.help,
+        "style": _STYLE,
+    }
+    if ranged or param.kind in ("size", "duration"):
+        options = [(param.label(v), v) for v in log_options(param, values)]
+        if ranged:
+            span = (min(values), max(values))
+            return widgets.SelectionRangeSlider(
+                options=options, value=span, continuous_update=False, layout=_WIDE, **common
+            )
+        return widgets.SelectionSlider(
+            options=options, value=values[0], continuous_update=False, layout=_WIDE, **common
+        )
+    return _plain_control(param, values[0], common)
+
+
+def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.ValueWidget:
+    if param.choices:
+        options = [(param.label(c), c) for c in param.choices]
+        if len(options) <= _BUTTON_MAX_CHOICES:
+            buttons = widgets.ToggleButtons(options=options, value=value, **common)
+            buttons.style.button_width = "7em"
+            return buttons
+        return widgets.Dropdown(options=options, value=value, **common)
+    bounds = {"min": param.low, "max": param.high}
+    if param.kind == "int":
+        if param.high - param.low <= _SLIDER_MAX_STEPS:
+            return widgets.IntSlider(value=value, continuous_update=False, **bounds, **common)
+        return widgets.BoundedIntText(value=value, **bounds, **common)
+    if param.kind == "float":
+        return widgets.BoundedFloatText(value=value, **bounds, **common)
+    return widgets.Text(value=value, placeholder=param.help[:60], layout=_WIDE, **common)
+
+
+def control_value(param: Param, control: widgets.ValueWidget) -> Any:
+    """The value a control stands for, as the params object takes it: every option
+    between a range slider's handles; a list of one for another swept parameter."""
+    if isinstance(control, widgets.SelectionRangeSlider):
+        low, high = control.value
+        return [v for _, v in control.options if low <= v <= high]
+    return [control.value] if param.sweep else control.value
