@@ -44,10 +44,10 @@ def make_control(param: Param, value: Any, *, ranged: bool) -> widgets.ValueWidg
     """
     values = tuple(value) if param.sweep else (value,)
     if not ranged and len(values) > 1:
-        spelled = " ".join(param.label(v) for v in values)
+        spelled = ", ".join(param.label(v) for v in values)
         msg = (
-            f"{param.name} {spelled}: the panel measures one {param.name} per run (runs "
-            "accumulate on its chart); give one value and run once per value"
+            f"{param.name}: a panel takes one value per run, got {spelled}; give one and "
+            "run once per value (runs accumulate on the panel's chart)"
         )
         raise ValueError(msg)
     common: dict[str, Any] = {

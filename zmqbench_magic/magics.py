@@ -45,10 +45,24 @@ def _output_arguments(func: Callable[..., Any]) -> Any:
             (("-o", "--output"), {"action": "store_true", "help": "return the result object"}),
             (("-v", "--variable"), {"metavar": "NAME", "help": "store the result in NAME"}),
             (("--no-chart",), {"action": "store_true", "help": "do not show the chart"}),
+            (
+                ("--widget",),
+                {
+                    "action": "store_true",
+                    "help": "measure nothing now: show an interactive panel with these "
+                    "options filled in (line magic only)",
+                },
+            ),
         ]
     ):
         func = magic_arguments.argument(*flags, **kwargs)(func)
     return func
+
+
+def _refuse_widget(args: Any) -> None:
+    if args.widget:
+        msg = "--widget is for the line magic: a panel measures what its controls show"
+        raise UsageError(msg)
 
 
 class _UserCodeFailed(Exception):
@@ -92,6 +106,7 @@ class ZmqBenchMagics(Magics):
     ) -> ResultSet | None:
         if cell is None:
             return self._run(args, params_class, measure)
+        _refuse_widget(args)
         if args.size is not None:
             msg = "--size does not apply to the cell form: the cell's value is the message"
             raise UsageError(msg)
@@ -159,6 +174,7 @@ class ZmqBenchMagics(Magics):
         return self._run_task(args, cell, run_taskflood)
 
     def _run_task(self, args: Any, cell: str, run_taskflood: Any) -> ResultSet | None:
+        _refuse_widget(args)
         if args.test is not None:
             msg = "--test does not apply to the cell form: the cell is the task"
             raise UsageError(msg)
@@ -185,7 +201,9 @@ class ZmqBenchMagics(Magics):
         args: Any,
         params_class: type[BenchParams],
         measure: Callable[[BenchParams], ResultSet],
-    ) -> ResultSet | None:
+    ) -> Any:
+        if args.widget:
+            return self._panel(args, params_class)
         try:
             result = measure(params_from_options(params_class, vars(args)))
         except ValueError as exc:
@@ -194,6 +212,21 @@ class ZmqBenchMagics(Magics):
         if args.variable:
             self.shell.user_ns[args.variable] = result
         return result if args.output else None
+
+    def _panel(self, args: Any, params_class: type[BenchParams]) -> Any:
+        """The benchmark's panel, its controls set from the options given."""
+        from .widgets import PANELS  # ipywidgets and altair only when a panel is asked for
+
+        given = {p.name: vars(args)[p.name] for p in params_class.fields()}
+        try:
+            panel = PANELS[params_class.benchmark](  # type: ignore[attr-defined]
+                **{name: value for name, value in given.items() if value is not None}
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.variable:
+            self.shell.user_ns[args.variable] = panel
+        return panel
 
     @staticmethod
     def _show(result: ResultSet, args: Any) -> None:

@@ -52,6 +52,7 @@ def check_stop(stop: StopFlag | None) -> None:
 def stopped_note(done: int, total: int) -> str:
     return f"stopped on request after {done} of {total} points; the rest were not measured"
 
+
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
