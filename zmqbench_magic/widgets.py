@@ -65,6 +65,11 @@ class BenchmarkPanel:
         self.chart: alt.TopLevelMixin | None = None
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
+        # Set by the worker as it ends. Not Thread.is_alive(): on Python < 3.13 a
+        # KeyboardInterrupt inside Thread.join() can leave is_alive() False for a
+        # thread that is still running.
+        self._idle = threading.Event()
+        self._idle.set()
         self._error: BaseException | None = None
         self._build()
         self._show_placeholder()
@@ -77,7 +82,7 @@ class BenchmarkPanel:
 
     @property
     def running(self) -> bool:
-        return self._worker is not None and self._worker.is_alive()
+        return not self._idle.is_set()
 
     def params(self) -> BenchParams:
         """The settings the controls show now (``ValueError`` if they do not go together)."""
@@ -106,16 +111,16 @@ class BenchmarkPanel:
 
         A kernel interrupt while waiting stops the run cleanly before it propagates.
         """
-        worker = self._worker
-        if worker is not None:
-            try:
-                if not _join(worker, timeout):
-                    msg = f"the run was still going after {timeout:g} s (it goes on; p.stop())"
-                    raise TimeoutError(msg)
-            except KeyboardInterrupt:
-                self.stop()
-                _join(worker, _STOP_GRACE_S)
-                raise
+        try:
+            if not _wait(self._idle, timeout):
+                msg = f"the run was still going after {timeout:g} s (it goes on; p.stop())"
+                raise TimeoutError(msg)
+        except KeyboardInterrupt:
+            self.stop()
+            _wait(self._idle, _STOP_GRACE_S)
+            raise
+        if self._worker is not None:
+            self._worker.join(_STOP_GRACE_S)  # it has only to return now
         error, self._error = self._error, None
         if error is not None:
             raise error
@@ -167,6 +172,7 @@ class BenchmarkPanel:
     def _start(self, job: Callable[[], None]) -> None:
         self._stop.clear()
         self._error = None
+        self._idle.clear()
         self._set_busy(True)
 
         def work() -> None:
@@ -177,6 +183,7 @@ class BenchmarkPanel:
                 self._say(f"error: {exc}")
             finally:
                 self._set_busy(False)
+                self._idle.set()
 
         self._worker = threading.Thread(target=work, name=f"zmqbench-{self.benchmark}-panel")
         self._worker.start()
@@ -364,13 +371,12 @@ PANELS: dict[str, type[BenchmarkPanel]] = {
 }
 
 
-def _join(worker: threading.Thread, timeout: float | None) -> bool:
-    """Join in short steps, so a kernel interrupt reaches the waiting thread."""
+def _wait(done: threading.Event, timeout: float | None) -> bool:
+    """Wait in short steps, so a kernel interrupt reaches the waiting thread."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    while worker.is_alive():
+    while not done.wait(0.1):
         if deadline is not None and time.monotonic() > deadline:
             return False
-        worker.join(0.1)
     return True
 
 

@@ -1,0 +1,273 @@
+"""The panels from Python: every control against its declaration, Run, Stop, Clear,
+accumulation, export and the engines slider, on real sockets and a real cluster.
+(What a person sees in a browser is tests/test_browser.py.)"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import ipywidgets as widgets
+import pytest
+from IPython.core.error import UsageError
+
+import zmqbench_magic
+from conftest import TINY, cluster_processes
+from zmqbench_magic import cluster
+from zmqbench_magic.controls import log_options
+from zmqbench_magic.measure import run_throughput
+from zmqbench_magic.params import KiB
+from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
+
+FLOOD_TINY = {"repeat": 1, "warmup": 0}
+
+
+def wait_until(condition, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} not reached within {timeout} s"
+        time.sleep(0.02)
+
+
+def svg_of(panel):
+    (output,) = panel.output.outputs  # one output: redrawn in place, never appended
+    return output["data"].get("image/svg+xml")
+
+
+@pytest.mark.parametrize("benchmark", sorted(PANELS))
+def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
+    panel = PANELS[benchmark]()
+    fields = panel.params_class.fields()
+    assert list(panel.controls) == [p.name for p in fields]
+    for param in fields:
+        control = panel.controls[param.name]
+        assert control.description == param.title
+        assert control.tooltip == param.help
+        value = control.value
+        if isinstance(control, widgets.SelectionRangeSlider):
+            assert value == (param.default, param.default)
+            assert [v for _, v in control.options] == log_options(param, (param.default,))
+        else:
+            assert value == param.default, param.name
+        if param.choices:
+            assert [v for _, v in control.options] == list(param.choices)
+        if isinstance(control, (widgets.IntSlider, widgets.BoundedIntText,
+                                widgets.BoundedFloatText)):  # fmt: skip
+            assert (control.min, control.max) == (param.low, param.high)
+    # The defaults read back are the params' defaults.
+    assert panel.params() == panel.params_class()
+
+
+def test_the_controls_are_the_kinds_a_user_expects():
+    thr, flood = ThroughputPanel(), TaskFloodPanel()
+    assert isinstance(thr.controls["size"], widgets.SelectionRangeSlider)
+    sizes = [v for _, v in thr.controls["size"].options]
+    assert sizes[0] == 1 and sizes[-1] == 1 << 30
+    assert all(b == 2 * a for a, b in zip(sizes, sizes[1:]))  # powers of two
+    assert [label for label, _ in thr.controls["size"].options][10] == "1k"
+    assert isinstance(thr.controls["copy"], widgets.ToggleButtons)
+    assert [label for label, _ in thr.controls["copy"].options] == ["copy", "zero-copy"]
+    assert isinstance(thr.controls["transport"], widgets.ToggleButtons)
+    assert isinstance(thr.controls["count"], widgets.BoundedIntText)
+    assert isinstance(flood.controls["engines"], widgets.IntSlider)
+    assert flood.controls["engines"].min == 1
+    assert isinstance(flood.controls["tasks"], widgets.SelectionRangeSlider)
+    assert isinstance(flood.controls["scheme"], widgets.Dropdown)
+
+
+def test_the_controls_read_back_as_the_sweep_they_show():
+    panel = ThroughputPanel()
+    panel.controls["size"].value = (1 * KiB, 8 * KiB)
+    panel.controls["copy"].value = False
+    panel.controls["transport"].value = "ipc"
+    panel.controls["count"].value = 500
+    params = panel.params()
+    assert params.size == (1024, 2048, 4096, 8192)
+    assert (params.copy, params.transport, params.count) == ((False,), ("ipc",), 500)
+
+
+def test_a_prefill_off_the_grid_is_kept_and_bad_ones_are_refused():
+    panel = ThroughputPanel(size=[100, "1k"])
+    assert panel.controls["size"].value == (100, 1024)
+    assert panel.params().size == (100, 128, 256, 512, 1024)
+    with pytest.raises(ValueError, match="size must be from 1 B to 1G"):
+        ThroughputPanel(size=0)
+    with pytest.raises(ValueError, match="copy: a panel takes one value per run, got copy, zero"):
+        ThroughputPanel(copy=[True, False])
+
+
+def test_settings_that_do_not_go_together_are_reported_and_start_nothing(no_leftovers):
+    panel = ThroughputPanel()
+    panel.controls["transport"].value = "inproc"
+    panel.controls["peer"].value = "process"
+    with pytest.raises(ValueError, match="peer process cannot be used with transport inproc"):
+        panel.run()
+    panel.run_button.click()  # the button says so in the panel instead of raising
+    assert "error: peer process cannot be used" in panel.status.value
+    assert not panel.running and panel.result is None
+
+
+def test_runs_accumulate_and_the_chart_is_redrawn_in_place(no_leftovers):
+    panel = ThroughputPanel(size=["1k", "4k"], **TINY)
+    result = panel.run()
+    assert result is panel.result and len(result.df) == 3 * TINY["repeat"]
+    assert (panel.progress.value, panel.progress.max) == (3, 3)
+    first_svg = svg_of(panel)
+    assert "3 sizes" in first_svg and "1k B copy" in panel.status.value
+    panel.controls["copy"].value = False
+    panel.run()
+    df = panel.result.df
+    assert sorted(df["copy"].unique()) == [False, True] and len(df) == 6 * TINY["repeat"]
+    second_svg = svg_of(panel)
+    assert second_svg != first_svg and "zero-copy" in second_svg
+    # Both copy modes on one transport: the chart gains the zero-copy speed-up beside it.
+    assert "Relative speed of zero-copy sends" in second_svg
+    assert panel.chart.to_dict()["hconcat"]
+
+
+def test_the_run_button_runs_in_the_background_and_greys_the_controls(no_leftovers):
+    panel = LatencyPanel(**TINY)
+    panel.run_button.click()
+    assert panel.running or panel.result is not None  # it may already be done
+    if panel.running:
+        assert panel.controls["size"].disabled and not panel.stop_button.disabled
+    result = panel.wait(timeout=60)
+    assert set(result.df["size"]) == {1024} and "p50" in panel.status.value
+    assert not panel.controls["size"].disabled and panel.stop_button.disabled
+    assert "round trip" in svg_of(panel)
+
+
+def test_stop_ends_the_run_between_samples_keeping_whole_points(no_leftovers):
+    panel = ThroughputPanel(size=["1k", "1M"], count=0, min_time=0.05, repeat=3, warmup=0)
+    panel.run(wait=False)
+    wait_until(lambda: panel.progress.value >= 1, what="the first point")
+    panel.stop_button.click()
+    result = panel.wait(timeout=60)
+    points = result.df.groupby("size").size()
+    assert 1 <= len(points) < 11 and (points == 3).all()  # only whole points
+    assert any("stopped on request after" in n for n in result.metadata["notes"])
+    assert "stopped on request" in panel.status.value and svg_of(panel)
+    assert not panel.running and not panel.controls["size"].disabled
+    # The panel is ready for another run.
+    panel.controls["size"].value = (1024, 1024)
+    panel.controls["count"].value = 200
+    assert len(panel.run().df) > len(result.df) - 1
+
+
+def test_a_kernel_interrupt_while_waiting_stops_the_run(no_leftovers, kernel_sigint):
+    panel = ThroughputPanel(size=["1k", "1M"], count=0, min_time=0.05, warmup=0)
+    main = threading.main_thread().ident
+    timer = threading.Timer(0.7, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        panel.run()
+    timer.join()
+    assert not panel.running
+    # The run ended at a sample boundary, with its points so far, and said why.
+    assert panel.result is None or "stopped on request" in str(panel.result)
+
+
+def test_clear_forgets_the_result_and_empties_the_chart(no_leftovers):
+    panel = ThroughputPanel(**TINY)
+    panel.run()
+    assert panel.chart is not None
+    panel.clear_button.click()
+    assert panel.result is None and panel.chart is None
+    assert svg_of(panel) is None and "press Run" in panel.output.outputs[0]["data"]["text/plain"]
+    panel.run()
+    assert len(panel.result.df) == TINY["repeat"]  # the old samples are gone
+
+
+def test_export_writes_csv_and_the_project_json(no_leftovers, tmp_path, monkeypatch):
+    panel = ThroughputPanel(**TINY)
+    with pytest.raises(ValueError, match="nothing to export yet"):
+        panel.to_csv()
+    panel.run()
+    loaded = zmqbench_magic.load(panel.save(tmp_path / "r.json"))
+    assert loaded.rows == panel.result.rows
+    csv = panel.to_csv(tmp_path / "r.csv").read_text().splitlines()
+    assert len(csv) == 1 + len(panel.result.rows) and csv[0].startswith("size,")
+    monkeypatch.chdir(tmp_path)
+    panel.csv_button.click()
+    panel.json_button.click()
+    assert (tmp_path / "zmqbench-thr.csv").is_file()
+    assert zmqbench_magic.load(tmp_path / "zmqbench-thr.json").rows == panel.result.rows
+    assert str(tmp_path / "zmqbench-thr.json") in panel.status.value
+
+
+def test_the_core_stop_flag_keeps_the_points_before_it():
+    stop = threading.Event()
+    result = run_throughput(size=[64, 128, 256], progress=lambda done, _: stop.set(),
+                            stop=stop, **TINY)  # fmt: skip
+    assert list(result.df["size"].unique()) == [64]
+    assert result.metadata["notes"] == [
+        "stopped on request after 1 of 3 points; the rest were not measured"
+    ]
+
+
+def test_the_magic_widget_option_prefills_the_panel(ip):
+    panel = ip.run_line_magic("zmqthr", "--widget --size 64k 1M --copy false -t ipc")
+    assert isinstance(panel, ThroughputPanel) and panel.result is None
+    assert panel.controls["size"].value == (65536, 1 << 20)
+    assert (panel.controls["copy"].value, panel.controls["transport"].value) == (False, "ipc")
+    flood = ip.run_line_magic("taskflood", "--widget -e 1 --test echo -v P")
+    assert ip.user_ns["P"] is flood and flood.controls["engines"].value == 1
+    assert not flood.controls["size"].disabled and flood.controls["duration"].disabled
+    assert cluster.current() is None  # a panel starts nothing until Run
+    with pytest.raises(UsageError, match="a panel takes one value per run"):
+        ip.run_line_magic("zmqlat", "--widget --transport tcp ipc")
+    with pytest.raises(UsageError, match="--widget is for the line magic"):
+        ip.run_cell_magic("zmqthr", "--widget", "b'x'")
+
+
+@pytest.fixture(scope="module")
+def flood_panel():
+    """One flood panel (and so one cluster) for the module; nothing left at the end."""
+    assert cluster_processes() == [], "ipyparallel processes running before the tests"
+    panel = TaskFloodPanel(tasks=[8, 16], engines=1, **FLOOD_TINY)
+    yield panel
+    cluster.stop()
+    assert cluster_processes() == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("zmqbench-")]
+
+
+def test_the_flood_panel_resizes_its_cluster_when_engines_move(flood_panel):
+    flood_panel.run()
+    handle = cluster.current()
+    assert len(handle.engine_ids()) == 1
+    cluster_id = handle.cluster.cluster_id
+    flood_panel.controls["engines"].value = 2
+    flood_panel.wait(timeout=120)
+    assert cluster.current() is handle and handle.cluster.cluster_id == cluster_id
+    assert len(handle.engine_ids()) == 2
+    assert "resized the cluster from 1 to 2 engines" in flood_panel.status.value
+    flood_panel.run()
+    df = flood_panel.result.df
+    assert sorted(df["engines"].unique()) == [1, 2]
+    # Two engine counts: the tasks/s-by-engines chart joins the flood chart.
+    assert "by number of engines" in svg_of(flood_panel)
+
+
+def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
+    handle = cluster.current()
+    flood_panel.controls["tasks"].value = (8, 1024)
+    flood_panel.controls["repeat"].value = 3
+    before = len(flood_panel.result.rows)
+    flood_panel.run(wait=False)
+    wait_until(lambda: flood_panel.progress.value >= 1, what="the first flood point")
+    flood_panel.stop()
+    flood_panel.wait(timeout=120)
+    added = flood_panel.result.df.iloc[before:]
+    assert 1 <= added["tasks"].nunique() < 8 and (added.groupby("tasks").size() == 3).all()
+    assert cluster.current() is handle and not handle.client.outstanding
+    flood_panel.controls["test"].value = "echo"
+    assert not flood_panel.controls["size"].disabled
+    flood_panel.controls["tasks"].value = (8, 8)
+    flood_panel.controls["size"].value = (1024, 4096)
+    flood_panel.run()
+    assert cluster.current() is handle
+    # The chart shows the latest test; the result keeps every run.
+    assert "array echo" in svg_of(flood_panel)
+    assert set(flood_panel.result.df["test"]) == {"flood", "echo"}
+
