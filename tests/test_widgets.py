@@ -4,16 +4,17 @@ accumulation, export and the engines slider, on real sockets and a real cluster.
 
 from __future__ import annotations
 
+import itertools
 import signal
 import threading
 import time
 
 import ipywidgets as widgets
 import pytest
+from conftest import TINY, cluster_processes
 from IPython.core.error import UsageError
 
 import zmqbench_magic
-from conftest import TINY, cluster_processes
 from zmqbench_magic import cluster
 from zmqbench_magic.controls import log_options
 from zmqbench_magic.measure import run_throughput
@@ -64,7 +65,7 @@ def test_the_controls_are_the_kinds_a_user_expects():
     assert isinstance(thr.controls["size"], widgets.SelectionRangeSlider)
     sizes = [v for _, v in thr.controls["size"].options]
     assert sizes[0] == 1 and sizes[-1] == 1 << 30
-    assert all(b == 2 * a for a, b in zip(sizes, sizes[1:]))  # powers of two
+    assert all(b == 2 * a for a, b in itertools.pairwise(sizes))  # powers of two
     assert [label for label, _ in thr.controls["size"].options][10] == "1k"
     assert isinstance(thr.controls["copy"], widgets.ToggleButtons)
     assert [label for label, _ in thr.controls["copy"].options] == ["copy", "zero-copy"]

@@ -219,7 +219,11 @@ class BenchmarkPanel:
         )
 
     def _say(self, text: str) -> None:
-        self.status.value = f"<pre style='margin:0;line-height:1.3'>{html.escape(text)}</pre>"
+        # A long sweep's summary scrolls inside its box rather than pushing the chart down.
+        self.status.value = (
+            "<pre style='margin:0;line-height:1.3;max-height:9em;overflow:auto'>"
+            f"{html.escape(text)}</pre>"
+        )
 
     def _set_progress(self, done: int, total: int) -> None:
         self.progress.max = max(total, 1)
