@@ -60,6 +60,31 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
     assert panel.params() == panel.params_class()
 
 
+def _another_value(control):
+    """A value the control can show other than its current one, and what it stands for."""
+    if isinstance(control, widgets.SelectionRangeSlider):
+        low, high = control.options[1][1], control.options[2][1]
+        return (low, high), [low, high]
+    if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons, widgets.Dropdown)):
+        other = next(v for _, v in reversed(control.options) if v != control.value)
+        return other, other
+    if isinstance(control, widgets.Text):
+        return "elsewhere", "elsewhere"
+    return control.max, control.max  # the numeric boxes and sliders
+
+
+@pytest.mark.parametrize("benchmark", sorted(PANELS))
+def test_each_control_sets_its_own_parameter(benchmark):
+    for param in PANELS[benchmark].params_class.fields():
+        panel = PANELS[benchmark]()
+        shown, meant = _another_value(panel.controls[param.name])
+        panel.controls[param.name].value = shown
+        expected = tuple(meant) if isinstance(meant, list) else meant
+        if param.sweep and not isinstance(meant, list):
+            expected = (meant,)
+        assert getattr(panel.params(), param.name) == expected, param.name
+
+
 def test_the_controls_are_the_kinds_a_user_expects():
     thr, flood = ThroughputPanel(), TaskFloodPanel()
     assert isinstance(thr.controls["size"], widgets.SelectionRangeSlider)

@@ -275,7 +275,7 @@ class BenchmarkPanel:
         the front end's log where nobody would see it."""
         try:
             action()
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError, OSError) as exc:
             self._say(f"error: {exc}")
 
     def _exported(self, path: Path) -> None:
