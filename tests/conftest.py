@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import os
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -98,12 +99,49 @@ def _snapshot() -> dict[str, Any]:
 
 
 @pytest.fixture
-def kernel_sigint() -> Iterator[None]:
-    """SIGINT raising KeyboardInterrupt, as in a kernel. A shell starts background jobs
-    with SIGINT ignored, and Python then installs no handler of its own, so a test run
-    from one would never see the interrupt it sends."""
+def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], None]]:
+    """``interrupt(after)``: a kernel interrupt (SIGINT to the main thread) ``after``
+    seconds from now, with SIGINT raising KeyboardInterrupt as in a kernel.
+
+    A shell starts background jobs with SIGINT ignored, and Python then installs no
+    handler of its own, so a test run from one would never see the interrupt; this
+    installs it. And an interrupt that lands while the main thread runs a finalizer
+    (a ``__del__``, a weakref callback; ipyparallel and pyzmq have many) is printed
+    and dropped by Python itself, as a kernel's Interrupt button would then have to be
+    pressed again: so it is sent again, only then (never during the cleanup)."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
+    dropped, finished = threading.Event(), threading.Event()
+    report = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            print(f"kernel_sigint: the interrupt was dropped in {info.object!r}; sent again")
+            dropped.set()
+        else:
+            report(info)
+
+    monkeypatch.setattr(sys, "unraisablehook", unraisable)
+    main = threading.main_thread().ident
+    senders: list[threading.Thread] = []
+
+    def press_interrupt(after: float) -> None:
+        if finished.wait(after):
+            return
+        while not finished.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
+            while not (dropped.is_set() or finished.wait(0.05)):
+                pass
+            dropped.clear()
+
+    def interrupt(after: float) -> None:
+        sender = threading.Thread(target=press_interrupt, args=(after,), name="test-interrupt")
+        senders.append(sender)
+        sender.start()
+
+    yield interrupt
+    finished.set()
+    for sender in senders:
+        sender.join(5)
     signal.signal(signal.SIGINT, previous)
 
 

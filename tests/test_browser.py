@@ -23,9 +23,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from playwright.sync_api import Locator, Page, sync_playwright
-
 from conftest import cluster_processes
+from playwright.sync_api import Locator, Page, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -3,7 +3,6 @@ interrupt, a killed kernel. And the core never imports the front-end libraries."
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import textwrap
@@ -67,8 +66,7 @@ def test_a_peer_that_hangs_times_out_and_is_stopped(no_leftovers):
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
 def test_a_kernel_interrupt_leaves_nothing(transport, no_leftovers, kernel_sigint):
-    main = threading.main_thread().ident
-    _in_background(lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)))
+    kernel_sigint(0.5)
     with pytest.raises(KeyboardInterrupt):
         run_throughput(transport=transport, **LONG)
 

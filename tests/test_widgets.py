@@ -5,7 +5,6 @@ accumulation, export and the engines slider, on real sockets and a real cluster.
 from __future__ import annotations
 
 import itertools
-import signal
 import threading
 import time
 
@@ -183,12 +182,9 @@ def test_stop_ends_the_run_between_samples_keeping_whole_points(no_leftovers):
 
 def test_a_kernel_interrupt_while_waiting_stops_the_run(no_leftovers, kernel_sigint):
     panel = ThroughputPanel(size=["1k", "1M"], count=0, min_time=0.05, warmup=0)
-    main = threading.main_thread().ident
-    timer = threading.Timer(0.7, signal.pthread_kill, (main, signal.SIGINT))
-    timer.start()
+    kernel_sigint(0.7)
     with pytest.raises(KeyboardInterrupt):
         panel.run()
-    timer.join()
     assert not panel.running
     # The run ended at a sample boundary, with its points so far, and said why.
     assert panel.result is None or "stopped on request" in str(panel.result)
