@@ -31,3 +31,14 @@ def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
     for figure in ("round trip (tasks/s)", "sent (ms)", "start 2 engines", "grow 2 -> 3", "shrink 3 -> 2"):
         assert figure in done.stdout
     assert cluster_processes() == []
+
+
+def test_panel_bench_quick_prints_its_figures():
+    done = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_panel.py")), "--quick"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    ratio = next(ln for ln in done.stdout.splitlines() if ln.startswith("run wall time"))
+    assert float(ratio.split()[-1]) > 0
+    assert "redraw, one run (ms)" in done.stdout and "redraw, ten runs (ms)" in done.stdout
