@@ -47,9 +47,12 @@ def main() -> None:
     sweep = {**SWEEP, "size": ["1k", "4k"]} if args.quick else SWEEP
 
     panel = ThroughputPanel(**sweep)
+    # The sweep the panel's controls show (its size range is every size from 1k to
+    # 64k), so that both measure the same points.
+    params = panel.params()
     direct, through_panel = [], []
     for _ in range(rounds):
-        direct.append(timed(lambda: run_throughput(**sweep)))
+        direct.append(timed(lambda: run_throughput(params)))
         panel.clear()  # each panel run draws one run's result, as the direct run has
         through_panel.append(timed(panel.run))
     one_run = panel.result
