@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -64,6 +65,7 @@ def server(request, tmp_path):
     settings.mkdir(parents=True)
     # No "would you like news?" toast over the page.
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    ipc_dirs = set(Path(tempfile.gettempdir()).glob("zmqbench-*"))
     port = _free_port()
     command = [
         sys.executable, "-m", module, "--allow-root", "--ip=127.0.0.1", f"--port={port}",
@@ -88,6 +90,8 @@ def server(request, tmp_path):
         _stop_server(base, process)
         log.close()
     assert cluster_processes() == [], "the notebook's kernel left a cluster behind"
+    left = set(Path(tempfile.gettempdir()).glob("zmqbench-*")) - ipc_dirs
+    assert left == set(), "the notebook's kernel left ipc or profile directories behind"
 
 
 def _wait_for_server(base: str, process: subprocess.Popen, log: Path) -> None:

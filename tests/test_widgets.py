@@ -237,6 +237,9 @@ def test_the_magic_widget_option_prefills_the_panel(ip):
     assert ip.user_ns["P"] is flood and flood.controls["engines"].value == 1
     assert not flood.controls["size"].disabled and flood.controls["duration"].disabled
     assert cluster.current() is None  # a panel starts nothing until Run
+    flood.controls["engines"].value = 2
+    assert "no cluster yet: Run starts one of 2 engines" in flood.status.value
+    assert cluster.current() is None and not flood.running
     with pytest.raises(UsageError, match="a panel takes one value per run"):
         ip.run_line_magic("zmqlat", "--widget --transport tcp ipc")
     with pytest.raises(UsageError, match="--widget is for the line magic"):

@@ -343,12 +343,14 @@ class TaskFloodPanel(BenchmarkPanel):
     def _engines_changed(self, change: dict[str, Any]) -> None:
         from . import cluster as clusters
 
-        uses_running_cluster = any(
-            self.controls[n].value for n in ("profile", "cluster_id", "url_file")
-        )
-        if self.running or uses_running_cluster or clusters.current() is None:
+        if self.running:
             return  # the next run sizes the cluster itself
-        self._start(self._resize)
+        if any(self.controls[n].value for n in ("profile", "cluster_id", "url_file")):
+            self._say("a running cluster you named is never resized: runs use its engines")
+        elif clusters.current() is None:
+            self._say(f"no cluster yet: Run starts one of {change['new']} engines")
+        else:
+            self._start(self._resize)
 
     def _resize(self) -> None:
         from . import cluster as clusters
