@@ -72,7 +72,9 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
     if param.choices:
         options = [(param.label(c), c) for c in param.choices]
         if len(options) <= _BUTTON_MAX_CHOICES:
-            buttons = widgets.ToggleButtons(options=options, value=value, **common)
+            # In a row with its description, like the sliders (ipywidgets puts it above).
+            row = widgets.Layout(display="flex", flex_flow="row", align_items="center")
+            buttons = widgets.ToggleButtons(options=options, value=value, layout=row, **common)
             buttons.style.button_width = "7em"
             return buttons
         return widgets.Dropdown(options=options, value=value, **common)
