@@ -139,7 +139,8 @@ class BenchmarkPanel:
             raise RuntimeError(msg)
         self.result = None
         self.chart = None
-        self._set_progress(0, 1)
+        self.progress.value = 0
+        self.progress_label.value = ""
         self._show_placeholder()
         self._say("cleared")
 
