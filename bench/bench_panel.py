@@ -7,7 +7,7 @@ medians of the wall time and the ratio panel / direct. Then how long the redraw
 alone takes (chart + SVG, as the panel does it) for one run's result and for ten runs
 accumulated.
 
-    python bench/bench_panel.py            # ~1 minute on 2 cores
+    python bench/bench_panel.py            # ~20 s on 2 cores
     python bench/bench_panel.py --quick    # checks the script, not the figures
 """
 

@@ -7,8 +7,10 @@ import math
 
 import pandas as pd
 
-# Columns that, with the size, identify what a copy / zero-copy pair is compared over.
-_PAIR_COLUMNS = ["transport", "peer", "copy_threshold", "size"]
+from .params import ZmqParams
+
+# What a copy / zero-copy pair is compared over: every swept parameter but copy.
+_PAIR_COLUMNS = [p.name for p in ZmqParams.sweep_fields() if p.name != "copy"]
 
 
 def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:

@@ -12,11 +12,12 @@ import altair as alt
 import pandas as pd
 
 from .analysis import medians, zero_copy_speedup
-from .params import COLUMN_TITLES, COPY
+from .params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
 
 _WIDTH, _HEIGHT = 360, 260
-_POINT_COLUMNS = ["transport", "peer", "copy", "copy_threshold", "size"]
-_FLOOD_COLUMNS = ["test", "tasks", "engines", "view", "scheme", "size", "duration"]
+# What identifies one point of a sweep: its swept parameters (and a flood's test).
+_POINT_COLUMNS = [p.name for p in ZmqParams.sweep_fields()]
+_FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
 
 
 def _size_axis() -> alt.X:

@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import SVG, display
 
 from .measure import run_latency, run_throughput
-from .options import param_options, params_from_options
+from .options import given_options, param_options, params_from_options
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
 
@@ -217,11 +217,9 @@ class ZmqBenchMagics(Magics):
         """The benchmark's panel, its controls set from the options given."""
         from .widgets import PANELS  # ipywidgets and altair only when a panel is asked for
 
-        given = {p.name: vars(args)[p.name] for p in params_class.fields()}
+        panel_class = PANELS[params_class.benchmark]  # type: ignore[attr-defined]
         try:
-            panel = PANELS[params_class.benchmark](  # type: ignore[attr-defined]
-                **{name: value for name, value in given.items() if value is not None}
-            )
+            panel = panel_class(**given_options(params_class, vars(args)))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if args.variable:

@@ -58,7 +58,11 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
         yield flags, kwargs
 
 
+def given_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters the user set among parsed options (the others stay at default)."""
+    return {p.name: parsed[p.name] for p in params.fields() if parsed.get(p.name) is not None}
+
+
 def params_from_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> BenchParams:
     """Build the params object from parsed options, leaving unset ones at their default."""
-    given = {p.name: parsed[p.name] for p in params.fields() if parsed.get(p.name) is not None}
-    return params(**given)
+    return params(**given_options(params, parsed))

@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 
 import altair as alt
 import ipywidgets as widgets
-import pandas as pd
 
 from .charts import default_chart
 from .controls import control_value, make_control
@@ -328,18 +327,18 @@ class TaskFloodPanel(BenchmarkPanel):
         # Each test has its own chart: show the latest run's (p.result keeps them all).
         df = result.df
         latest = df[df["test"] == df["test"].iloc[-1]]
-        return default_chart("flood", pd.DataFrame(latest).reset_index(drop=True))
+        return default_chart("flood", latest.reset_index(drop=True))
 
     def _set_busy(self, busy: bool) -> None:
         super()._set_busy(busy)
         self._enable_applicable(busy)
 
     def _enable_applicable(self, busy: bool | None = None) -> None:
-        """Size applies to echo, duration to map: the other tests' controls are greyed."""
+        """Grey what the chosen test ignores (size outside echo, duration outside map)."""
         busy = self.running if busy is None else busy
-        test = self.controls["test"].value
-        self.controls["size"].disabled = busy or test != "echo"
-        self.controls["duration"].disabled = busy or test != "map"
+        chosen = FloodParams(test=self.controls["test"].value)
+        for name, control in self.controls.items():
+            control.disabled = busy or not chosen.applies(name)
 
     def _engines_changed(self, change: dict[str, Any]) -> None:
         from . import cluster as clusters
