@@ -26,8 +26,8 @@ import time
 
 import ipyparallel as ipp
 
-from zmqbench_magic import cluster
-from zmqbench_magic.flood import echo, run_taskflood
+from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.flood import echo, run_taskflood
 
 TASKS = 256
 TIMEOUT = 120.0

@@ -18,8 +18,7 @@ import statistics
 import time
 
 from zmqbench_magic import run_throughput
-from zmqbench_magic.charts import default_chart
-from zmqbench_magic.render import chart_to_svg
+from zmqbench_magic.charts import chart_to_svg, default_chart
 from zmqbench_magic.widgets import ThroughputPanel
 
 SWEEP = {"size": ["1k", "64k"], "count": 2000, "repeat": 2, "warmup": 0}

@@ -24,7 +24,7 @@ import zmq
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import high_water_mark
-from zmqbench_magic.units import format_size
+from zmqbench_magic.params.units import format_size
 
 SIZES = (100, 64 * 1024, 1024 * 1024)
 # Messages / round trips per sample: each sample lasts roughly 0.2-0.5 s here.

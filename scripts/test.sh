@@ -11,6 +11,8 @@ if [ ! -x /usr/bin/chromium ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium > /dev/null
 fi
-.venv/bin/ruff check zmqbench_magic bench
+LINTED="zmqbench_magic tests bench"
+.venv/bin/ruff check $LINTED
+.venv/bin/ruff format --check $LINTED
 .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-cell-timeout=600 "$@"

@@ -9,6 +9,7 @@ import signal
 import sys
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from IPython.testing.globalipapp import start_ipython
 
 import zmqbench_magic
-from zmqbench_magic.units import format_size
+from zmqbench_magic.params.units import format_size
 
 # Small enough to keep the suite fast, large enough to exercise every code path.
 TINY = {"count": 200, "repeat": 2, "warmup": 0}
@@ -59,7 +60,7 @@ def bench(request: pytest.FixtureRequest, ip: Any) -> Callable[..., zmqbench_mag
 
     def through_function(benchmark: str, **values: Any) -> zmqbench_magic.ResultSet:
         if benchmark == "flood":
-            from zmqbench_magic.flood import run_taskflood
+            from zmqbench_magic.parallel.flood import run_taskflood
 
             return run_taskflood(**values)
         return RUNNERS[benchmark](**values)
@@ -78,12 +79,27 @@ def _describe_fd(fd: int) -> str:
         return "closed"
 
 
+# Every process this test run starts inherits this mark (the far ends, clusters and
+# reapers are all started with a copy of our environment), so the leftovers checks
+# count only our own processes, not another user's cluster on the same machine.
+TEST_RUN_MARK = "ZMQBENCH_TEST_RUN"
+os.environ[TEST_RUN_MARK] = f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def started_by_this_run(process: psutil.Process) -> bool:
+    try:
+        return process.environ().get(TEST_RUN_MARK) == os.environ[TEST_RUN_MARK]
+    except (psutil.Error, OSError):
+        return False  # gone, or not ours to read
+
+
 def cluster_processes() -> list[psutil.Process]:
-    """Every ipyparallel controller, engine or nanny, and reaper on this machine."""
+    """Every ipyparallel controller, engine or nanny, and reaper this test run started."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        if "ipyparallel." in cmdline or "zmqbench_magic.reaper" in cmdline:
+        ours = "ipyparallel." in cmdline or "zmqbench_magic.parallel.reaper" in cmdline
+        if ours and started_by_this_run(process):
             found.append(process)
     return found
 
@@ -153,7 +169,7 @@ def process_singletons() -> None:
     import altair as alt
     import zmq
 
-    from zmqbench_magic.render import chart_to_svg
+    from zmqbench_magic.charts import chart_to_svg
 
     chart_to_svg(alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q"))
 
@@ -175,3 +191,11 @@ def no_leftovers(process_singletons: None) -> Iterator[None]:
     assert after["ipc_dirs"] - before["ipc_dirs"] == set(), "ipc directories left behind"
     leaked = {fd: kind for fd, kind in after["fds"].items() if before["fds"].get(fd) != kind}
     assert leaked == {}, "file descriptors left open"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The example notebooks (collected by nbval beside these tests) run real
+    benchmarks in a real kernel, two of them on a cluster: all in the slow set."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_zmq.py"
 BENCH_FLOOD = BENCH.with_name("bench_flood.py")
 
@@ -15,12 +17,15 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
         [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    rows = [ln.split() for ln in done.stdout.splitlines() if ln.startswith(("throughput", "latency"))]
+    rows = [
+        ln.split() for ln in done.stdout.splitlines() if ln.startswith(("throughput", "latency"))
+    ]
     assert len(rows) == 6
     ratios = [float(row[-2]) for row in rows]
     assert all(ratio > 0 for ratio in ratios)
 
 
+@pytest.mark.slow  # a real cluster
 def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
     from conftest import cluster_processes
 
@@ -28,7 +33,13 @@ def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
         [sys.executable, str(BENCH_FLOOD), "--quick"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    for figure in ("round trip (tasks/s)", "sent (ms)", "start 2 engines", "grow 2 -> 3", "shrink 3 -> 2"):
+    for figure in (
+        "round trip (tasks/s)",
+        "sent (ms)",
+        "start 2 engines",
+        "grow 2 -> 3",
+        "shrink 3 -> 2",
+    ):
         assert figure in done.stdout
     assert cluster_processes() == []
 
@@ -36,7 +47,9 @@ def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
 def test_panel_bench_quick_prints_its_figures():
     done = subprocess.run(
         [sys.executable, str(BENCH.with_name("bench_panel.py")), "--quick"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     ratio = next(ln for ln in done.stdout.splitlines() if ln.startswith("run wall time"))

@@ -27,6 +27,9 @@ import pytest
 from conftest import cluster_processes
 from playwright.sync_api import Locator, Page, sync_playwright
 
+# JupyterLab and Notebook 7 in a real browser: minutes.
+pytestmark = pytest.mark.slow
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -14,8 +14,12 @@ PAYLOADS = {
     "bytes": ("b'x' * 1000", b"x" * 1000, 1000, 1),
     "numpy": ("np.arange(1024, dtype=np.float64)", np.arange(1024, dtype=np.float64), 8192, 1),
     "memoryview": ("memoryview(bytearray(300))", memoryview(bytearray(300)), 300, 1),
-    "multipart": ("[b'header', np.zeros(4096, dtype=np.uint8)]",
-                  [b"header", np.zeros(4096, dtype=np.uint8)], 4102, 2),
+    "multipart": (
+        "[b'header', np.zeros(4096, dtype=np.uint8)]",
+        [b"header", np.zeros(4096, dtype=np.uint8)],
+        4102,
+        2,
+    ),
 }
 
 
@@ -29,10 +33,12 @@ def shell(ip):
 @pytest.mark.parametrize("kind", sorted(PAYLOADS))
 def test_payloads_through_function_and_cell_magic(shell, kind, transport, no_leftovers):
     source, value, size, frames = PAYLOADS[kind]
-    by_function = run_throughput(payload=value, transport=transport, copy=[True, False],
-                                 count=200, repeat=2, warmup=0).df
-    by_magic = shell.run_cell_magic("zmqthr", f"{QUICK} --transport {transport} --copy true false",
-                                    source).df
+    by_function = run_throughput(
+        payload=value, transport=transport, copy=[True, False], count=200, repeat=2, warmup=0
+    ).df
+    by_magic = shell.run_cell_magic(
+        "zmqthr", f"{QUICK} --transport {transport} --copy true false", source
+    ).df
     for df in (by_function, by_magic):
         assert set(df["size"]) == {size} and set(df["frames"]) == {frames}
         assert len(df) == 2 * 2
@@ -44,8 +50,10 @@ def test_payloads_through_function_and_cell_magic(shell, kind, transport, no_lef
 @pytest.mark.parametrize("transport", ["tcp", "inproc"])
 def test_latency_cell_with_a_multipart_pickle(shell, transport, no_leftovers):
     result = shell.run_cell_magic(
-        "zmqlat", f"{QUICK} --transport {transport}",
-        "import pickle\nheader = b'v1'\n[header, pickle.dumps({'id': 7, 'values': list(range(100))})]",
+        "zmqlat",
+        f"{QUICK} --transport {transport}",
+        "import pickle\nheader = b'v1'\n"
+        "[header, pickle.dumps({'id': 7, 'values': list(range(100))})]",
     )
     df = result.df
     assert set(df["frames"]) == {2} and (df["rtt_us"] > 0).all()

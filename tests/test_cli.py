@@ -22,9 +22,27 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_throughput_summary_and_files(tmp_path):
     json_path, csv_path, svg_path = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.svg"
-    done = _run("thr", "-n", "200", "-r", "2", "--warmup", "0", "--size", "100", "1k",
-                "--transport", "tcp", "inproc", "--json", str(json_path), "--csv", str(csv_path),
-                "--svg", str(svg_path))
+    done = _run(
+        "thr",
+        "-n",
+        "200",
+        "-r",
+        "2",
+        "--warmup",
+        "0",
+        "--size",
+        "100",
+        "1k",
+        "--transport",
+        "tcp",
+        "inproc",
+        "--json",
+        str(json_path),
+        "--csv",
+        str(csv_path),
+        "--svg",
+        str(svg_path),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("msgs/s delivered") == 4
     result = zmqbench_magic.load(json_path)
@@ -34,7 +52,9 @@ def test_throughput_summary_and_files(tmp_path):
 
 
 def test_latency_quiet_json(tmp_path):
-    done = _run("lat", "-q", "-n", "100", "-r", "2", "--size", "1", "--json", str(tmp_path / "l.json"))
+    done = _run(
+        "lat", "-q", "-n", "100", "-r", "2", "--size", "1", "--json", str(tmp_path / "l.json")
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert set(zmqbench_magic.load(tmp_path / "l.json").df["benchmark"]) == {"lat"}
@@ -57,11 +77,23 @@ def test_bad_input_exits_2_with_the_reason(args, words):
         assert word in done.stderr
 
 
+@pytest.mark.slow  # a real cluster
 def test_flood_from_a_shell_stops_its_cluster(tmp_path):
     from conftest import cluster_processes
 
-    done = _run("flood", "-n", "8", "-e", "1", "-r", "1", "--warmup", "0",
-                "--json", str(tmp_path / "f.json"))
+    done = _run(
+        "flood",
+        "-n",
+        "8",
+        "-e",
+        "1",
+        "-r",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        str(tmp_path / "f.json"),
+    )
     assert done.returncode == 0, done.stderr
     assert "tasks/s" in done.stdout and "note: started a leastload cluster" in done.stdout
     assert set(zmqbench_magic.load(tmp_path / "f.json").df["test"]) == {"flood"}

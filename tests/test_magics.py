@@ -31,7 +31,9 @@ def test_quiet_output_and_variable(ip, no_leftovers):
     assert returned.benchmark == "lat"
 
 
-@pytest.mark.parametrize(("magic", "title"), [("zmqthr", "PUSH/PULL throughput"), ("zmqlat", "REQ/REP round trip")])
+@pytest.mark.parametrize(
+    ("magic", "title"), [("zmqthr", "PUSH/PULL throughput"), ("zmqlat", "REQ/REP round trip")]
+)
 def test_chart_is_an_offline_svg(ip, magic, title, no_leftovers):
     with capture_output() as captured:
         ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k --copy true false")
@@ -69,3 +71,50 @@ def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftove
         ip.run_line_magic("zmqthr", f"{QUICK} -q --no-chart {line}")
     for word in words:
         assert word in str(caught.value)
+
+
+@pytest.fixture
+def configured(ip):
+    """``%config ZmqBench.*`` for one test; every trait is back to its default after."""
+    magics = next(c for c in ip.configurables if type(c).__name__ == "ZmqBench")
+    yield lambda line: ip.run_line_magic("config", f"ZmqBench.{line}")
+    for name, trait in magics.traits(config=True).items():
+        setattr(magics, name, trait.default_value)
+
+
+def test_config_sets_defaults_that_the_line_overrides(ip, configured, no_leftovers):
+    configured("repeat = 3")
+    configured("count = 200")
+    configured("warmup = 0")
+    configured("size = ['100', '1k']")
+    configured("chart = False")
+    with capture_output() as captured:
+        result = ip.run_line_magic("zmqthr", "-o")
+    assert captured.outputs == []  # chart = False
+    assert sorted(result.df["size"].unique()) == [100, 1024]
+    assert (result.df.groupby("size").size() == 3).all()
+    assert set(result.df["count"]) == {200}
+    result = ip.run_line_magic("zmqlat", "-o -q --size 1 -r 2")  # the line wins
+    assert list(result.df["size"].unique()) == [1] and len(result.df) == 2
+    assert result.settings["count"] == 200  # the rest still from %config
+
+
+def test_config_refuses_a_bad_value_with_the_params_message(ip, configured, caplog):
+    configured("repeat = 0")
+    configured("copy = 'maybe'")
+    assert "ZmqBench.repeat must be from 1 to 1000, got 0" in caplog.text
+    assert "ZmqBench.copy: expected true or false, got 'maybe'" in caplog.text
+    assert ip.run_line_magic("config", "ZmqBench.repeat") is None  # unchanged
+
+
+def test_config_lists_every_parameter_with_its_help(ip):
+    with capture_output() as captured:
+        ip.run_line_magic("config", "ZmqBench")
+    for name, help_part in [
+        ("repeat", "None: the benchmark's default (5 for thr, lat; 3 for flood)"),
+        ("min_time", "calibrated samples last at least this long [s]"),
+        ("engines", "used by flood"),
+        ("chart", "show the chart"),
+    ]:
+        assert f"ZmqBench.{name}=" in captured.stdout
+        assert help_part in " ".join(captured.stdout.split())

@@ -2,25 +2,55 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
 import pytest
-
-from zmqbench_magic.measure import calibrate
 from conftest import TINY
 
-THR_COLUMNS = {"benchmark", "size", "copy", "transport", "peer", "count", "sample", "copy_threshold",
-               "frames", "received", "msgs_per_s", "send_msgs_per_s", "mbit_per_s", "hwm"}
-LAT_COLUMNS = {"benchmark", "size", "copy", "transport", "peer", "count", "sample", "copy_threshold",
-               "frames", "rtt_us", "p50_us", "p90_us", "p99_us", "max_us", "min_us"}
+from zmqbench_magic.method.calibrate import calibrate
+
+THR_COLUMNS = {
+    "benchmark",
+    "size",
+    "copy",
+    "transport",
+    "peer",
+    "count",
+    "sample",
+    "copy_threshold",
+    "frames",
+    "received",
+    "msgs_per_s",
+    "send_msgs_per_s",
+    "mbit_per_s",
+    "hwm",
+}
+LAT_COLUMNS = {
+    "benchmark",
+    "size",
+    "copy",
+    "transport",
+    "peer",
+    "count",
+    "sample",
+    "copy_threshold",
+    "frames",
+    "rtt_us",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "max_us",
+    "min_us",
+}
 
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
 def test_throughput_on_each_transport(bench, transport, no_leftovers):
     result = bench("thr", size=[100, 64 * 1024], copy=[True, False], transport=transport, **TINY)
     df = result.df
-    assert THR_COLUMNS <= set(df.columns)
+    assert set(df.columns) >= THR_COLUMNS
     assert len(df) == 2 * 2 * TINY["repeat"]
     assert set(df["benchmark"]) == {"thr"}
     assert set(df["peer"]) == {"thread" if transport == "inproc" else "process"}
@@ -40,7 +70,7 @@ def test_throughput_on_each_transport(bench, transport, no_leftovers):
 def test_latency_on_each_transport(bench, transport, no_leftovers):
     result = bench("lat", size=[1, 1024], transport=transport, **TINY)
     df = result.df
-    assert LAT_COLUMNS <= set(df.columns)
+    assert set(df.columns) >= LAT_COLUMNS
     assert len(df) == 2 * TINY["repeat"]
     assert set(df["benchmark"]) == {"lat"}
     assert (df["min_us"] > 0).all()
@@ -85,7 +115,7 @@ def test_calibration_with_a_fake_clock_is_deterministic():
     assert counts[0] == 10
     assert counts[-1] * 10e-6 >= 0.2
     assert counts[-2] * 10e-6 < 0.2
-    assert all(b <= 100 * a for a, b in zip(counts, counts[1:]))
+    assert all(b <= 100 * a for a, b in itertools.pairwise(counts))
     # Enough but not wasteful: within 20% spare plus rounding of the needed count.
     assert counts[-1] <= math.ceil(1.2 * 0.2 / 10e-6) + 1
 
@@ -102,14 +132,16 @@ def test_progress_is_reported_after_each_point(no_leftovers):
     from zmqbench_magic import run_latency
 
     calls = []
-    run_latency(size=[1, 100, 1000], progress=lambda done, total: calls.append((done, total)), **TINY)
+    run_latency(
+        size=[1, 100, 1000], progress=lambda done, total: calls.append((done, total)), **TINY
+    )
     assert calls == [(1, 3), (2, 3), (3, 3)]
 
 
 def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
     """What happens when libzmq drops messages (it can over ipc): the sink waits one
     timeout past the last message, then says how many arrived, instead of hanging."""
-    from zmqbench_magic.link import Link
+    from zmqbench_magic.sockets.link import Link
 
     with Link("sink", "ipc", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
         link.command(cmd="sink", count=105, copy=True, frames=1)  # 5 will never come
@@ -123,10 +155,12 @@ def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
 
 
 def test_lost_messages_are_a_warning_not_hidden():
-    from zmqbench_magic.measure import _point_warnings
+    from zmqbench_magic.sockets.measure import _point_warnings
 
     point = {"transport": "ipc", "size": 1, "copy": True, "peer": "process"}
-    rows = [{"count": 1000, "received": 1000, "msgs_per_s": 1.0},
-            {"count": 1000, "received": 993, "msgs_per_s": 1.0}]
+    rows = [
+        {"count": 1000, "received": 1000, "msgs_per_s": 1.0},
+        {"count": 1000, "received": 993, "msgs_per_s": 1.0},
+    ]
     (warning,) = _point_warnings(rows, "msgs_per_s", point)
     assert "993 of 1000 delivered" in warning and "ipc" in warning

@@ -6,12 +6,20 @@ import pytest
 
 from zmqbench_magic import params
 from zmqbench_magic.params import LatencyParams, ThroughputParams, high_water_mark
-from zmqbench_magic.units import GiB, MiB, format_size, parse_size
+from zmqbench_magic.params.units import GiB, MiB, format_size, parse_size
 
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("100", 100), ("1k", 1024), ("64k", 65536), ("1M", 1048576), ("2m", 2 << 20), (" 8 kB", 8192), (7, 7)],
+    [
+        ("100", 100),
+        ("1k", 1024),
+        ("64k", 65536),
+        ("1M", 1048576),
+        ("2m", 2 << 20),
+        (" 8 kB", 8192),
+        (7, 7),
+    ],
 )
 def test_parse_size(text, size):
     assert parse_size(text) == size
@@ -23,7 +31,9 @@ def test_parse_size_rejects(text):
         parse_size(text)
 
 
-@pytest.mark.parametrize(("size", "text"), [(100, "100"), (1024, "1k"), (65536, "64k"), (1 << 20, "1M"), (1500, "1500")])
+@pytest.mark.parametrize(
+    ("size", "text"), [(100, "100"), (1024, "1k"), (65536, "64k"), (1 << 20, "1M"), (1500, "1500")]
+)
 def test_format_size_round_trips(size, text):
     assert format_size(size) == text
     assert parse_size(format_size(size)) == size
@@ -73,7 +83,7 @@ def test_bad_values_name_the_value_and_the_allowed_range(values, words):
 
 
 def test_size_beyond_available_memory_is_refused(monkeypatch):
-    monkeypatch.setattr(params, "available_memory", lambda: 64 * MiB)
+    monkeypatch.setattr(params.sockets, "available_memory", lambda: 64 * MiB)
     with pytest.raises(ValueError, match=r"needs about \d+ MiB .* only 64 MiB is available"):
         ThroughputParams(size="16M")
 

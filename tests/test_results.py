@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import zmqbench_magic
-from zmqbench_magic.analysis import crossover_size, zero_copy_speedup
 from zmqbench_magic.results import ResultSet, spread_warnings
+from zmqbench_magic.results.analysis import crossover_size, zero_copy_speedup
 
 
 def _rows(speedups: dict[int, float], copy_rate: float = 1000.0) -> list[dict]:
@@ -17,10 +17,22 @@ def _rows(speedups: dict[int, float], copy_rate: float = 1000.0) -> list[dict]:
     for size, speedup in speedups.items():
         for copy, rate in ((True, copy_rate), (False, copy_rate * speedup)):
             for sample in range(3):
-                rows.append({"size": size, "copy": copy, "transport": "tcp", "peer": "process",
-                             "copy_threshold": 65536, "frames": 1, "count": 100, "sample": sample,
-                             "msgs_per_s": rate, "send_msgs_per_s": rate, "mbit_per_s": 1.0,
-                             "benchmark": "thr"})
+                rows.append(
+                    {
+                        "size": size,
+                        "copy": copy,
+                        "transport": "tcp",
+                        "peer": "process",
+                        "copy_threshold": 65536,
+                        "frames": 1,
+                        "count": 100,
+                        "sample": sample,
+                        "msgs_per_s": rate,
+                        "send_msgs_per_s": rate,
+                        "mbit_per_s": 1.0,
+                        "benchmark": "thr",
+                    }
+                )
     return rows
 
 
@@ -83,11 +95,13 @@ def test_no_crossover_within_the_sizes_is_none():
     assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 0.8}))) is None
     assert crossover_size(pd.DataFrame(_rows({100: 1.5, 1000: 2.0}))) is None
     # Only the last rise through 1 counts: zero-copy must stay ahead above it.
-    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}))) > 10000
+    assert (
+        crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}))) > 10000
+    )
 
 
 def test_half_efficiency_duration_is_interpolated_from_the_data():
-    from zmqbench_magic.analysis import half_efficiency_duration
+    from zmqbench_magic.results.analysis import half_efficiency_duration
 
     df = pd.DataFrame({"duration": [0.0, 0.001, 0.01, 0.1], "efficiency": [0.0, 0.2, 0.6, 0.95]})
     # between (1 ms, 0.2) and (10 ms, 0.6): a quarter of the way along a log scale

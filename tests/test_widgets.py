@@ -14,10 +14,10 @@ from conftest import TINY, cluster_processes
 from IPython.core.error import UsageError
 
 import zmqbench_magic
-from zmqbench_magic import cluster
-from zmqbench_magic.controls import log_options
-from zmqbench_magic.measure import run_throughput
-from zmqbench_magic.params import KiB
+from zmqbench_magic.parallel import cluster
+from zmqbench_magic.params.units import KiB
+from zmqbench_magic.sockets.measure import run_throughput
+from zmqbench_magic.ui.controls import log_options
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
 
 FLOOD_TINY = {"repeat": 1, "warmup": 0}
@@ -258,6 +258,7 @@ def flood_panel():
     assert not [t for t in threading.enumerate() if t.name.startswith("zmqbench-")]
 
 
+@pytest.mark.slow  # a real cluster
 def test_the_flood_panel_resizes_its_cluster_when_engines_move(flood_panel):
     flood_panel.run()
     handle = cluster.current()
@@ -275,6 +276,7 @@ def test_the_flood_panel_resizes_its_cluster_when_engines_move(flood_panel):
     assert "by number of engines" in svg_of(flood_panel)
 
 
+@pytest.mark.slow  # a real cluster
 def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
     handle = cluster.current()
     flood_panel.controls["tasks"].value = (8, 1024)
@@ -296,4 +298,3 @@ def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
     # The chart shows the latest test; the result keeps every run.
     assert "array echo" in svg_of(flood_panel)
     assert set(flood_panel.result.df["test"]) == {"flood", "echo"}
-

@@ -1,9 +1,21 @@
-"""zmqbench_magic: ZeroMQ benchmarks for Jupyter.
+"""zmqbench_magic: ZeroMQ and ipyparallel benchmarks for Jupyter.
 
-``%load_ext zmqbench_magic`` registers ``%zmqthr`` and ``%zmqlat``. The same
-measurements are available from Python (:func:`run_throughput`, :func:`run_latency`)
-and from the shell (``zmqbench thr|lat``). Importing the package does not import
-IPython, ipywidgets or altair.
+``%load_ext zmqbench_magic`` registers three magics, each a line and a cell magic:
+``%zmqthr`` (PUSH/PULL throughput), ``%zmqlat`` (REQ/REP round-trip latency) and
+``%taskflood`` (tiny tasks on an ipyparallel cluster). The same measurements are
+available from Python (:func:`run_throughput`, :func:`run_latency`,
+:func:`run_taskflood`), as panels (:mod:`zmqbench_magic.widgets`) and from the shell
+(``zmqbench thr|lat|flood``). Importing the package imports none of IPython,
+ipywidgets, altair or ipyparallel.
+
+Layout, bottom up (each layer may import the ones before it):
+
+- :mod:`.params`: every parameter and metric declared once, and units;
+- :mod:`.results`: result sets, statistics and derived figures (pandas);
+- :mod:`.method`: calibration, stop and progress, helper processes;
+- :mod:`.sockets` and :mod:`.parallel`: the ZeroMQ and the ipyparallel cores;
+- :mod:`.charts`: altair charts and their offline SVG rendering;
+- :mod:`.ui` and the adapters :mod:`.magics`, :mod:`.widgets`, :mod:`.cli`.
 """
 
 from __future__ import annotations
@@ -12,15 +24,19 @@ import importlib
 from typing import Any
 
 # Loaded on first use (PEP 562): the far end runs as ``python -m
-# zmqbench_magic.peer``, which imports this package first and needs only pyzmq, not
-# the pandas and numpy that results and measurement bring (~0.3 s per peer start).
+# zmqbench_magic.sockets.peer``, which imports this package first and needs only
+# pyzmq, not the pandas and numpy that results and measurement bring (~0.3 s per peer
+# start), and ipyparallel costs ~1 s to import.
 _LAZY = {
-    "run_throughput": "measure",
-    "run_latency": "measure",
+    "run_throughput": "sockets.measure",
+    "run_latency": "sockets.measure",
+    "run_taskflood": "parallel.flood",
     "ThroughputParams": "params",
     "LatencyParams": "params",
+    "FloodParams": "params",
     "ResultSet": "results",
     "load": "results",
+    "ZmqBench": "magics",
 }
 
 __all__ = [*sorted(_LAZY), "load_ipython_extension"]
@@ -34,7 +50,8 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register the magics (``%load_ext zmqbench_magic``)."""
-    from .magics import ZmqBenchMagics
+    """Register the magics ``%zmqthr``, ``%zmqlat`` and ``%taskflood``
+    (``%load_ext zmqbench_magic``)."""
+    from .magics import ZmqBench
 
-    ipython.register_magics(ZmqBenchMagics)
+    ipython.register_magics(ZmqBench)

@@ -10,15 +10,15 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .measure import run_latency, run_throughput
-from .options import param_options, params_from_options
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
+from .sockets.measure import run_latency, run_throughput
+from .ui.options import param_options, params_from_options
 
 
 def _run_taskflood(params: BenchParams) -> ResultSet:
-    from . import cluster
-    from .flood import run_taskflood
+    from .parallel import cluster
+    from .parallel.flood import run_taskflood
 
     try:
         return run_taskflood(params)
@@ -70,8 +70,7 @@ def _save(result: ResultSet, args: argparse.Namespace) -> None:
     if args.csv:
         result.to_csv(args.csv)
     if args.svg:
-        from .charts import default_chart
-        from .render import chart_to_svg
+        from .charts import chart_to_svg, default_chart
 
         with open(args.svg, "w") as svg:
             svg.write(chart_to_svg(default_chart(result.benchmark, result.df)))

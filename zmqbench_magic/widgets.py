@@ -1,12 +1,8 @@
-"""Interactive panels: a benchmark's controls, Run, Stop, Clear, export, one chart.
+"""The panels (``%zmqthr --widget`` and friends): a benchmark's controls, Run, Stop,
+Clear, export and one chart, redrawn in place.
 
-A panel is an adapter like the magics: it reads its controls (built from the
-parameter declarations by :mod:`zmqbench_magic.controls`) into a params object and
-calls the same core function. A run goes in a worker thread so the kernel stays free
-to hear the Stop button, and Stop ends it between two samples, keeping the points
-measured whole. Runs accumulate into ``p.result``; the chart is drawn as offline SVG
-(vl-convert) into one ``ipywidgets.Output`` whose outputs are replaced in a single
-assignment, so a redraw happens in place and needs no network.
+Each panel is :class:`~zmqbench_magic.ui.panel.BenchmarkPanel` plus the core function
+it calls; see there for how a run, a stop and a redraw work.
 
 Example
 -------
@@ -17,270 +13,16 @@ Example
 
 from __future__ import annotations
 
-import html
-import os
-import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import altair as alt
-import ipywidgets as widgets
 
 from .charts import default_chart
-from .controls import control_value, make_control
-from .measure import run_latency, run_throughput
-from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
-from .render import chart_to_svg
+from .params import FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
-
-# How long a stopped run may take to reach its next sample boundary and clean up.
-_STOP_GRACE_S = 60.0
-
-
-class BenchmarkPanel:
-    """Controls for every parameter, Run / Stop / Clear, progress, export and a chart.
-
-    ``p.controls`` maps each parameter name to its widget; ``p.run()`` does what the
-    Run button does; ``p.result`` is the accumulated :class:`ResultSet`; ``p.chart``
-    the altair chart now shown.
-    """
-
-    params_class: ClassVar[type[BenchParams]]
-    title: ClassVar[str]
-    # Swept parameters on the chart's x axis: a from-to range, every option measured.
-    ranged: ClassVar[tuple[str, ...]] = ("size",)
-    # Shown up front; the others are under "more settings".
-    main: ClassVar[tuple[str, ...]] = ("size", "copy", "transport", "peer")
-
-    def __init__(self, **values: Any) -> None:
-        defaults = self.params_class(**values)  # a bad prefill is a ValueError here
-        self.controls: dict[str, widgets.ValueWidget] = {
-            p.name: make_control(p, getattr(defaults, p.name), ranged=p.name in self.ranged)
-            for p in defaults.fields()
-        }
-        self.result: ResultSet | None = None
-        self.chart: alt.TopLevelMixin | None = None
-        self._stop = threading.Event()
-        self._worker: threading.Thread | None = None
-        # Set by the worker as it ends. Not Thread.is_alive(): on Python < 3.13 a
-        # KeyboardInterrupt inside Thread.join() can leave is_alive() False for a
-        # thread that is still running.
-        self._idle = threading.Event()
-        self._idle.set()
-        self._error: BaseException | None = None
-        self._build()
-        self._show_placeholder()
-
-    # --- what a user calls -------------------------------------------------------
-
-    @property
-    def benchmark(self) -> str:
-        return self.params_class.benchmark  # type: ignore[attr-defined]
-
-    @property
-    def running(self) -> bool:
-        return not self._idle.is_set()
-
-    def params(self) -> BenchParams:
-        """The settings the controls show now (``ValueError`` if they do not go together)."""
-        return self.params_class(
-            **{p.name: control_value(p, self.controls[p.name]) for p in self.params_class.fields()}
-        )
-
-    def run(self, wait: bool = True) -> ResultSet | None:
-        """Measure what the controls show and add it to the chart, as the Run button does.
-
-        Returns the accumulated result once the run ends; with ``wait=False`` returns at
-        once (as the button does) and :meth:`wait` collects the run later.
-        """
-        if self.running:
-            msg = "a run is already going: press Stop, or wait for it with p.wait()"
-            raise RuntimeError(msg)
-        params = self.params()
-        total = len(list(params.points()))
-        self._set_progress(0, total)
-        self._say(f"running {total} point{'s' if total != 1 else ''}…")
-        self._start(lambda: self._measure(params))
-        return self.wait() if wait else None
-
-    def wait(self, timeout: float | None = None) -> ResultSet | None:
-        """Block until the current run (or resize) ends; raise its error, if any.
-
-        A kernel interrupt while waiting stops the run cleanly before it propagates.
-        """
-        try:
-            if not _wait(self._idle, timeout):
-                msg = f"the run was still going after {timeout:g} s (it goes on; p.stop())"
-                raise TimeoutError(msg)
-        except KeyboardInterrupt:
-            self.stop()
-            _wait(self._idle, _STOP_GRACE_S)
-            raise
-        if self._worker is not None:
-            self._worker.join(_STOP_GRACE_S)  # it has only to return now
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
-        return self.result
-
-    def stop(self) -> None:
-        """End the current run after the sample in progress, keeping the points measured."""
-        if self.running:
-            self._stop.set()
-            self._say("stopping after the sample in progress…")
-
-    def clear(self) -> None:
-        """Forget the accumulated result and empty the chart (the Clear button)."""
-        if self.running:
-            msg = "cannot clear during a run: press Stop first"
-            raise RuntimeError(msg)
-        self.result = None
-        self.chart = None
-        self.progress.value = 0
-        self.progress_label.value = ""
-        self._show_placeholder()
-        self._say("cleared")
-
-    def to_csv(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the accumulated samples as CSV; default ``zmqbench-<benchmark>.csv``."""
-        return self._need_result().to_csv(path or f"zmqbench-{self.benchmark}.csv")
-
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the accumulated result in the project's JSON format (``zmqbench_magic.load``)."""
-        return self._need_result().save(path or f"zmqbench-{self.benchmark}.json")
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
-
-    # --- what the panel does itself ----------------------------------------------
-
-    def _measure_function(self) -> Callable[..., ResultSet]:
-        raise NotImplementedError
-
-    def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
-        return default_chart(result.benchmark, result.df)
-
-    def _measure(self, params: BenchParams) -> None:
-        measure = self._measure_function()
-        result = measure(params, progress=self._set_progress, stop=self._stop)
-        self.result = result if self.result is None else self.result + result
-        self._redraw()
-        self._say(str(result) or "stopped before the first point was measured whole")
-
-    def _start(self, job: Callable[[], None]) -> None:
-        self._stop.clear()
-        self._error = None
-        self._idle.clear()
-        self._set_busy(True)
-
-        def work() -> None:
-            try:
-                job()
-            except BaseException as exc:  # noqa: BLE001 - shown here, raised again by wait()
-                self._error = exc
-                self._say(f"error: {exc}")
-            finally:
-                self._set_busy(False)
-                self._idle.set()
-
-        self._worker = threading.Thread(target=work, name=f"zmqbench-{self.benchmark}-panel")
-        self._worker.start()
-
-    def _need_result(self) -> ResultSet:
-        if self.result is None:
-            msg = "nothing to export yet: press Run first"
-            raise ValueError(msg)
-        return self.result
-
-    def _redraw(self) -> None:
-        if self.result is None or not self.result.rows:
-            return
-        chart = self._chart_for(self.result)
-        svg = chart_to_svg(chart)
-        self.chart = chart
-        # One assignment, so the front end swaps the old chart for the new in place.
-        self.output.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {"image/svg+xml": svg, "text/plain": f"<{self.title} chart>"},
-                "metadata": {},
-            },
-        )
-
-    def _show_placeholder(self) -> None:
-        self.output.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {"text/plain": "no results yet: set the controls and press Run"},
-                "metadata": {},
-            },
-        )
-
-    def _say(self, text: str) -> None:
-        # A long sweep's summary scrolls inside its box rather than pushing the chart down.
-        self.status.value = (
-            "<pre style='margin:0;line-height:1.3;max-height:9em;overflow:auto'>"
-            f"{html.escape(text)}</pre>"
-        )
-
-    def _set_progress(self, done: int, total: int) -> None:
-        self.progress.max = max(total, 1)
-        self.progress.value = done
-        self.progress_label.value = f"{done} of {total} points"
-
-    def _set_busy(self, busy: bool) -> None:
-        for control in [*self.controls.values(), self.run_button, self.clear_button,
-                        self.csv_button, self.json_button]:  # fmt: skip
-            control.disabled = busy
-        self.stop_button.disabled = not busy
-
-    def _build(self) -> None:
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
-        self.stop_button = widgets.Button(
-            description="Stop", button_style="danger", icon="stop", disabled=True
-        )
-        self.clear_button = widgets.Button(description="Clear", icon="trash")
-        self.csv_button = widgets.Button(description="Save CSV", icon="download")
-        self.json_button = widgets.Button(description="Save JSON", icon="download")
-        self.progress = widgets.IntProgress(min=0, max=1, value=0)
-        self.progress_label = widgets.Label()
-        self.status = widgets.HTML()
-        self.output = widgets.Output()
-        self.run_button.on_click(lambda _: self._press(lambda: self.run(wait=False)))
-        self.stop_button.on_click(lambda _: self.stop())
-        self.clear_button.on_click(lambda _: self._press(self.clear))
-        self.csv_button.on_click(lambda _: self._press(lambda: self._exported(self.to_csv())))
-        self.json_button.on_click(lambda _: self._press(lambda: self._exported(self.save())))
-        main = [self.controls[n] for n in self.main]
-        more = [c for n, c in self.controls.items() if n not in self.main]
-        settings = widgets.Accordion([widgets.VBox(more)], titles=("more settings",))
-        settings.selected_index = None
-        buttons = [self.run_button, self.stop_button, self.clear_button]
-        self.widget = widgets.VBox(
-            [
-                widgets.HTML(f"<b>{html.escape(self.title)}</b>"),
-                *main,
-                settings,
-                widgets.HBox([*buttons, self.progress, self.progress_label]),
-                widgets.HBox([self.csv_button, self.json_button]),
-                self.status,
-                self.output,
-            ]
-        )
-
-    def _press(self, action: Callable[[], Any]) -> None:
-        """A button's action: a bad setting is reported in the panel, not raised into
-        the front end's log where nobody would see it."""
-        try:
-            action()
-        except (ValueError, RuntimeError, OSError) as exc:
-            self._say(f"error: {exc}")
-
-    def _exported(self, path: Path) -> None:
-        rows = len(self.result.rows) if self.result else 0
-        self._say(f"saved {rows} samples to {path.resolve()}")
+from .sockets.measure import run_latency, run_throughput
+from .ui.panel import BenchmarkPanel
 
 
 class ThroughputPanel(BenchmarkPanel):
@@ -319,7 +61,7 @@ class TaskFloodPanel(BenchmarkPanel):
         self._enable_applicable(busy=False)
 
     def _measure_function(self) -> Callable[..., ResultSet]:
-        from .flood import run_taskflood  # ipyparallel is imported only when used
+        from .parallel.flood import run_taskflood  # ipyparallel is imported only when used
 
         return run_taskflood
 
@@ -341,11 +83,15 @@ class TaskFloodPanel(BenchmarkPanel):
             control.disabled = busy or not chosen.applies(name)
 
     def _engines_changed(self, change: dict[str, Any]) -> None:
-        from . import cluster as clusters
+        from .parallel import cluster as clusters
 
         if self.running:
             return  # the next run sizes the cluster itself
-        if any(self.controls[n].value for n in ("profile", "cluster_id", "url_file")):
+        try:
+            named = self.params().existing
+        except ValueError:
+            return  # the next Run reports what is wrong with the settings
+        if named:
             self._say("a running cluster you named is never resized: runs use its engines")
         elif clusters.current() is None:
             self._say(f"no cluster yet: Run starts one of {change['new']} engines")
@@ -353,21 +99,14 @@ class TaskFloodPanel(BenchmarkPanel):
             self._start(self._resize)
 
     def _resize(self) -> None:
-        from . import cluster as clusters
+        from .parallel import cluster as clusters
 
-        timeout = self.controls["timeout"].value
-        try:
-            # Until it matches: the slider may have moved again while a resize ran.
-            while (handle := clusters.current()) is not None:
-                wanted = self.controls["engines"].value
-                if len(handle.engine_ids()) == wanted:
-                    break
-                self._say(f"resizing the cluster to {wanted} engines…")
-                resized = clusters.managed(wanted, handle.scheme, timeout)
-                self._say(resized.events[-1])
-        except BaseException:
-            clusters.stop()  # a half-resized cluster is no use to the next run
-            raise
+        # Until it matches: the slider may have moved again while a resize ran.
+        while (have := clusters.engine_count()) is not None and (
+            wanted := self.controls["engines"].value
+        ) != have:
+            self._say(f"resizing the cluster to {wanted} engines…")
+            self._say(clusters.resize(wanted, self.controls["timeout"].value))
 
 
 PANELS: dict[str, type[BenchmarkPanel]] = {
@@ -375,15 +114,6 @@ PANELS: dict[str, type[BenchmarkPanel]] = {
     "lat": LatencyPanel,
     "flood": TaskFloodPanel,
 }
-
-
-def _wait(done: threading.Event, timeout: float | None) -> bool:
-    """Wait in short steps, so a kernel interrupt reaches the waiting thread."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while not done.wait(0.1):
-        if deadline is not None and time.monotonic() > deadline:
-            return False
-    return True
 
 
 __all__ = ["PANELS", "BenchmarkPanel", "LatencyPanel", "TaskFloodPanel", "ThroughputPanel"]

@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 import ipyparallel as ipp
 from traitlets.config import Config
 
+from ..method.spawn import child_env, module_command
 from .reaper import end_cluster_processes, kill, process_trees
-from .spawn import child_env, module_command
 
 _PING_MS = 250
 
@@ -132,6 +132,30 @@ def managed(engines: int, scheme: str, timeout: float) -> ClusterHandle:
     return _current
 
 
+def engine_count() -> int | None:
+    """Engines of the project's running cluster; None when none is running."""
+    return None if _current is None else len(_current.engine_ids())
+
+
+def resize(engines: int, timeout: float) -> str:
+    """Resize the project's running cluster to ``engines`` (same controller, same
+    scheme; a pure-scheme cluster is restarted) and say what was done.
+
+    This is what the magic does between two points of an engine sweep and what the
+    flood panel's engines slider does. A resize that fails stops the cluster: a
+    half-resized one is of no use to the next run.
+    """
+    if _current is None:
+        msg = "no cluster of the project's is running: a run starts one"
+        raise ValueError(msg)
+    try:
+        handle = managed(engines, _current.scheme, timeout)
+    except BaseException:
+        stop()
+        raise
+    return handle.events[-1] if handle.events else f"the cluster has {engines} engines"
+
+
 def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets; quiet, fast, reaped."""
     started = time.monotonic()
@@ -230,7 +254,7 @@ def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
 
 def _start_reaper(cluster_file: str, profile_dir: str) -> subprocess.Popen[bytes]:
     command = module_command(
-        "zmqbench_magic.reaper", "--parent", str(os.getpid()),
+        "zmqbench_magic.parallel.reaper", "--parent", str(os.getpid()),
         "--cluster-file", cluster_file, "--profile-dir", profile_dir,
     )  # fmt: skip
     return subprocess.Popen(
@@ -266,4 +290,13 @@ class _NoClient:
 
 atexit.register(stop)
 
-__all__ = ["ClusterHandle", "connect", "current", "managed", "start", "stop"]
+__all__ = [
+    "ClusterHandle",
+    "connect",
+    "current",
+    "engine_count",
+    "managed",
+    "resize",
+    "start",
+    "stop",
+]

@@ -11,8 +11,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from .analysis import medians, zero_copy_speedup
-from .params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
+from ..params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
+from ..results.analysis import medians, zero_copy_speedup
 
 _WIDTH, _HEIGHT = 360, 260
 # What identifies one point of a sweep: its swept parameters (and a flood's test).

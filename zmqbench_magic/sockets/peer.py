@@ -1,6 +1,6 @@
 """The far end of a benchmark: a PULL sink or a REP echo driven over a control socket.
 
-It runs either as a separate process (``python -m zmqbench_magic.peer``) so the
+It runs either as a separate process (``python -m zmqbench_magic.sockets.peer``) so the
 kernel's GIL does not distort the figure, or as a thread of the kernel (needed for
 inproc). The same :func:`serve` loop does both.
 

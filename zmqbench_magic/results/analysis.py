@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from .params import ZmqParams
+from ..params import ZmqParams
 
 # What a copy / zero-copy pair is compared over: every swept parameter but copy.
 _PAIR_COLUMNS = [p.name for p in ZmqParams.sweep_fields() if p.name != "copy"]

@@ -11,8 +11,8 @@ import argparse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .params import BenchParams, Param
-from .units import format_size
+from ..params import BenchParams, Param
+from ..params.units import format_size
 
 # (positional flags, argparse keyword arguments) for one option.
 OptionSpec = tuple[tuple[str, ...], dict[str, Any]]

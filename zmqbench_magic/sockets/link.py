@@ -1,7 +1,7 @@
 """The driver's side of a benchmark: its sockets and the far end they reach.
 
 A :class:`Link` owns one ZeroMQ context, the bound data and control sockets, and
-one far end (:mod:`zmqbench_magic.peer`) in a child process or a thread. Closing
+one far end (:mod:`zmqbench_magic.sockets.peer`) in a child process or a thread. Closing
 it — on success, error, timeout or ``KeyboardInterrupt``, and at interpreter exit
 for any still open — leaves no process, thread, socket, context or ipc file behind.
 """
@@ -23,8 +23,8 @@ from typing import Any
 
 import zmq
 
+from ..method.spawn import child_env, module_command
 from . import peer as peer_module
-from .spawn import child_env, module_command
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ}
 _LIVENESS_POLL_MS = 100
@@ -129,8 +129,9 @@ class Link:
             self._thread.start()
             return
         command = module_command(
-            "zmqbench_magic.peer", "--role", self.role, "--ctrl", ctrl_url, "--data", data_url,
-            "--timeout", str(self.timeout), "--hwm", str(hwm), "--parent", str(os.getpid()),
+            "zmqbench_magic.sockets.peer", "--role", self.role,
+            "--ctrl", ctrl_url, "--data", data_url, "--timeout", str(self.timeout),
+            "--hwm", str(hwm), "--parent", str(os.getpid()),
         )  # fmt: skip
         self._process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

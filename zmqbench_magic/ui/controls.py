@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .params import Param
+from ..params import Param
 
 # Integer ranges up to this wide are sliders; wider ones (counts) are text boxes.
 _SLIDER_MAX_STEPS = 64

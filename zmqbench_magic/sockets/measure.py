@@ -9,16 +9,14 @@ are the plain pyzmq loops of pyzmq's ``perf/perf.py`` so the figures compare wit
 from __future__ import annotations
 
 import itertools
-import math
-import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
 import zmq
 
-from .link import Link, PeerError
-from .params import (
+from ..method.calibrate import calibrate
+from ..method.control import Progress, StopFlag, Stopped, check_stop, stopped_note
+from ..params import (
     COPY,
     BenchParams,
     LatencyParams,
@@ -26,39 +24,15 @@ from .params import (
     check_memory,
     high_water_mark,
 )
+from ..params.units import format_size
+from ..results import ResultSet, environment, spread_warnings
+from .link import Link, PeerError
+from .loops import latency_sample, throughput_sample
 from .payload import Payload
-from .results import ResultSet, environment, spread_warnings
-from .units import format_size
-
-Progress = Callable[[int, int], None]
-
-
-class StopFlag(Protocol):
-    """What a run polls between samples to learn it should end (a threading.Event)."""
-
-    def is_set(self) -> bool: ...
-
-
-class Stopped(Exception):
-    """Raised between samples once a run's stop flag is set; the run catches it."""
-
-
-def check_stop(stop: StopFlag | None) -> None:
-    """End the run here (by raising :class:`Stopped`) if it was asked to stop."""
-    if stop is not None and stop.is_set():
-        raise Stopped
-
-
-def stopped_note(done: int, total: int) -> str:
-    return f"stopped on request after {done} of {total} points; the rest were not measured"
-
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
-_CALIBRATION_START = 10
-_CALIBRATION_MAX_GROWTH = 100
-_MAX_COUNT = 10**9
 _LINK_KEY = ("transport", "peer", "size")
 
 
@@ -87,7 +61,7 @@ def run_throughput(
     >>> r.summary()[["size", "copy", "msgs_per_s"]]                          # doctest: +SKIP
     """
     params = params or ThroughputParams(**values)
-    return _run(params, "sink", _throughput_sample, _payload(payload, values), progress, stop)
+    return _run(params, "sink", throughput_sample, _payload(payload, values), progress, stop)
 
 
 def run_latency(
@@ -108,7 +82,7 @@ def run_latency(
     >>> r.df[["transport", "size", "p50_us", "p99_us"]]               # doctest: +SKIP
     """
     params = params or LatencyParams(**values)
-    return _run(params, "echo", _latency_sample, _payload(payload, values), progress, stop)
+    return _run(params, "echo", latency_sample, _payload(payload, values), progress, stop)
 
 
 def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
@@ -207,88 +181,6 @@ def _measure_point(
         {**point, "frames": len(payload.frames), "count": count, "sample": number, **measured}
         for number, measured in enumerate(kept)
     ]
-
-
-def calibrate(
-    sample: Callable[[int], tuple[Any, float]], min_time: float, start: int = _CALIBRATION_START
-) -> int:
-    """The smallest count (found by growing it) whose sample lasts ``min_time``.
-
-    Each step grows the count by the ratio still missing, with 20% to spare, at least
-    doubling and at most ``_CALIBRATION_MAX_GROWTH``-fold so one slow first sample
-    (a cold cache, a connection still being made) cannot blow the estimate up.
-    """
-    count = start
-    while True:
-        _, elapsed = sample(count)
-        if elapsed >= min_time or count >= _MAX_COUNT:
-            return count
-        wanted = math.ceil(count * 1.2 * min_time / max(elapsed, 1e-9))
-        count = min(max(wanted, 2 * count), _CALIBRATION_MAX_GROWTH * count, _MAX_COUNT)
-
-
-def _throughput_sample(
-    link: Link, payload: Payload, count: int, copy: bool
-) -> tuple[dict[str, Any], float]:
-    frames, message = len(payload.frames), payload.message
-    link.command(cmd="sink", count=count, copy=copy, frames=frames)
-    link.reply()  # armed: the sink sits in its receive loop
-    send = link.data.send if frames == 1 else link.data.send_multipart
-    now = time.perf_counter
-    start = now()
-    for _ in range(count):
-        send(message, copy=copy)
-    send_elapsed = now() - start
-    # A sink that lost messages reports after `timeout` of silence: wait longer than
-    # that, so a loss is recorded as one rather than raced into a timeout error.
-    delivered = link.reply(timeout=2 * link.timeout)
-    received, elapsed = delivered["received"], delivered["elapsed"]
-    if received < 2 or elapsed <= 0:
-        msg = f"the {link.describe()} received {received} of {count} messages"
-        raise PeerError(msg)
-    # First to last receive spans received - 1 deliveries.
-    msgs_per_s = (received - 1) / elapsed
-    return {
-        "received": received,
-        "msgs_per_s": msgs_per_s,
-        "send_msgs_per_s": count / send_elapsed,
-        "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
-        "elapsed_s": elapsed,
-        "send_elapsed_s": send_elapsed,
-    }, max(elapsed, send_elapsed)
-
-
-def _latency_sample(
-    link: Link, payload: Payload, count: int, copy: bool
-) -> tuple[dict[str, Any], float]:
-    frames, message = len(payload.frames), payload.message
-    link.command(cmd="echo", count=count, copy=copy, frames=frames)
-    link.reply()  # armed
-    if frames == 1:
-        send, recv = link.data.send, link.data.recv
-    else:
-        send, recv = link.data.send_multipart, link.data.recv_multipart
-    now = time.perf_counter
-    # One clock read per round trip: the gaps between reads are the round trips.
-    stamps = [now()]
-    stamp = stamps.append
-    for _ in range(count):
-        send(message, copy=copy)
-        recv(copy=copy)
-        stamp(now())
-    link.reply()  # echoed
-    rtt_us = np.diff(np.asarray(stamps)) * 1e6
-    p50, p90, p99 = np.percentile(rtt_us, [50, 90, 99])
-    elapsed = stamps[-1] - stamps[0]
-    return {
-        "rtt_us": elapsed / count * 1e6,
-        "p50_us": float(p50),
-        "p90_us": float(p90),
-        "p99_us": float(p99),
-        "max_us": float(rtt_us.max()),
-        "min_us": float(rtt_us.min()),
-        "elapsed_s": elapsed,
-    }, elapsed
 
 
 def describe(point: Mapping[str, Any]) -> str:

@@ -8,29 +8,20 @@ measuring. Results of separate runs can be added together to compare them.
 
 from __future__ import annotations
 
-import datetime
-import importlib.metadata
 import json
 import os
-import platform
-import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import zmq
 
-from .params import BENCHMARKS, COPY
-from .units import format_duration, format_size
+from ..params import BENCHMARKS
+from .text import summary_line
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 1
-# pyperf's thresholds for "the machine was busy": stdev >= 10% of the mean, or a
-# sample more than 50% away from the median.
-SPREAD_WARN_STDEV = 0.10
-SPREAD_WARN_RANGE = 0.50
 
 
 @dataclass(frozen=True)
@@ -149,112 +140,3 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
     return ResultSet(
         data["benchmark"], data["rows"], data["settings"], data["metadata"], data["warnings"]
     )
-
-
-def _flood_line(point: Mapping[str, Any], samples: str) -> str:
-    def has(key: str) -> bool:  # the column exists and this test filled it
-        return not pd.isna(point.get(key, float("nan")))
-
-    where = (
-        f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
-    )
-    if has("size"):
-        where += f" {format_size(int(point['size']))} B"
-    if has("duration"):
-        where += f" {format_duration(point['duration'])}"
-    extra = ""
-    if has("mbit_per_s"):
-        extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
-    if has("efficiency"):
-        extra = f", efficiency {point['efficiency']:.0%}"
-    if has("task_s"):
-        extra = (
-            f", task {point['task_s'] * 1e3:,.2f} ms, overhead "
-            f"{point['overhead_fraction']:.0%} of the round trip"
-        )
-    return (
-        f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
-        f"{point['roundtrip_s'] * 1e3:,.1f} ms, {point['tasks_per_s']:,.0f} tasks/s"
-        f"{extra} ({samples})"
-    )
-
-
-def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
-    """One %timeit-style line for one point of a summary."""
-    samples = f"median of {point['samples']}"
-    if benchmark == "flood":
-        return _flood_line(point, samples)
-    where = (
-        f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
-        f"{COPY.label(point['copy']):<9}"
-    )
-    if benchmark == "thr":
-        rate = point["msgs_per_s"]
-        gbit = point["mbit_per_s"] / 1000
-        return (
-            f"{where}: {rate:>12,.0f} msgs/s delivered, {point['send_msgs_per_s']:>12,.0f} "
-            f"sent, {gbit:8.3f} Gbit/s ({samples}, spread {point['spread']:.0%})"
-        )
-    return (
-        f"{where}: round trip {point['rtt_us']:9.1f} µs mean, p50 {point['p50_us']:.1f}, "
-        f"p99 {point['p99_us']:.1f}, max {point['max_us']:.1f} µs ({samples})"
-    )
-
-
-def spread_warnings(
-    rows: Iterable[Mapping[str, Any]],
-    metric: str,
-    where: str,
-    advice: str = "use more --repeat or a longer --min-time",
-) -> list[str]:
-    """pyperf's sanity checks on the kept samples of one point."""
-    values = pd.Series([r[metric] for r in rows], dtype=float)
-    if len(values) < 2 or values.mean() == 0:
-        return []
-    stdev_ratio = values.std(ddof=0) / values.mean()
-    median = values.median()
-    worst = max(abs(values.max() - median), abs(values.min() - median)) / median
-    if stdev_ratio >= SPREAD_WARN_STDEV or worst > SPREAD_WARN_RANGE:
-        return [
-            f"{where}: {metric} samples vary (stdev {stdev_ratio:.0%} of the mean, one "
-            f"{worst:.0%} from the median); the machine may be busy: {advice}"
-        ]
-    return []
-
-
-def environment() -> dict[str, Any]:
-    """What produced the numbers: versions, host, CPU and date."""
-    return {
-        "python": platform.python_version(),
-        "pyzmq": zmq.pyzmq_version(),
-        "libzmq": zmq.zmq_version(),
-        "ipyparallel": _version_of("ipyparallel"),
-        "zmqbench_magic": _version_of("zmqbench_magic"),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "cpu": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "zmq_copy_threshold_default": zmq.COPY_THRESHOLD,
-    }
-
-
-def _version_of(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-__all__ = ["ResultSet", "environment", "load", "spread_warnings", "summary_line"]

@@ -1,0 +1,128 @@
+"""The layers of the package hold: each imports only what its docstring allows, the
+cores never import a front end, and the helper processes start on pyzmq alone."""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import zmqbench_magic
+
+PACKAGE = Path(zmqbench_magic.__file__).parent
+# Layer -> the layers of this package it may import (the top level: the adapters).
+ALLOWED = {
+    "params": {"params"},
+    "results": {"params", "results"},
+    "method": {"params", "method"},
+    "sockets": {"params", "results", "method", "sockets"},
+    "parallel": {"params", "results", "method", "parallel"},
+    "charts": {"params", "results", "charts"},
+    "ui": {"params", "results", "method", "sockets", "parallel", "charts", "ui"},
+}
+FRONT_ENDS = ("IPython", "ipywidgets", "altair", "vl_convert")
+# The ipyparallel core may import ipyparallel, which brings IPython's core with it.
+FORBIDDEN = {
+    "params": (*FRONT_ENDS, "ipyparallel", "pandas"),
+    "results": (*FRONT_ENDS, "ipyparallel"),
+    "method": (*FRONT_ENDS, "ipyparallel"),
+    "sockets": (*FRONT_ENDS, "ipyparallel"),
+    "parallel": ("ipywidgets", "altair", "vl_convert"),
+    "charts": ("IPython", "ipywidgets", "ipyparallel"),
+}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for info in pkgutil.walk_packages([str(PACKAGE)], "zmqbench_magic."):
+        relative = info.name.split(".")[1:]
+        path = PACKAGE.joinpath(*relative)
+        path = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
+        found.append((info.name, path))
+    return found
+
+
+def _layer(module: str) -> str | None:
+    """``zmqbench_magic.sockets.link`` -> ``sockets``; None for the top level."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or parts[1] in ALLOWED else None
+
+
+def _imported_layers(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    layers = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names = [f"{target}.{a.name}" for a in node.names] if not node.module else [target]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.startswith("zmqbench_magic."):
+                layers.add(_layer(name) or name.split(".")[1])
+    return layers
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v).split("/")[-1])
+def test_each_module_imports_only_the_layers_below_it(module, path):
+    layer = _layer(module)
+    if layer is None:
+        return  # the adapters at the top level may import everything
+    outside = _imported_layers(module, path) - ALLOWED[layer]
+    assert outside == set(), f"{module} ({layer}) imports {sorted(outside)}"
+
+
+def test_the_layer_list_covers_every_subpackage():
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert subpackages == set(ALLOWED)
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_a_core_layer_never_imports_a_front_end(layer):
+    modules = [m for m, _ in _modules() if _layer(m) == layer]
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        f"print(sorted(m for m in {FORBIDDEN[layer]!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", f"{layer} loads {out.stdout.strip()}"
+
+
+def test_the_package_and_the_cli_load_no_front_end():
+    code = (
+        "import sys, zmqbench_magic, zmqbench_magic.cli\n"
+        f"print(sorted(m for m in {(*FRONT_ENDS, 'ipyparallel')!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "helper", ["zmqbench_magic.sockets.peer", "zmqbench_magic.parallel.reaper"]
+)
+def test_a_helper_process_starts_without_pandas_or_numpy(helper):
+    # Each far end starts a fresh interpreter: pandas and numpy would add ~0.3 s a start.
+    code = (
+        f"import sys, {helper}\nprint(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v).split("/")[-1])
+def test_modules_stay_small(module, path):
+    assert len(path.read_text().splitlines()) <= 330, f"{module}: split it by job"
+
+
+def test_the_public_names_still_resolve():
+    for name in zmqbench_magic.__all__:
+        assert getattr(zmqbench_magic, name) is not None

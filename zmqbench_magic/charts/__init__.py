@@ -1,0 +1,35 @@
+"""Charts: pure functions from a tidy result DataFrame to an altair chart, and their
+offline rendering to SVG.
+
+The only layer besides the adapters that may import altair and vl-convert. It may
+import :mod:`zmqbench_magic.results` and :mod:`zmqbench_magic.params` (axis titles
+come from the declarations), never a measurement core or a front end.
+"""
+
+from __future__ import annotations
+
+from .figures import (
+    bandwidth_chart,
+    default_chart,
+    echo_chart,
+    engines_chart,
+    flood_chart,
+    latency_chart,
+    map_chart,
+    speedup_chart,
+    throughput_chart,
+)
+from .render import chart_to_svg
+
+__all__ = [
+    "bandwidth_chart",
+    "chart_to_svg",
+    "default_chart",
+    "echo_chart",
+    "engines_chart",
+    "flood_chart",
+    "latency_chart",
+    "map_chart",
+    "speedup_chart",
+    "throughput_chart",
+]

@@ -1,0 +1,82 @@
+"""Every benchmark parameter and metric, declared once; the base of every layer.
+
+What lives here: the :class:`Param` machinery (:mod:`.declare`), units
+(:mod:`.units`), and the declarations of each benchmark: the ZeroMQ ones
+(:mod:`.sockets`), the ipyparallel one (:mod:`.flood`) and those they share
+(:mod:`.common`). It may import pyzmq and nothing else of this project, so every
+other layer can import it: the magics' options, the panels' controls, the
+DataFrame's columns and the charts' axes all read the same declarations.
+"""
+
+from __future__ import annotations
+
+from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .declare import BenchParams, Metric, Param
+from .flood import FLOOD_METRICS, FloodParams
+from .sockets import (
+    ADDRESS,
+    COPY,
+    COPY_THRESHOLD,
+    COUNT,
+    LAT_METRICS,
+    MIN_TIME,
+    PEER,
+    QUEUE_BYTES,
+    THR_METRICS,
+    TRANSPORT,
+    TRANSPORTS,
+    LatencyParams,
+    ThroughputParams,
+    ZmqParams,
+    available_memory,
+    check_memory,
+    high_water_mark,
+    memory_needed,
+    resolve_peer,
+)
+
+METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + FLOOD_METRICS}
+
+BENCHMARKS: dict[str, type[BenchParams]] = {
+    "thr": ThroughputParams,
+    "lat": LatencyParams,
+    "flood": FloodParams,
+}
+
+COLUMN_TITLES = {p.name: p.title for cls in BENCHMARKS.values() for p in cls.fields()} | {
+    m.name: m.title for m in METRICS.values()
+}
+
+__all__ = [
+    "ADDRESS",
+    "BENCHMARKS",
+    "COLUMN_TITLES",
+    "COPY",
+    "COPY_THRESHOLD",
+    "COUNT",
+    "FLOOD_METRICS",
+    "LAT_METRICS",
+    "METRICS",
+    "MIN_TIME",
+    "PEER",
+    "QUEUE_BYTES",
+    "REPEAT",
+    "SIZE",
+    "THR_METRICS",
+    "TIMEOUT",
+    "TRANSPORT",
+    "TRANSPORTS",
+    "WARMUP",
+    "BenchParams",
+    "FloodParams",
+    "LatencyParams",
+    "Metric",
+    "Param",
+    "ThroughputParams",
+    "ZmqParams",
+    "available_memory",
+    "check_memory",
+    "high_water_mark",
+    "memory_needed",
+    "resolve_peer",
+]

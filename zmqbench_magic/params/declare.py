@@ -1,0 +1,196 @@
+"""The parameter machinery: a :class:`Param` is one parameter declared once, a
+:class:`Metric` one measured column, and :class:`BenchParams` a benchmark's frozen,
+validated settings with its sweep grid.
+
+A Param carries a parameter's name, default, unit, allowed range and help text. The
+magics' options, the CLI's options, the panels' controls, the DataFrame's columns and
+the charts' axis titles are all derived from these declarations, and validation lives
+here too, so a bad value is rejected with the same message everywhere. The benchmarks'
+own declarations are in :mod:`.sockets` and :mod:`.flood`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .units import format_duration, format_size, parse_bool, parse_duration, parse_size, spell_size
+
+
+@dataclass(frozen=True)
+class Param:
+    """One benchmark parameter: the single source of its name, default, unit and range.
+
+    ``sweep`` parameters take a list of values and the benchmark runs the grid
+    product of all of them; the others take exactly one value.
+    """
+
+    name: str
+    default: Any
+    help: str
+    title: str
+    kind: str  # "size" | "int" | "float" | "bool" | "choice" | "str"
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] = ()
+    sweep: bool = False
+    short: str | None = None
+    labels: tuple[str, ...] = ()  # words for the choices, in order, where a bare value is unclear
+
+    def label(self, value: Any) -> str:
+        """A value as people read it: ``zero-copy`` for ``copy=False``, ``64k`` for a size."""
+        if self.labels:
+            return self.labels[self.choices.index(value)]
+        if self.kind == "size":
+            return format_size(int(value))
+        if self.kind == "duration":
+            return format_duration(value) if value else "0"
+        return _spell(value)
+
+    @property
+    def option(self) -> str:
+        """The long command-line option, e.g. ``--min-time``."""
+        return "--" + self.name.replace("_", "-")
+
+    def allowed(self) -> str:
+        """The allowed values, in words, for error messages and help."""
+        if self.choices:
+            return "one of " + ", ".join(_spell(c) for c in self.choices)
+        low = self._spell_bound(self.low)
+        high = self._spell_bound(self.high)
+        if self.low is not None and self.high is not None:
+            return f"from {low} to {high}"
+        if self.low is not None:
+            return f"at least {low}"
+        if self.high is not None:
+            return f"at most {high}"
+        return "any value"
+
+    def _spell_bound(self, bound: float | None) -> str:
+        if bound is None:
+            return ""
+        if self.kind == "size":
+            return spell_size(int(bound))
+        return f"{_spell(bound)}{(' ' + self.unit) if self.unit else ''}"
+
+    def parse(self, text: Any) -> Any:
+        """Convert text (or an already-typed value) and check it is allowed."""
+        try:
+            value = _PARSERS[self.kind](text)
+        except (TypeError, ValueError) as exc:
+            msg = f"{self.name}: {exc}; allowed: {self.allowed()}"
+            raise ValueError(msg) from None
+        return self.check(value)
+
+    def check(self, value: Any) -> Any:
+        """Raise ``ValueError`` naming the parameter, the value and the allowed range."""
+        bad = (
+            (self.choices and value not in self.choices)
+            or (self.low is not None and value < self.low)
+            or (self.high is not None and value > self.high)
+        )
+        if bad:
+            got = spell_size(value) if self.kind == "size" else _spell(value)
+            msg = f"{self.name} must be {self.allowed()}, got {got}"
+            raise ValueError(msg)
+        return value
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: the DataFrame column (unit in the name) and its axis title."""
+
+    name: str
+    title: str
+    help: str
+
+
+def _spell(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _parse_choice(text: Any) -> str:
+    return str(text).strip().lower()
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "size": parse_size,
+    "duration": parse_duration,
+    "int": int,
+    "float": float,
+    "bool": parse_bool,
+    "choice": _parse_choice,
+    "str": str,
+}
+
+
+def param_field(param: Param) -> Any:
+    default = (param.default,) if param.sweep else param.default
+    return field(default=default, metadata={"param": param})
+
+
+@dataclass(frozen=True)
+class BenchParams:
+    """Common machinery: normalise, validate and expand the sweep grid."""
+
+    def __post_init__(self) -> None:
+        for param in self.fields():
+            value = getattr(self, param.name)
+            object.__setattr__(self, param.name, _validated(param, value))
+        self._check_combinations()
+
+    @classmethod
+    def fields(cls) -> tuple[Param, ...]:
+        return tuple(f.metadata["param"] for f in dataclasses.fields(cls))
+
+    @classmethod
+    def sweep_fields(cls) -> tuple[Param, ...]:
+        return tuple(p for p in cls.fields() if p.sweep)
+
+    # Swept fields measured outermost first: changing them is the costly part.
+    outer: ClassVar[tuple[str, ...]] = ()
+
+    def points(self) -> Iterator[dict[str, Any]]:
+        """Each combination of the swept values, in measuring order."""
+        names = [p.name for p in self.sweep_fields() if self.applies(p.name)]
+        order = sorted(names, key=lambda n: self.outer.index(n) if n in self.outer else 99)
+        for combo in itertools.product(*(getattr(self, n) for n in order)):
+            point = self.resolve(dict(zip(order, combo, strict=True)))
+            yield {n: point[n] for n in names}
+
+    def applies(self, name: str) -> bool:
+        """Whether a parameter matters for these settings (echo's size, map's duration)."""
+        return True
+
+    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        return point
+
+    def scalars(self) -> dict[str, Any]:
+        return {p.name: getattr(self, p.name) for p in self.fields() if not p.sweep}
+
+    def settings(self) -> dict[str, Any]:
+        """Every field as JSON-friendly values, as stored with a result."""
+        swept = {p.name: list(getattr(self, p.name)) for p in self.sweep_fields()}
+        return {**self.scalars(), **swept}
+
+    def _check_combinations(self) -> None:
+        """Checks across fields, after each field is valid on its own."""
+
+
+def _validated(param: Param, value: Any) -> Any:
+    if not param.sweep:
+        return param.parse(value)
+    values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    if not values:
+        msg = f"{param.name} needs at least one value; allowed: {param.allowed()}"
+        raise ValueError(msg)
+    # Keep the user's order (it is the sweep order) but drop repeats.
+    return tuple(dict.fromkeys(param.parse(v) for v in values))

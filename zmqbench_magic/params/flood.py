@@ -1,0 +1,122 @@
+"""The ipyparallel benchmark's parameters and metrics (``%taskflood``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .declare import BenchParams, Metric, Param, param_field
+
+# The declarations read as a table; keep the formatter from spreading them out.
+# fmt: off
+TEST = Param(
+    "test", "flood",
+    "flood: tiny tasks (an echo of an empty string) as fast as possible; echo: numpy "
+    "arrays of --size bytes there and back; map: map_async of time.sleep over --duration",
+    "test", "choice", choices=("flood", "echo", "map"),
+)
+TASKS = Param(
+    "tasks", 256, "tasks submitted per sample",
+    "tasks", "int", low=1, high=10**6, sweep=True, short="n",
+)
+ENGINES = Param(
+    "engines", 2, "engines to run on: a started cluster is grown or shrunk to this count",
+    "engines", "int", low=1, high=4 * (os.cpu_count() or 1), sweep=True, short="e",
+)
+VIEW = Param(
+    "view", "lb",
+    "lb: a load-balanced view through the task scheduler; direct: each engine's own "
+    "queue, tasks dealt round-robin",
+    "view", "choice", choices=("lb", "direct"), sweep=True,
+)
+SCHEME = Param(
+    "scheme", "leastload",
+    "task scheduler scheme of a cluster the project starts (another scheme needs a new "
+    "controller, so the cluster is restarted)",
+    "scheduler scheme", "choice",
+    choices=("leastload", "pure", "lru", "plainrandom", "twobin", "weighted"), sweep=True,
+)
+DURATION = Param(
+    "duration", 0.0, "how long each map task sleeps (0, 1ms, 10ms, 0.1)",
+    "task duration (s)", "duration", unit="s", low=0.0, high=3600.0, sweep=True,
+)
+PROFILE = Param(
+    "profile", "", "use the running cluster of this IPython profile instead of starting one",
+    "profile", "str",
+)
+CLUSTER_ID = Param(
+    "cluster_id", "", "use the running cluster with this id (in --profile, or the default)",
+    "cluster id", "str",
+)
+URL_FILE = Param(
+    "url_file", "", "use the running cluster whose client connection file this is",
+    "url file", "str",
+)
+# Task floods are slower than ZeroMQ samples: fewer kept samples, a longer wait.
+FLOOD_REPEAT = dataclasses.replace(REPEAT, default=3)
+FLOOD_TIMEOUT = dataclasses.replace(
+    TIMEOUT, default=60.0,
+    help="longest wait for a cluster to start or resize, or for a sample's results",
+)
+
+FLOOD_METRICS = (
+    Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip"),
+    Metric("sent_s", "sent (s)", "first submit to the last submit returning"),
+    Metric("roundtrip_s", "round trip (s)", "first submit to the last result received"),
+    Metric("mbit_per_s", "bandwidth (Mbit/s)",
+           "echo: array megabits (10^6) per second, both directions counted"),
+    Metric("efficiency", "map efficiency", "map: ideal parallel time / actual time"),
+    Metric("task_s", "task run time (s)", "cell form: the task's own mean run time on an engine"),
+    Metric("compute_s", "ideal parallel compute (s)",
+           "cell form: the tasks' run times summed over engines, divided by the engines"),
+    Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute"),
+    Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip"),
+)
+# fmt: on
+
+
+@dataclass(frozen=True)
+class FloodParams(BenchParams):
+    """ipyparallel task-flood settings; list-valued fields are swept.
+
+    >>> FloodParams(tasks=[16, 256], engines=[1, 2]).tasks
+    (16, 256)
+    """
+
+    test: str = param_field(TEST)
+    tasks: tuple[int, ...] = param_field(TASKS)
+    engines: tuple[int, ...] = param_field(ENGINES)
+    view: tuple[str, ...] = param_field(VIEW)
+    scheme: tuple[str, ...] = param_field(SCHEME)
+    size: tuple[int, ...] = param_field(SIZE)
+    duration: tuple[float, ...] = param_field(DURATION)
+    repeat: int = param_field(FLOOD_REPEAT)
+    warmup: int = param_field(WARMUP)
+    timeout: float = param_field(FLOOD_TIMEOUT)
+    profile: str = param_field(PROFILE)
+    cluster_id: str = param_field(CLUSTER_ID)
+    url_file: str = param_field(URL_FILE)
+
+    benchmark = "flood"
+    metrics = FLOOD_METRICS
+    # A scheme change restarts the controller and an engine count resizes the cluster.
+    outer = ("scheme", "engines", "view")
+
+    @property
+    def existing(self) -> bool:
+        """Whether to use a running cluster rather than start one."""
+        return bool(self.profile or self.cluster_id or self.url_file)
+
+    def applies(self, name: str) -> bool:
+        return {"size": self.test == "echo", "duration": self.test == "map"}.get(name, True)
+
+    def _check_combinations(self) -> None:
+        if self.existing and len(self.scheme) > 1:
+            msg = (
+                f"scheme {' '.join(self.scheme)}: a running cluster keeps its own scheduler; "
+                "sweep schemes on a cluster the project starts (leave out --profile, "
+                "--cluster-id and --url-file)"
+            )
+            raise ValueError(msg)

@@ -1,0 +1,188 @@
+"""The ZeroMQ benchmarks' parameters and metrics (``%zmqthr``, ``%zmqlat``), and the
+queue-memory rules their sizes obey."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import zmq
+
+from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .declare import BenchParams, Metric, Param, param_field
+from .units import GiB, KiB, MiB, spell_size
+
+TRANSPORTS = ("tcp", "ipc", "inproc")
+
+# ZeroMQ queues up to a high-water mark of messages on each side; with the default
+# of 1000 and 64 MB messages that would be 64 GB. The benchmarks bound each queue
+# to this many bytes instead (1000 messages up to 128 kB, as libzmq's default).
+QUEUE_BYTES = 128 * MiB
+
+
+def high_water_mark(size: int) -> int:
+    """Messages queued per side for messages of ``size`` bytes."""
+    return max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+
+
+def memory_needed(size: int) -> int:
+    """Bytes a point of this size may hold at once: both queues, the payload and the
+    received copy, and the bytes in flight in kernel buffers."""
+    return size * (2 * high_water_mark(size) + 4)
+
+
+def check_memory(size: int) -> None:
+    """Refuse a message size whose queues and copies would not fit in memory."""
+    free = available_memory()
+    if free is not None and memory_needed(size) > free:
+        msg = (
+            f"size {spell_size(size)} needs about {memory_needed(size) // MiB} MiB "
+            f"of memory for its queues and copies, but only {free // MiB} MiB is "
+            "available; choose a smaller size"
+        )
+        raise ValueError(msg)
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, or None where that is not known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * KiB
+    except OSError:
+        return None
+    return None
+
+
+# The declarations read as a table; keep the formatter from spreading them out.
+# fmt: off
+COPY = Param(
+    "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
+    "copy", "bool", choices=(True, False), sweep=True, labels=("copy", "zero-copy"),
+)
+TRANSPORT = Param(
+    "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
+    "transport", "choice", choices=TRANSPORTS, sweep=True, short="t",
+)
+PEER = Param(
+    "peer", "auto",
+    "where the far end runs: process (a separate Python process, so the kernel's GIL "
+    "does not distort the figure), thread (both ends in this process), or auto "
+    "(process for tcp/ipc, thread for inproc, which requires it)",
+    "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
+)
+COPY_THRESHOLD = Param(
+    "copy_threshold", zmq.COPY_THRESHOLD,
+    "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
+    "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
+    "copy threshold (B)", "size", unit="B", low=0, high=1 * GiB, sweep=True,
+)
+COUNT = Param(
+    "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
+    "messages per sample", "int", low=0, high=10**9, short="n",
+)
+MIN_TIME = Param(
+    "min_time", 0.2, "calibrated samples last at least this long",
+    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
+)
+ADDRESS = Param(
+    "address", "127.0.0.1",
+    "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
+    "a free port is chosen when none is given",
+    "tcp address", "str",
+)
+
+THR_METRICS = (
+    Metric("msgs_per_s", "delivered (msgs/s)",
+           "messages delivered per second, first to last receive at the receiver"),
+    Metric("send_msgs_per_s", "send-only (msgs/s)",
+           "messages per second through the sender's send calls alone"),
+    Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second"),
+)
+LAT_METRICS = (
+    Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample"),
+    Metric("p50_us", "median round trip (µs)", "50th percentile of the sample's round trips"),
+    Metric("p90_us", "p90 round trip (µs)", "90th percentile of the sample's round trips"),
+    Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips"),
+    Metric("max_us", "slowest round trip (µs)", "slowest round trip of the sample"),
+)
+# fmt: on
+
+
+def resolve_peer(transport: str, peer: str) -> str:
+    """The far end actually used: inproc can only reach a thread of the same process."""
+    if peer == "auto":
+        return "thread" if transport == "inproc" else "process"
+    if transport == "inproc" and peer == "process":
+        msg = (
+            "peer process cannot be used with transport inproc: inproc only connects "
+            "sockets of one process; use peer thread (or auto)"
+        )
+        raise ValueError(msg)
+    return peer
+
+
+@dataclass(frozen=True)
+class ZmqParams(BenchParams):
+    """Settings shared by the ZeroMQ benchmarks; list-valued fields are swept."""
+
+    size: tuple[int, ...] = param_field(SIZE)
+    copy: tuple[bool, ...] = param_field(COPY)
+    transport: tuple[str, ...] = param_field(TRANSPORT)
+    peer: tuple[str, ...] = param_field(PEER)
+    copy_threshold: tuple[int, ...] = param_field(COPY_THRESHOLD)
+    count: int = param_field(COUNT)
+    repeat: int = param_field(REPEAT)
+    warmup: int = param_field(WARMUP)
+    min_time: float = param_field(MIN_TIME)
+    timeout: float = param_field(TIMEOUT)
+    address: str = param_field(ADDRESS)
+
+    # One far end serves every point of a transport and peer.
+    outer = ("transport", "peer")
+
+    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {**point, "peer": resolve_peer(point["transport"], point["peer"])}
+
+    def _check_combinations(self) -> None:
+        for transport in self.transport:
+            for peer in self.peer:
+                resolve_peer(transport, peer)
+        self._check_memory()
+
+    def _check_memory(self) -> None:
+        check_memory(max(self.size))
+
+
+@dataclass(frozen=True)
+class ThroughputParams(ZmqParams):
+    """PUSH/PULL throughput settings.
+
+    >>> ThroughputParams(size=[100, "64k"], copy=[True, False]).size
+    (100, 65536)
+    """
+
+    benchmark = "thr"
+    metrics = THR_METRICS
+
+    def _check_combinations(self) -> None:
+        super()._check_combinations()
+        if self.count == 1:
+            msg = (
+                "count must be 0 (calibrate) or at least 2 for throughput: delivery is "
+                "timed from the first to the last receive, got 1"
+            )
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class LatencyParams(ZmqParams):
+    """REQ/REP round-trip latency settings.
+
+    >>> LatencyParams(size="1k", transport=["tcp", "inproc"]).transport
+    ('tcp', 'inproc')
+    """
+
+    benchmark = "lat"
+    metrics = LAT_METRICS

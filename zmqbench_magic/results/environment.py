@@ -1,0 +1,47 @@
+"""What produced the numbers: versions, host, CPU and date, stored with each result."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import socket
+from typing import Any
+
+import zmq
+
+
+def environment() -> dict[str, Any]:
+    """What produced the numbers: versions, host, CPU and date."""
+    return {
+        "python": platform.python_version(),
+        "pyzmq": zmq.pyzmq_version(),
+        "libzmq": zmq.zmq_version(),
+        "ipyparallel": _version_of("ipyparallel"),
+        "zmqbench_magic": _version_of("zmqbench_magic"),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "zmq_copy_threshold_default": zmq.COPY_THRESHOLD,
+    }
+
+
+def _version_of(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
