@@ -10,7 +10,7 @@ DataFrame's columns and the charts' axes all read the same declarations.
 
 from __future__ import annotations
 
-from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param
 from .flood import FLOOD_METRICS, FloodParams
 from .sockets import (
@@ -19,7 +19,6 @@ from .sockets import (
     COPY_THRESHOLD,
     COUNT,
     LAT_METRICS,
-    MIN_TIME,
     PEER,
     QUEUE_BYTES,
     THR_METRICS,
@@ -55,10 +54,13 @@ __all__ = [
     "COPY_THRESHOLD",
     "COUNT",
     "FLOOD_METRICS",
+    "LABEL",
     "LAT_METRICS",
+    "MAX_TIME",
     "METRICS",
     "MIN_TIME",
     "PEER",
+    "PRECISION",
     "QUEUE_BYTES",
     "REPEAT",
     "SIZE",

@@ -1,4 +1,4 @@
-"""Parameters every benchmark has: message size, samples kept and discarded, timeout."""
+"""Parameters every benchmark has: message size, how it is sampled, timeout, label."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ SIZE = Param(
     "message size (B)", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
 )
 REPEAT = Param(
-    "repeat", 5, "samples kept per point (after warm-up)",
+    "repeat", 10,
+    "rounds of samples: each round takes one sample of every point, interleaved, on "
+    "fresh far ends; 6 or more give a 95% interval for each median",
     "samples", "int", low=1, high=1000, short="r",
 )
 WARMUP = Param(
@@ -20,8 +22,24 @@ WARMUP = Param(
     "warm-up samples", "int", low=0, high=100,
 )
 MIN_TIME = Param(
-    "min_time", 0.2, "calibrated samples last at least this long",
+    "min_time", 0.1, "calibrated samples last at least this long",
     "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
+)
+PRECISION = Param(
+    "precision", 0.0,
+    "keep taking rounds (past --repeat, within --max-time) until each point's 95% "
+    "interval is within this of its median, e.g. 5%; 0: off",
+    "precision", "fraction", low=0.0, high=1.0,
+)
+MAX_TIME = Param(
+    "max_time", 300.0, "with --precision: stop adding rounds after this long",
+    "maximum run time (s)", "float", unit="s", low=1.0, high=86400.0,
+)
+LABEL = Param(
+    "label", "",
+    "a name for this run, kept in its rows' run column and used by compare; "
+    "empty: an id from the benchmark and the time",
+    "run label", "str",
 )
 TIMEOUT = Param(
     "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",

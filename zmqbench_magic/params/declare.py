@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .units import format_duration, format_size, parse_bool, parse_duration, parse_size, spell_size
+from .units import (
+    format_duration,
+    format_size,
+    parse_bool,
+    parse_duration,
+    parse_fraction,
+    parse_size,
+    spell_size,
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,8 @@ class Param:
             return format_size(int(value))
         if self.kind == "duration":
             return format_duration(value) if value else "0"
+        if self.kind == "fraction":
+            return f"{value:.0%}" if value else "off"
         return _spell(value)
 
     @property
@@ -107,6 +117,12 @@ class Metric:
     name: str
     title: str
     help: str
+    better: str = ""  # "higher" or "lower": which way a comparison calls faster
+
+    def __post_init__(self) -> None:
+        if self.better not in ("", "higher", "lower"):
+            msg = f"better must be higher, lower or empty, got {self.better!r}"
+            raise ValueError(msg)
 
 
 def _spell(value: Any) -> str:
@@ -123,6 +139,7 @@ def _parse_choice(text: Any) -> str:
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "size": parse_size,
+    "fraction": parse_fraction,
     "duration": parse_duration,
     "int": int,
     "float": float,

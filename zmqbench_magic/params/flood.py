@@ -6,7 +6,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 
 # The declarations read as a table; keep the formatter from spreading them out.
@@ -54,25 +54,32 @@ URL_FILE = Param(
     "url_file", "", "use the running cluster whose client connection file this is",
     "url file", "str",
 )
-# Task floods are slower than ZeroMQ samples: fewer kept samples, a longer wait.
-FLOOD_REPEAT = dataclasses.replace(REPEAT, default=3)
+# Task floods are slower than ZeroMQ samples: fewer rounds (6 still give a 95% interval
+# for each median), a longer wait.
+FLOOD_REPEAT = dataclasses.replace(REPEAT, default=6)
 FLOOD_TIMEOUT = dataclasses.replace(
     TIMEOUT, default=60.0,
     help="longest wait for a cluster to start or resize, or for a sample's results",
 )
 
 FLOOD_METRICS = (
-    Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip"),
-    Metric("sent_s", "sent (s)", "first submit to the last submit returning"),
-    Metric("roundtrip_s", "round trip (s)", "first submit to the last result received"),
+    Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip",
+           "higher"),
+    Metric("sent_s", "sent (s)", "first submit to the last submit returning", "lower"),
+    Metric("roundtrip_s", "round trip (s)", "first submit to the last result received",
+           "lower"),
     Metric("mbit_per_s", "bandwidth (Mbit/s)",
-           "echo: array megabits (10^6) per second, both directions counted"),
-    Metric("efficiency", "map efficiency", "map: ideal parallel time / actual time"),
-    Metric("task_s", "task run time (s)", "cell form: the task's own mean run time on an engine"),
+           "echo: array megabits (10^6) per second, both directions counted", "higher"),
+    Metric("efficiency", "map efficiency",
+           "map: ideal parallel time (ceil(tasks / engines) x duration) / actual time",
+           "higher"),
+    Metric("task_s", "task run time (s)", "cell form: the task's own mean run time on an engine",
+           "lower"),
     Metric("compute_s", "ideal parallel compute (s)",
            "cell form: the tasks' run times summed over engines, divided by the engines"),
-    Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute"),
-    Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip"),
+    Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute",
+           "lower"),
+    Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip", "lower"),
 )
 # fmt: on
 
@@ -94,10 +101,13 @@ class FloodParams(BenchParams):
     duration: tuple[float, ...] = param_field(DURATION)
     repeat: int = param_field(FLOOD_REPEAT)
     warmup: int = param_field(WARMUP)
+    precision: float = param_field(PRECISION)
+    max_time: float = param_field(MAX_TIME)
     timeout: float = param_field(FLOOD_TIMEOUT)
     profile: str = param_field(PROFILE)
     cluster_id: str = param_field(CLUSTER_ID)
     url_file: str = param_field(URL_FILE)
+    label: str = param_field(LABEL)
 
     benchmark = "flood"
     metrics = FLOOD_METRICS

@@ -8,7 +8,7 @@ from typing import Any
 
 import zmq
 
-from .common import REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .units import GiB, KiB, MiB, spell_size
 
@@ -82,10 +82,6 @@ COUNT = Param(
     "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
     "messages per sample", "int", low=0, high=10**9, short="n",
 )
-MIN_TIME = Param(
-    "min_time", 0.2, "calibrated samples last at least this long",
-    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
-)
 ADDRESS = Param(
     "address", "127.0.0.1",
     "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
@@ -95,17 +91,25 @@ ADDRESS = Param(
 
 THR_METRICS = (
     Metric("msgs_per_s", "delivered (msgs/s)",
-           "messages delivered per second, first to last receive at the receiver"),
+           "messages delivered per second, first to last receive at the receiver", "higher"),
     Metric("send_msgs_per_s", "send-only (msgs/s)",
-           "messages per second through the sender's send calls alone"),
-    Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second"),
+           "messages per second through the sender's send calls alone; not measured (NaN) "
+           "when a sample's count is under 10 times what the queues hold", "higher"),
+    Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second",
+           "higher"),
 )
 LAT_METRICS = (
-    Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample"),
-    Metric("p50_us", "median round trip (µs)", "50th percentile of the sample's round trips"),
-    Metric("p90_us", "p90 round trip (µs)", "90th percentile of the sample's round trips"),
-    Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips"),
-    Metric("max_us", "slowest round trip (µs)", "slowest round trip of the sample"),
+    Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample", "lower"),
+    Metric("p50_us", "median round trip (µs)", "50th percentile of the sample's round trips",
+           "lower"),
+    Metric("p90_us", "p90 round trip (µs)", "90th percentile of the sample's round trips",
+           "lower"),
+    Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips",
+           "lower"),
+    Metric("p999_us", "p99.9 round trip (µs)", "99.9th percentile of the sample's round trips",
+           "lower"),
+    Metric("max_us", "slowest round trip (µs)",
+           "slowest round trip of the sample (the summary: of the point)", "lower"),
 )
 # fmt: on
 
@@ -136,8 +140,11 @@ class ZmqParams(BenchParams):
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
     min_time: float = param_field(MIN_TIME)
+    precision: float = param_field(PRECISION)
+    max_time: float = param_field(MAX_TIME)
     timeout: float = param_field(TIMEOUT)
     address: str = param_field(ADDRESS)
+    label: str = param_field(LABEL)
 
     # One far end serves every point of a transport and peer.
     outer = ("transport", "peer")

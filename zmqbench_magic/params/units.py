@@ -75,6 +75,22 @@ def parse_duration(text: str | float) -> float:
     return float(number) * _DURATION_FACTORS[unit]
 
 
+def parse_fraction(text: str | float) -> float:
+    """Parse a fraction such as ``5%`` or ``0.05``.
+
+    >>> parse_fraction("5%")
+    0.05
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    body = str(text).strip()
+    try:
+        return float(body[:-1]) / 100 if body.endswith("%") else float(body)
+    except ValueError:
+        msg = f"expected a fraction such as 5% or 0.05, got {text!r}"
+        raise ValueError(msg) from None
+
+
 def format_duration(seconds: float) -> str:
     """``0.01`` -> ``'10ms'``: the shortest of s, ms and us that keeps a whole number."""
     for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):

@@ -12,7 +12,7 @@ never a measurement core, IPython, ipywidgets or altair.
 
 from __future__ import annotations
 
-from .environment import environment
+from .environment import environment, run_identity
 from .resultset import FORMAT, FORMAT_VERSION, ResultSet, load
 from .stats import spread_warnings
 from .text import summary_line
@@ -23,6 +23,7 @@ __all__ = [
     "ResultSet",
     "environment",
     "load",
+    "run_identity",
     "spread_warnings",
     "summary_line",
 ]

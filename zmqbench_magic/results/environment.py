@@ -6,6 +6,7 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import secrets
 import socket
 from typing import Any
 
@@ -45,3 +46,11 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def run_identity(benchmark: str, label: str = "") -> dict[str, str]:
+    """A new run's name and id: ``run`` is the label when given, else the id, which is
+    the benchmark, the UTC time and 4 random hex digits (``thr-20261122-001503-1f2e``)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    run_id = f"{benchmark}-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    return {"run": label or run_id, "run_id": run_id, "label": label}

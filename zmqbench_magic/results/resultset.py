@@ -1,16 +1,18 @@
 """Benchmark results: kept samples, their summary, and a versioned JSON file format.
 
 A :class:`ResultSet` is immutable. It holds one row per kept sample (every swept
-parameter and every metric as a column, units in the metric names), the settings
-and environment shared by all rows (stored once), and any warnings raised while
-measuring. Results of separate runs can be added together to compare them.
+parameter and every metric as a column, units in the metric names, and the ``run``
+it came from), the settings and environment of each run (stored once per run), the
+latency distributions (every round trip, bucketed), and any warnings raised while
+measuring. ``a + b`` joins runs and keeps each one's identity and environment;
+``a.compare(b)`` tells whether they differ.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,21 +20,26 @@ from typing import Any
 import pandas as pd
 
 from ..params import BENCHMARKS
+from .histogram import LogHistogram
+from .summary import summarize
 from .text import summary_line
 
 FORMAT = "zmqbench-result"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
 class ResultSet:
-    """Kept samples of one benchmark, with their settings and environment.
+    """Kept samples of one benchmark (one or several runs), with their environment.
+
+    ``metadata`` is the first run's environment plus every run's notes; ``runs`` maps
+    each run's name (its label, or its id) to its own environment and settings.
 
     Example
     -------
-    >>> r = run_throughput(size=["1k"], repeat=3)      # doctest: +SKIP
-    >>> r.df[["size", "copy", "msgs_per_s"]]            # doctest: +SKIP
-    >>> r.save("today.json"); zmqbench_magic.load("today.json")  # doctest: +SKIP
+    >>> r = run_throughput(size=["1k"], repeat=6, label="today")  # doctest: +SKIP
+    >>> r.summary()[["size", "copy", "msgs_per_s", "ci_low", "ci_high"]]  # doctest: +SKIP
+    >>> load("yesterday.json").compare(r)                          # doctest: +SKIP
     """
 
     benchmark: str
@@ -40,6 +47,8 @@ class ResultSet:
     settings: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    distributions: tuple[Mapping[str, Any], ...] = ()
+    runs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.benchmark not in BENCHMARKS:
@@ -47,6 +56,12 @@ class ResultSet:
             raise ValueError(msg)
         object.__setattr__(self, "rows", tuple(dict(r) for r in self.rows))
         object.__setattr__(self, "warnings", tuple(self.warnings))
+        object.__setattr__(self, "distributions", tuple(dict(d) for d in self.distributions))
+        if not self.runs:
+            # One run (or a file from before runs had names): name it from its metadata.
+            name = self.metadata.get("run", "run")
+            runs = {name: {**self.metadata, "settings": dict(self.settings)}}
+            object.__setattr__(self, "runs", runs)
 
     @property
     def metric_names(self) -> tuple[str, ...]:
@@ -64,20 +79,31 @@ class ResultSet:
         return pd.DataFrame(list(self.rows))
 
     def summary(self) -> pd.DataFrame:
-        """Per point: sample count and the median, min and max of each metric, and the
-        spread of the headline metric (stdev / mean)."""
-        if not self.rows:
-            return pd.DataFrame()
-        headline = self.metric_names[0]
-        df = self.df
-        metrics = [m for m in self.metric_names if m in df.columns]
-        grouped = df.groupby(self.point_columns, sort=False)
-        table = grouped[metrics].median()
-        table.insert(0, "samples", grouped.size())
-        table[f"{headline}_min"] = grouped[headline].min()
-        table[f"{headline}_max"] = grouped[headline].max()
-        table["spread"] = (grouped[headline].std(ddof=0) / grouped[headline].mean()).fillna(0)
-        return table.reset_index()
+        """Per point (and run, when there are several): ``n`` samples, the median of each
+        metric, the headline metric's 95% interval (``ci_low``, ``ci_high``, and
+        ``ci_level``, the confidence reached with ``n``), its min, max and spread, and
+        the busiest ``other_load``; for latency the true ``max_us`` and the point's
+        p99.9 over every round trip."""
+        return summarize(self)
+
+    def histogram(self, point: Mapping[str, Any]) -> LogHistogram:
+        """Every round trip of the latency points matching ``point`` (e.g. ``{"size":
+        1024, "transport": "tcp"}``), merged across runs that match."""
+        merged = LogHistogram()
+        for entry in self.distributions:
+            if all(entry.get(k) == v for k, v in point.items()):
+                merged += LogHistogram.from_json(entry["rtt_hist"])
+        return merged
+
+    def compare(
+        self, candidate: ResultSet, match: Sequence[str] | None = None, metric: str | None = None
+    ) -> pd.DataFrame:
+        """This run (the baseline) against ``candidate``: one row per shared point.
+
+        See :func:`zmqbench_magic.results.compare.compare`."""
+        from .compare import compare
+
+        return compare(self, candidate, match=match, metric=metric)
 
     def __add__(self, other: ResultSet) -> ResultSet:
         if not isinstance(other, ResultSet):
@@ -85,16 +111,44 @@ class ResultSet:
         if other.benchmark != self.benchmark:
             msg = f"cannot add {other.benchmark} results to {self.benchmark} results"
             raise ValueError(msg)
+        other = other._renamed_apart(self.runs)
         return ResultSet(
             self.benchmark,
             self.rows + other.rows,
             settings={**self.settings, **other.settings},
-            # One environment (the first run's), and every run's notes.
             metadata={
                 **(self.metadata or other.metadata),
                 "notes": [*self.metadata.get("notes", []), *other.metadata.get("notes", [])],
             },
             warnings=self.warnings + other.warnings,
+            distributions=self.distributions + other.distributions,
+            runs={**self.runs, **other.runs},
+        )
+
+    def _renamed_apart(self, taken: Mapping[str, Any]) -> ResultSet:
+        """This result with its runs renamed where ``taken`` already uses the name for
+        another run (two runs labelled the same stay two runs)."""
+        renames = {}
+        for name, meta in self.runs.items():
+            if name in taken and taken[name].get("run_id") != meta.get("run_id"):
+                number = 2
+                while f"{name}#{number}" in taken or f"{name}#{number}" in self.runs:
+                    number += 1
+                renames[name] = f"{name}#{number}"
+        if not renames:
+            return self
+
+        def rename(entry: Mapping[str, Any]) -> dict[str, Any]:
+            return {**entry, "run": renames.get(entry.get("run"), entry.get("run"))}
+
+        return ResultSet(
+            self.benchmark,
+            tuple(rename(r) for r in self.rows),
+            self.settings,
+            self.metadata,
+            self.warnings,
+            tuple(rename(d) for d in self.distributions),
+            {renames.get(n, n): m for n, m in self.runs.items()},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -104,14 +158,16 @@ class ResultSet:
             "benchmark": self.benchmark,
             "settings": dict(self.settings),
             "metadata": dict(self.metadata),
+            "runs": {name: dict(meta) for name, meta in self.runs.items()},
             "warnings": list(self.warnings),
             "rows": [dict(r) for r in self.rows],
+            "distributions": [dict(d) for d in self.distributions],
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the results as versioned JSON (no pickle); returns the path."""
         target = Path(path)
-        target.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        target.write_text(json.dumps(self.to_json(), indent=1, default=_plain) + "\n")
         return target
 
     def to_csv(self, path: str | os.PathLike[str]) -> Path:
@@ -128,15 +184,31 @@ class ResultSet:
         printer.text("<ResultSet ...>" if cycle else str(self))
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as plain JSON numbers."""
+    if hasattr(value, "item"):
+        return value.item()
+    msg = f"cannot store {type(value).__name__} in a result file"
+    raise TypeError(msg)
+
+
 def load(path: str | os.PathLike[str]) -> ResultSet:
-    """Read a result file written by :meth:`ResultSet.save`."""
+    """Read a result file written by :meth:`ResultSet.save` (this version or 1)."""
     data = json.loads(Path(path).read_text())
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         msg = f"{path} is not a zmqbench result file (no 'format': {FORMAT!r})"
         raise ValueError(msg)
-    if data.get("version") != FORMAT_VERSION:
-        msg = f"{path} has format version {data.get('version')!r}; this reads {FORMAT_VERSION}"
+    if data.get("version") not in (1, FORMAT_VERSION):
+        msg = (
+            f"{path} has format version {data.get('version')!r}; this reads 1 and {FORMAT_VERSION}"
+        )
         raise ValueError(msg)
     return ResultSet(
-        data["benchmark"], data["rows"], data["settings"], data["metadata"], data["warnings"]
+        data["benchmark"],
+        data["rows"],
+        data["settings"],
+        data["metadata"],
+        data["warnings"],
+        data.get("distributions", ()),
+        data.get("runs", {}),
     )

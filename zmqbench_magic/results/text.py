@@ -39,23 +39,44 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
     )
 
 
+def figure(value: float) -> str:
+    """A measured figure with the digits it has: ``1,234,567``, ``45.6``, ``0.312``;
+    ``n/a`` where it was not measured."""
+    if pd.isna(value):
+        return "n/a"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) < 100 else f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
+    """``median of 10, 95% CI 1.21M-1.25M``: how many samples and how sure."""
+    level = point.get("ci_level", 0)
+    if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
+        return f"median of {point['n']}"
+    low, high = figure(point["ci_low"] * scale), figure(point["ci_high"] * scale)
+    return f"median of {point['n']}, {level:.0%} CI {low} to {high}"
+
+
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
-    """One %timeit-style line for one point of a summary."""
-    samples = f"median of {point['samples']}"
+    """One %timeit-style line for one point of a summary (prefixed by its run when a
+    result joins several)."""
+    run = f"[{point['run']}] " if "run" in point else ""
     if benchmark == "flood":
-        return _flood_line(point, samples)
+        return run + _flood_line(point, _samples(point))
     where = (
         f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
         f"{COPY.label(point['copy']):<9}"
     )
     if benchmark == "thr":
-        rate = point["msgs_per_s"]
-        gbit = point["mbit_per_s"] / 1000
         return (
-            f"{where}: {rate:>12,.0f} msgs/s delivered, {point['send_msgs_per_s']:>12,.0f} "
-            f"sent, {gbit:8.3f} Gbit/s ({samples}, spread {point['spread']:.0%})"
+            f"{run}{where}: {figure(point['msgs_per_s']):>10} msgs/s delivered, "
+            f"{figure(point['send_msgs_per_s']):>10} sent, "
+            f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
         )
     return (
-        f"{where}: round trip {point['rtt_us']:9.1f} µs mean, p50 {point['p50_us']:.1f}, "
-        f"p99 {point['p99_us']:.1f}, max {point['max_us']:.1f} µs ({samples})"
+        f"{run}{where}: round trip {figure(point['rtt_us']):>7} µs mean, "
+        f"p50 {figure(point['p50_us'])}, p99 {figure(point['p99_us'])}, "
+        f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs "
+        f"({_samples(point)})"
     )

@@ -1,20 +1,44 @@
 """The hot loops of one sample: the driver's side of a PUSH/PULL throughput sample and
 of a REQ/REP latency sample, each a plain pyzmq loop as in pyzmq's ``perf/perf.py``.
 
-A loop only moves messages and reads the clock; :mod:`.measure` decides what a
-sample is (its count, warm-up, repeats) and the far end (:mod:`.peer`) runs the
-other half.
+A loop only moves messages and reads the clock; :mod:`.measure` decides what a sample
+is (its count, warm-up, rounds) and the far end (:mod:`.peer`) runs the other half.
+The garbage collector is off while a loop runs, as ``timeit`` does: a collection
+landing in one sample and not another is noise, not ZeroMQ.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..method.load import CpuMeter
+from ..results.histogram import LogHistogram
 from .link import Link, PeerError
 from .payload import Payload
+from .queues import queue_capacity
+
+# The send-only rate is reported only over counts this many times what the queues
+# between the two ends hold; below that it mostly times how fast the queues fill.
+SEND_ONLY_MIN_QUEUES = 10
+
+
+@contextlib.contextmanager
+def gc_off() -> Iterator[None]:
+    """No garbage collection inside the block (restored as it was after)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def throughput_sample(
@@ -25,32 +49,43 @@ def throughput_sample(
     link.reply()  # armed: the sink sits in its receive loop
     send = link.data.send if frames == 1 else link.data.send_multipart
     now = time.perf_counter
-    start = now()
-    for _ in range(count):
-        send(message, copy=copy)
-    send_elapsed = now() - start
-    # A sink that lost messages reports after `timeout` of silence: wait longer than
-    # that, so a loss is recorded as one rather than raced into a timeout error.
-    delivered = link.reply(timeout=2 * link.timeout)
+    meter = CpuMeter(link.pids)
+    meter.start()
+    with gc_off():
+        start = now()
+        for _ in range(count):
+            send(message, copy=copy)
+        send_elapsed = now() - start
+        # A sink that lost messages reports after `timeout` of silence: wait longer
+        # than that, so a loss is recorded as one rather than raced into a timeout.
+        delivered = link.reply(timeout=2 * link.timeout)
+    other_load = meter.stop()
     received, elapsed = delivered["received"], delivered["elapsed"]
     if received < 2 or elapsed <= 0:
         msg = f"the {link.describe()} received {received} of {count} messages"
         raise PeerError(msg)
     # First to last receive spans received - 1 deliveries.
     msgs_per_s = (received - 1) / elapsed
+    capacity = queue_capacity(link.transport, link.hwm, payload.size)
+    send_rate = count / send_elapsed if count >= SEND_ONLY_MIN_QUEUES * capacity else math.nan
     return {
         "received": received,
+        "late": delivered.get("late", 0),
         "msgs_per_s": msgs_per_s,
-        "send_msgs_per_s": count / send_elapsed,
+        "send_msgs_per_s": send_rate,
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
         "elapsed_s": elapsed,
         "send_elapsed_s": send_elapsed,
+        "queue_capacity": capacity,
+        "other_load": other_load,
     }, max(elapsed, send_elapsed)
 
 
 def latency_sample(
     link: Link, payload: Payload, count: int, copy: bool
 ) -> tuple[dict[str, Any], float]:
+    """One latency sample; its ``rtt_hist`` (every round trip, bucketed) goes to the
+    point's distribution, the rest to the sample's row."""
     frames, message = len(payload.frames), payload.message
     link.command(cmd="echo", count=count, copy=copy, frames=frames)
     link.reply()  # armed
@@ -60,22 +95,29 @@ def latency_sample(
         send, recv = link.data.send_multipart, link.data.recv_multipart
     now = time.perf_counter
     # One clock read per round trip: the gaps between reads are the round trips.
-    stamps = [now()]
-    stamp = stamps.append
-    for _ in range(count):
-        send(message, copy=copy)
-        recv(copy=copy)
-        stamp(now())
+    stamps = [0.0] * (count + 1)
+    meter = CpuMeter(link.pids)
+    meter.start()
+    with gc_off():
+        stamps[0] = now()
+        for i in range(1, count + 1):
+            send(message, copy=copy)
+            recv(copy=copy)
+            stamps[i] = now()
+    other_load = meter.stop()
     link.reply()  # echoed
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
-    p50, p90, p99 = np.percentile(rtt_us, [50, 90, 99])
+    p50, p90, p99, p999 = np.percentile(rtt_us, [50, 90, 99, 99.9])
     elapsed = stamps[-1] - stamps[0]
     return {
         "rtt_us": elapsed / count * 1e6,
         "p50_us": float(p50),
         "p90_us": float(p90),
         "p99_us": float(p99),
+        "p999_us": float(p999),
         "max_us": float(rtt_us.max()),
         "min_us": float(rtt_us.min()),
         "elapsed_s": elapsed,
+        "other_load": other_load,
+        "rtt_hist": LogHistogram.of(rtt_us),
     }, elapsed

@@ -1,21 +1,27 @@
-"""ZeroMQ throughput (PUSH/PULL) and latency (REQ/REP) measurements.
+"""ZeroMQ throughput (PUSH/PULL) and latency (REQ/REP) measurements over a sweep.
 
-The method follows pyperf: the count is calibrated until one sample lasts at least
-``min_time``, calibration and ``warmup`` samples are discarded, ``repeat`` samples
-are kept, and a large spread is reported as a warning, never hidden. The hot loops
-are the plain pyzmq loops of pyzmq's ``perf/perf.py`` so the figures compare with it.
+The method: each point's count is calibrated (pyperf's way) until a sample lasts
+``min_time``; then the points are sampled in interleaved rounds (:mod:`..method.
+schedule`), each round on fresh far ends, each far end warmed up on every point it
+serves before that point's kept sample. A large spread, a lost message or a busy
+machine is reported as a warning, never hidden; every point gets a 95% interval.
+The hot loops (:mod:`.loops`) are the plain pyzmq loops of pyzmq's ``perf/perf.py``.
 """
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import zmq
 
 from ..method.calibrate import calibrate
-from ..method.control import Progress, StopFlag, Stopped, check_stop, stopped_note
+from ..method.control import Progress, StopFlag
+from ..method.load import BUSY_THRESHOLD
+from ..method.schedule import Interrupted, Schedule
 from ..params import (
     COPY,
     BenchParams,
@@ -25,15 +31,20 @@ from ..params import (
     high_water_mark,
 )
 from ..params.units import format_size
-from ..results import ResultSet, environment, spread_warnings
-from .link import Link, PeerError
+from ..results import ResultSet, environment, run_identity, spread_warnings
+from ..results.histogram import LogHistogram
+from ..results.stats import relative_halfwidth
+from .link import STEADY_MALLOC, Link, PeerError
 from .loops import latency_sample, throughput_sample
 from .payload import Payload
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
+# Points that share one far end: its sockets' high-water mark depends on the size.
 _LINK_KEY = ("transport", "peer", "size")
+# A far end's warm-up sample of a point is this fraction of the point's count.
+_WARMUP_FRACTION = 4
 
 
 def run_throughput(
@@ -96,6 +107,19 @@ def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
     return payload
 
 
+def _points(params: BenchParams, payload: Payload | None) -> list[dict[str, Any]]:
+    points = list(params.points())
+    if payload is not None:
+        # The payload is the message: its byte count is every point's size.
+        unique = {tuple({**p, "size": payload.size}.items()): None for p in points}
+        points = [dict(key) for key in unique]
+    return points
+
+
+def _key(point: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(sorted(point.items()))
+
+
 def _run(
     params: BenchParams,
     role: str,
@@ -104,83 +128,120 @@ def _run(
     progress: Progress | None,
     stop: StopFlag | None,
 ) -> ResultSet:
-    points = list(params.points())
-    if payload is not None:
-        # The payload is the message: its byte count is every point's size.
-        unique = {tuple({**p, "size": payload.size}.items()): None for p in points}
-        points = [dict(key) for key in unique]
-    rows: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    notes: list[str] = []
-    groups = itertools.groupby(points, key=lambda p: tuple(p[k] for k in _LINK_KEY))
+    points = _points(params, payload)
+    headline = params.metrics[0].name
+    schedule = Schedule(
+        points,
+        group_of=lambda p: tuple(p[k] for k in _LINK_KEY),
+        repeat=params.repeat,
+        precise_enough=(
+            (lambda rows: relative_halfwidth([r[headline] for r in rows]) <= params.precision)
+            if params.precision
+            else None
+        ),
+        max_time=params.max_time,
+    )
+    state = _RunState(params, role, sample, payload)
     try:
-        for _, group in groups:
-            for point_rows in _measure_group(params, role, list(group), sample, payload, stop):
-                rows.extend(point_rows)
-                point = point_rows[0]
-                warnings += _point_warnings(point_rows, params.metrics[0].name, point)
-                if progress is not None:
-                    progress(len(rows) // params.repeat, len(points))
-    except Stopped:
-        # The far end is already closed (the link's context manager): keep what is whole.
-        notes.append(stopped_note(len(rows) // params.repeat, len(points)))
-    metadata = {**environment(), "notes": notes}
-    return ResultSet(params.benchmark, rows, params.settings(), metadata, tuple(warnings))
+        schedule.run(state.far_end, stop, progress)
+    except Interrupted as interrupt:
+        interrupt.result = state.result(schedule.kept, points, schedule.notes)
+        raise
+    return state.result(schedule.kept, points, schedule.notes)
 
 
-def _measure_group(
-    params: BenchParams,
-    role: str,
-    group: list[dict[str, Any]],
-    sample: SampleFn,
-    payload: Payload | None,
-    stop: StopFlag | None,
-) -> Iterator[list[dict[str, Any]]]:
-    """The points that share one far end (same transport, peer and size), one by one."""
-    current = group[0]
-    hwm = high_water_mark(current["size"])
-    try:
-        with Link(role, current["transport"], current["peer"], params.address,
-                  params.timeout, hwm) as link:  # fmt: skip
-            for current in group:
-                message = payload or Payload.blank(current["size"])
-                point_rows = _measure_point(link, params, current, sample, message, stop)
-                for row in point_rows:
-                    row.update(benchmark=params.benchmark, hwm=hwm)
-                yield point_rows
-    except (PeerError, TimeoutError) as exc:
-        raise type(exc)(f"{describe(current)}: {exc}") from None
+@dataclass
+class _RunState:
+    """What a run keeps across its rounds: calibrated counts, latency distributions."""
+
+    params: BenchParams
+    role: str
+    sample: SampleFn
+    payload: Payload | None
+    identity: dict[str, str] = field(default_factory=dict)
+    counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    histograms: dict[tuple[Any, ...], LogHistogram] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.identity = run_identity(self.params.benchmark, self.params.label)
+
+    @contextlib.contextmanager
+    def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[_FarEnd]:
+        """A fresh far end for one round of the points of ``group``."""
+        first = group[0]
+        hwm = high_water_mark(first["size"])
+        session = _FarEnd(self, None, first)
+        try:
+            with Link(self.role, first["transport"], first["peer"], self.params.address,
+                      self.params.timeout, hwm) as link:  # fmt: skip
+                session.link = link
+                yield session
+        except (PeerError, TimeoutError) as exc:
+            raise type(exc)(f"{describe(session.current)}: {exc}") from None
+
+    def result(
+        self, rows: list[dict[str, Any]], points: list[dict[str, Any]], notes: list[str]
+    ) -> ResultSet:
+        rows = [{**r, "run": self.identity["run"]} for r in rows]
+        warnings = []
+        for point in points:
+            point_rows = [r for r in rows if all(r[k] == v for k, v in point.items())]
+            warnings += _point_warnings(point_rows, self.params.metrics[0].name, point)
+        distributions = [
+            {**dict(key), "run": self.identity["run"], "rtt_hist": histogram.to_json()}
+            for key, histogram in self.histograms.items()
+        ]
+        metadata = {
+            **environment(),
+            **self.identity,
+            "gc": "off in the timed loops (driver and far end)",
+            "far_end_malloc": STEADY_MALLOC,
+            "notes": notes,
+        }
+        return ResultSet(
+            self.params.benchmark, rows, self.params.settings(), metadata, tuple(warnings),
+            tuple(distributions),
+        )  # fmt: skip
 
 
-def _measure_point(
-    link: Link,
-    params: BenchParams,
-    point: Mapping[str, Any],
-    sample: SampleFn,
-    payload: Payload,
-    stop: StopFlag | None,
-) -> list[dict[str, Any]]:
-    link.data.copy_threshold = point["copy_threshold"]
+@dataclass
+class _FarEnd:
+    """One round's far end: a kept sample of each point it serves."""
 
-    def one_sample(count: int) -> tuple[dict[str, Any], float]:
-        check_stop(stop)  # between samples, the far end is idle and can be closed
-        return sample(link, payload, count, point["copy"])
+    run: _RunState
+    link: Link | None
+    current: Mapping[str, Any]
 
-    try:
-        count = params.count or calibrate(one_sample, params.min_time)
-        for _ in range(params.warmup):
-            one_sample(count)
-        kept = [one_sample(count)[0] for _ in range(params.repeat)]
-    except zmq.Again:
-        # A send blocks once the queues are full: the peer died, or it stopped reading.
-        if not link.alive():
-            raise PeerError(f"the {link.describe()} exited") from None
-        msg = f"the {link.describe()} did not answer within {params.timeout:g} s"
-        raise TimeoutError(msg) from None
-    return [
-        {**point, "frames": len(payload.frames), "count": count, "sample": number, **measured}
-        for number, measured in enumerate(kept)
-    ]
+    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        assert self.link is not None
+        self.current = point
+        run, link = self.run, self.link
+        link.data.copy_threshold = point["copy_threshold"]
+        message = run.payload or Payload.blank(point["size"])
+        one = partial(run.sample, link, message, copy=point["copy"])
+        key = _key(point)
+        try:
+            if key not in run.counts:
+                run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
+            count = run.counts[key]
+            for _ in range(run.params.warmup):
+                one(max(2, count // _WARMUP_FRACTION))
+            measured, _ = one(count)
+        except zmq.Again:
+            # A send blocks once the queues are full: the peer died, or stopped reading.
+            if not link.alive():
+                raise PeerError(f"the {link.describe()} exited") from None
+            msg = f"the {link.describe()} did not answer within {run.params.timeout:g} s"
+            raise TimeoutError(msg) from None
+        histogram = measured.pop("rtt_hist", None)
+        extra = {"frames": len(message.frames)}
+        if histogram is not None:
+            hist_key = _key({**point, **extra})
+            run.histograms[hist_key] = run.histograms.get(hist_key, LogHistogram()) + histogram
+        return {
+            **extra, "count": count, "benchmark": run.params.benchmark, "hwm": link.hwm,
+            **measured,
+        }  # fmt: skip
 
 
 def describe(point: Mapping[str, Any]) -> str:
@@ -196,7 +257,15 @@ def _point_warnings(rows: list[dict[str, Any]], metric: str, point: Mapping[str,
         worst = min(lost, key=lambda r: r["received"])
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: {worst['received']} "
-            f"of {worst['count']} delivered); rates count only delivered messages. libzmq is "
-            "known to drop messages over ipc (libzmq issue #4660)"
+            f"of {worst['count']} delivered); rates count only delivered messages, timed first "
+            "to last receive. libzmq is known to drop messages over ipc (libzmq issue #4660)"
+        )
+    busy = [r for r in rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
+    if busy:
+        worst_load = max(r["other_load"] for r in busy)
+        warnings.append(
+            f"{describe(point)}: {len(busy)} sample(s) taken while other processes used "
+            f"more than {BUSY_THRESHOLD:.0%} of the machine (up to {worst_load:.0%}): "
+            f"samples {sorted(r['sample'] for r in busy)}"
         )
     return warnings

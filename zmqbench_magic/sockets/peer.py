@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -74,26 +75,53 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
             return
         loop = _sink if command["cmd"] == "sink" else _echo
         _send(ctrl, {"armed": True})
-        _send(ctrl, loop(data, command["count"], command["copy"], command["frames"]))
+        # No garbage collection inside the loop, as on the driver's side. A thread peer
+        # shares the driver's interpreter, whose own loop already turned it off.
+        own_process = threading.current_thread() is threading.main_thread()
+        if own_process:
+            gc.disable()
+        try:
+            done = loop(data, command["count"], command["copy"], command["frames"])
+        finally:
+            if own_process:
+                gc.enable()
+        _send(ctrl, done)
 
 
-def _sink(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
-    """Receive ``count`` messages; time first to last receive, as libzmq's local_thr."""
+def _sink(
+    data: zmq.Socket, count: int, copy: bool, frames: int, now: Any = time.perf_counter
+) -> dict[str, Any]:
+    """Receive ``count`` messages; time first to last receive, as libzmq's local_thr.
+
+    If messages are lost (libzmq can drop them over ipc), the receive times out: the
+    sample is still timed first to *last* receive (not including the silence that
+    showed the loss), and anything that arrives after the timeout is drained and
+    counted as ``late`` so it cannot be taken for the next sample's messages."""
     receive = data.recv if frames == 1 else data.recv_multipart
-    now = time.perf_counter
     try:
         receive(copy=copy)
     except zmq.Again:
         return {"received": 0, "elapsed": 0.0}
-    first = now()
+    first = last = now()
     received = 1
     try:
         for _ in range(count - 1):
             receive(copy=copy)
+            last = now()
             received += 1
     except zmq.Again:
-        pass  # messages were lost: report what arrived rather than wait forever
-    return {"received": received, "elapsed": now() - first}
+        # Messages were lost: report what arrived rather than wait forever.
+        return {"received": received, "elapsed": last - first, "late": _drain(data)}
+    return {"received": received, "elapsed": last - first}
+
+
+def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
+    """Receive whatever is still on its way until ``quiet_ms`` pass in silence."""
+    late = 0
+    while data.poll(quiet_ms):
+        data.recv_multipart(copy=False)
+        late += 1
+    return late
 
 
 def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:

@@ -1,0 +1,152 @@
+"""The order samples are taken in: interleaved rounds, each on fresh far ends.
+
+A sweep's points are not measured one after the other (all samples of one point,
+then all of the next): drift in the machine's load would then land on some points
+and not others, and look like a difference between them. Instead each *round* takes
+one sample of every point, and the rounds repeat ``repeat`` times. Points that share a
+resource (a far end of one transport and size, a cluster of one size) are a *group*;
+each round opens each group afresh (:class:`GroupOpener`), so a point's samples come
+from several independent far ends and their spread includes the between-process
+variance that one far end would hide (as pyperf spreads values over worker processes).
+
+With ``precision``, rounds go on past ``repeat`` for the points whose median is not yet
+known that well, until ``max_time``. A stop request or a kernel interrupt ends the run
+between two samples; only whole rounds are kept, so every point keeps the same number
+of samples and the drift argument still holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .control import Progress, StopFlag, Stopped, check_stop
+
+Point = Mapping[str, Any]
+Row = dict[str, Any]
+
+
+class Session(Protocol):
+    """One group's resource for one round: takes one kept sample of a point."""
+
+    def sample(self, point: Point) -> Row: ...
+
+
+# Opens a group of points for one round (a fresh far end, a cluster resized to fit).
+GroupOpener = Callable[[list[Point]], AbstractContextManager[Session]]
+
+
+class Interrupted(KeyboardInterrupt):
+    """A kernel interrupt (Ctrl-C) during a run, raised once everything is closed.
+
+    ``result`` holds what was measured in whole rounds before it, as a stop does."""
+
+    def __init__(self, result: Any = None) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
+@dataclass
+class Schedule:
+    """What to measure and how often; ``run`` takes the samples."""
+
+    points: list[Point]
+    group_of: Callable[[Point], Hashable]
+    repeat: int
+    precise_enough: Callable[[list[Row]], bool] | None = None  # None: no --precision
+    max_time: float = float("inf")
+    clock: Callable[[], float] = time.perf_counter
+    notes: list[str] = field(default_factory=list)
+
+    def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
+        """Points in measuring order, grouped by what they share (order kept)."""
+        for _, group in itertools.groupby(points, key=self.group_of):
+            yield list(group)
+
+    def run(
+        self,
+        open_group: GroupOpener,
+        stop: StopFlag | None = None,
+        progress: Progress | None = None,
+    ) -> list[Row]:
+        """Every kept sample as a row (point, ``sample``, ``t_start_s``, measurements).
+
+        Raises :class:`Interrupted` (a KeyboardInterrupt) carrying nothing; the caller
+        attaches its result to it."""
+        start = self.clock()
+        kept: list[Row] = []
+        pending = list(self.points)
+        rounds = 0
+        try:
+            while pending:
+                kept += self._round(pending, rounds, open_group, start, stop, progress, len(kept))
+                rounds += 1
+                pending = self._still_pending(kept, rounds, start)
+        except Stopped:
+            self.notes.append(
+                f"stopped on request after {rounds} whole round(s) of {self.repeat}: "
+                f"{len(kept)} samples kept, the round in progress was dropped"
+            )
+        except KeyboardInterrupt:
+            self.notes.append(
+                f"interrupted after {rounds} whole round(s) of {self.repeat}: "
+                f"{len(kept)} samples kept, the round in progress was dropped"
+            )
+            self.kept = kept
+            raise Interrupted from None
+        self.kept = kept
+        return kept
+
+    def _round(
+        self,
+        pending: list[Point],
+        number: int,
+        open_group: GroupOpener,
+        start: float,
+        stop: StopFlag | None,
+        progress: Progress | None,
+        done_before: int,
+    ) -> list[Row]:
+        rows: list[Row] = []
+        total = max(self.repeat * len(self.points), done_before + len(pending))
+        for group in self.groups(pending):
+            check_stop(stop)  # between samples: the far ends are idle
+            with open_group(group) as session:
+                for point in group:
+                    check_stop(stop)
+                    began = self.clock() - start
+                    measured = session.sample(point)
+                    rows.append({**point, "sample": number, "t_start_s": began, **measured})
+                    if progress is not None:
+                        progress(done_before + len(rows), total)
+        return rows
+
+    def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
+        if rounds < self.repeat:
+            return list(self.points)
+        if self.precise_enough is None:
+            return []
+        loose = [p for p in self.points if not self.precise_enough(_rows_of(kept, p))]
+        if loose and self.clock() - start >= self.max_time:
+            names = "; ".join(_spell(p) for p in loose)
+            self.notes.append(
+                f"precision not reached within max-time ({self.max_time:g} s) at "
+                f"{len(loose)} point(s): {names}"
+            )
+            return []
+        return loose
+
+
+def _rows_of(rows: list[Row], point: Point) -> list[Row]:
+    return [r for r in rows if all(r.get(k) == v for k, v in point.items())]
+
+
+def _spell(point: Point) -> str:
+    return " ".join(f"{k}={v}" for k, v in point.items())
+
+
+__all__ = ["GroupOpener", "Interrupted", "Schedule", "Session"]

@@ -1,0 +1,120 @@
+"""Two runs, point by point: is the candidate faster, slower, or the same?
+
+For each point the two runs share, the headline metric's samples of each side give
+the ratio of medians (candidate / baseline) with a bootstrap 95% interval, and a
+two-sided Mann-Whitney U test gives the p-value. The verdict follows the metric's
+direction (msgs/s: higher is faster; a round trip: lower is faster), and is ``same``
+unless the difference is significant (p < 0.05) *and* the interval excludes 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ..params import METRICS
+from .stats import mann_whitney_p, ratio_ci
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
+
+ALPHA = 0.05
+
+
+def compare(
+    baseline: ResultSet,
+    candidate: ResultSet,
+    match: Sequence[str] | None = None,
+    metric: str | None = None,
+) -> pd.DataFrame:
+    """One row per point the two runs share.
+
+    Parameters
+    ----------
+    match : the columns that pair points; default every point column the two share.
+        ``match=["size"]`` pairs on size alone, so tcp can be compared with inproc
+        (``baseline.df`` filtered to tcp, ``candidate.df`` to inproc, say).
+    metric : the metric compared; default the benchmark's headline (msgs/s,
+        mean round trip, tasks/s).
+
+    Returns the match columns, ``baseline`` and ``candidate`` medians, their sample
+    counts, ``ratio`` (candidate / baseline) with ``ci_low``/``ci_high``, ``p_value``
+    and ``verdict`` (``faster``, ``slower`` or ``same``).
+
+    Example
+    -------
+    >>> load("monday.json").compare(load("tuesday.json"))  # doctest: +SKIP
+    """
+    if candidate.benchmark != baseline.benchmark:
+        msg = f"cannot compare {candidate.benchmark} results with {baseline.benchmark} results"
+        raise ValueError(msg)
+    metric = metric or baseline.metric_names[0]
+    a, b = baseline.df, candidate.df
+    if metric not in a.columns or metric not in b.columns:
+        msg = f"metric {metric!r} is not in both results; choose one of {list(a.columns)}"
+        raise ValueError(msg)
+    shared = [c for c in baseline.point_columns if c in a.columns and c in b.columns]
+    columns = list(match) if match is not None else shared
+    missing = [c for c in columns if c not in a.columns or c not in b.columns]
+    if missing:
+        msg = f"match: {', '.join(missing)} not in both results; choose from {', '.join(shared)}"
+        raise ValueError(msg)
+    better = METRICS[metric].better if metric in METRICS else ""
+    rows = []
+    for key, left in a.groupby(columns, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        right = b
+        for column, value in zip(columns, key, strict=True):
+            right = right[right[column] == value]
+        if right.empty:
+            continue
+        rows.append(
+            _compare_point(dict(zip(columns, key, strict=True)), left, right, metric, better)
+        )
+    return pd.DataFrame(rows, columns=[*columns, *_RESULT_COLUMNS])
+
+
+_RESULT_COLUMNS = [
+    "metric", "baseline", "candidate", "n_baseline", "n_candidate",
+    "ratio", "ci_low", "ci_high", "p_value", "verdict",
+]  # fmt: skip
+
+
+def _compare_point(
+    key: dict[str, object], left: pd.DataFrame, right: pd.DataFrame, metric: str, better: str
+) -> dict[str, object]:
+    x, y = left[metric].dropna().tolist(), right[metric].dropna().tolist()
+    ratio, low, high = ratio_ci(x, y)
+    p_value = mann_whitney_p(x, y)
+    return {
+        **key,
+        "metric": metric,
+        "baseline": float(pd.Series(x).median()),
+        "candidate": float(pd.Series(y).median()),
+        "n_baseline": len(x),
+        "n_candidate": len(y),
+        "ratio": ratio,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_value,
+        "verdict": verdict(ratio, low, high, p_value, better),
+    }
+
+
+def verdict(ratio: float, low: float, high: float, p_value: float, better: str) -> str:
+    """``faster``/``slower`` only when the difference is significant and the interval
+    of the ratio leaves 1 out; ``same`` otherwise (and for a metric with no direction).
+
+    >>> verdict(1.3, 1.1, 1.5, 0.01, "higher"), verdict(1.3, 0.9, 1.5, 0.01, "higher")
+    ('faster', 'same')
+    """
+    significant = p_value < ALPHA and (low > 1 or high < 1)
+    if not significant or not better:
+        return "same"
+    up = ratio > 1
+    return "faster" if up == (better == "higher") else "slower"
+
+
+__all__ = ["ALPHA", "compare", "verdict"]

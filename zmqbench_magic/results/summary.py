@@ -1,0 +1,62 @@
+"""A result's summary: per point, the median of each metric with the headline's 95%
+interval, and the figures that are not medians (the true max, p99.9, busy samples)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .histogram import LogHistogram
+from .stats import median_ci
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
+
+
+def group_columns(result: ResultSet, df: pd.DataFrame) -> list[str]:
+    """What one summary row stands for: the run (when there are several) and the point."""
+    several_runs = "run" in df.columns and df["run"].nunique() > 1
+    return (["run"] if several_runs else []) + [c for c in result.point_columns if c in df]
+
+
+def summarize(result: ResultSet) -> pd.DataFrame:
+    if not result.rows:
+        return pd.DataFrame()
+    df = result.df
+    headline = result.metric_names[0]
+    by = group_columns(result, df)
+    metrics = [m for m in result.metric_names if m in df.columns]
+    grouped = df.groupby(by, sort=False, dropna=False)
+    table = grouped[metrics].median()
+    table.insert(0, "n", grouped.size())
+    intervals = grouped[headline].apply(lambda s: median_ci(s.dropna().tolist()))
+    table["ci_low"] = [ci[0] for ci in intervals]
+    table["ci_high"] = [ci[1] for ci in intervals]
+    table["ci_level"] = [ci[2] for ci in intervals]
+    table[f"{headline}_min"] = grouped[headline].min()
+    table[f"{headline}_max"] = grouped[headline].max()
+    table["spread"] = (grouped[headline].std(ddof=0) / grouped[headline].mean()).fillna(0)
+    if "other_load" in df.columns:
+        table["other_load"] = grouped["other_load"].max()
+    if "max_us" in df.columns:
+        # The point's slowest and fastest round trips, not a median of samples' maxima.
+        table["max_us"] = grouped["max_us"].max()
+        table["min_us"] = grouped["min_us"].min()
+    summary = table.reset_index()
+    if result.distributions and "p999_us" in summary.columns:
+        summary["p999_us"] = [
+            _point_percentile(result, dict(zip(by, key, strict=True)), 99.9, fallback)
+            for key, fallback in zip(
+                summary[by].itertuples(index=False), summary["p999_us"], strict=True
+            )
+        ]
+    return summary
+
+
+def _point_percentile(
+    result: ResultSet, point: dict[str, object], q: float, fallback: float
+) -> float:
+    """A percentile over every round trip of the point (within the histogram's 1%)."""
+    histogram: LogHistogram = result.histogram(point)
+    return histogram.percentile(q) if histogram.total else fallback
