@@ -27,7 +27,8 @@ import time
 import ipyparallel as ipp
 
 from zmqbench_magic.parallel import cluster
-from zmqbench_magic.parallel.flood import echo, run_taskflood
+from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.samples import echo
 
 TASKS = 256
 TIMEOUT = 120.0

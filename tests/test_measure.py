@@ -59,11 +59,13 @@ def test_throughput_on_each_transport(bench, transport, no_leftovers):
     # tcp never loses messages; libzmq may over ipc, which the row then records.
     if transport != "ipc":
         assert (df["received"] == df["count"]).all()
-    assert (df["msgs_per_s"] > 0).all() and (df["send_msgs_per_s"] > 0).all()
+    assert (df["msgs_per_s"] > 0).all()
+    # 200 messages are far fewer than the queues hold: the send-only rate would time
+    # the queues filling, so it is not reported.
+    assert (df["count"] < 10 * df["queue_capacity"]).all() and df["send_msgs_per_s"].isna().all()
     # The derived figures agree with the raw timings they came from.
     assert list(df["msgs_per_s"] * df["elapsed_s"]) == pytest.approx(list(df["received"] - 1))
     assert list(df["mbit_per_s"]) == pytest.approx(list(df["msgs_per_s"] * df["size"] * 8 / 1e6))
-    assert list(df["send_msgs_per_s"] * df["send_elapsed_s"]) == pytest.approx(list(df["count"]))
 
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
@@ -128,14 +130,14 @@ def test_metadata_records_the_environment(no_leftovers):
         assert meta[key]
 
 
-def test_progress_is_reported_after_each_point(no_leftovers):
+def test_progress_is_reported_after_each_sample(no_leftovers):
     from zmqbench_magic import run_latency
 
     calls = []
     run_latency(
         size=[1, 100, 1000], progress=lambda done, total: calls.append((done, total)), **TINY
     )
-    assert calls == [(1, 3), (2, 3), (3, 3)]
+    assert calls == [(n, 6) for n in range(1, 7)]
 
 
 def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):

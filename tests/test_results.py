@@ -40,7 +40,7 @@ def test_save_and_load_round_trip(tmp_path):
     result = ResultSet("thr", _rows({100: 0.5, 65536: 1.5}), {"repeat": 3}, {"host": "h"}, ("w",))
     path = result.save(tmp_path / "r.json")
     data = json.loads(path.read_text())
-    assert data["format"] == "zmqbench-result" and data["version"] == 1
+    assert data["format"] == "zmqbench-result" and data["version"] == 2
     loaded = zmqbench_magic.load(path)
     assert loaded == result
     pd.testing.assert_frame_equal(loaded.df, result.df)
@@ -62,7 +62,7 @@ def test_summary_is_one_row_per_point_with_medians():
     summary = ResultSet("thr", rows).summary()
     assert len(summary) == 2
     copy_point = summary[summary["copy"]].iloc[0]
-    assert copy_point["samples"] == 3
+    assert copy_point["n"] == 3
     assert copy_point["msgs_per_s"] == 1000.0  # the median ignores the outlier
     assert copy_point["msgs_per_s_min"] == 10.0
     assert copy_point["spread"] > 0.1

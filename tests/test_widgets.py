@@ -9,6 +9,7 @@ import threading
 import time
 
 import ipywidgets as widgets
+import pandas as pd
 import pytest
 from conftest import TINY, cluster_processes
 from IPython.core.error import UsageError
@@ -137,7 +138,8 @@ def test_runs_accumulate_and_the_chart_is_redrawn_in_place(no_leftovers):
     panel = ThroughputPanel(size=["1k", "4k"], **TINY)
     result = panel.run()
     assert result is panel.result and len(result.df) == 3 * TINY["repeat"]
-    assert (panel.progress.value, panel.progress.max) == (3, 3)
+    # Progress counts samples: 3 sizes x 2 rounds.
+    assert (panel.progress.value, panel.progress.max) == (6, 6)
     first_svg = svg_of(panel)
     assert "3 sizes" in first_svg and "1k B copy" in panel.status.value
     panel.controls["copy"].value = False
@@ -164,14 +166,16 @@ def test_the_run_button_runs_in_the_background_and_greys_the_controls(no_leftove
     assert "round trip" in svg_of(panel)
 
 
-def test_stop_ends_the_run_between_samples_keeping_whole_points(no_leftovers):
+def test_stop_ends_the_run_between_samples_keeping_whole_rounds(no_leftovers):
     panel = ThroughputPanel(size=["1k", "1M"], count=0, min_time=0.05, repeat=3, warmup=0)
     panel.run(wait=False)
-    wait_until(lambda: panel.progress.value >= 1, what="the first point")
+    # One round is one sample of each of the 11 sizes: stop inside the second.
+    wait_until(lambda: panel.progress.value >= 12, what="the second round")
     panel.stop_button.click()
     result = panel.wait(timeout=60)
-    points = result.df.groupby("size").size()
-    assert 1 <= len(points) < 11 and (points == 3).all()  # only whole points
+    samples = result.df.groupby("size").size()
+    # Only whole rounds: every size, each with the same number of samples.
+    assert len(samples) == 11 and samples.nunique() == 1 and 1 <= samples.iloc[0] < 3
     assert any("stopped on request after" in n for n in result.metadata["notes"])
     assert "stopped on request" in panel.status.value and svg_of(panel)
     assert not panel.running and not panel.controls["size"].disabled
@@ -208,24 +212,30 @@ def test_export_writes_csv_and_the_project_json(no_leftovers, tmp_path, monkeypa
         panel.to_csv()
     panel.run()
     loaded = zmqbench_magic.load(panel.save(tmp_path / "r.json"))
-    assert loaded.rows == panel.result.rows
+    pd.testing.assert_frame_equal(loaded.df, panel.result.df)
     csv = panel.to_csv(tmp_path / "r.csv").read_text().splitlines()
     assert len(csv) == 1 + len(panel.result.rows) and csv[0].startswith("size,")
     monkeypatch.chdir(tmp_path)
     panel.csv_button.click()
     panel.json_button.click()
     assert (tmp_path / "zmqbench-thr.csv").is_file()
-    assert zmqbench_magic.load(tmp_path / "zmqbench-thr.json").rows == panel.result.rows
+    again = zmqbench_magic.load(tmp_path / "zmqbench-thr.json")
+    pd.testing.assert_frame_equal(again.df, panel.result.df)
     assert str(tmp_path / "zmqbench-thr.json") in panel.status.value
 
 
-def test_the_core_stop_flag_keeps_the_points_before_it():
+def test_the_core_stop_flag_keeps_the_whole_rounds_before_it():
     stop = threading.Event()
-    result = run_throughput(size=[64, 128, 256], progress=lambda done, _: stop.set(),
-                            stop=stop, **TINY)  # fmt: skip
-    assert list(result.df["size"].unique()) == [64]
+
+    def progress(done, _total):
+        if done == 4:  # the first sample of the second round
+            stop.set()
+
+    result = run_throughput(size=[64, 128, 256], progress=progress, stop=stop, **TINY)
+    assert list(result.df["size"]) == [64, 128, 256] and set(result.df["sample"]) == {0}
     assert result.metadata["notes"] == [
-        "stopped on request after 1 of 3 points; the rest were not measured"
+        "stopped on request after 1 whole round(s) of 2: 3 samples kept, "
+        "the round in progress was dropped"
     ]
 
 
@@ -283,11 +293,12 @@ def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
     flood_panel.controls["repeat"].value = 3
     before = len(flood_panel.result.rows)
     flood_panel.run(wait=False)
-    wait_until(lambda: flood_panel.progress.value >= 1, what="the first flood point")
+    # A round is one sample of each of the 8 task counts: stop inside the second.
+    wait_until(lambda: flood_panel.progress.value >= 9, what="the second flood round")
     flood_panel.stop()
     flood_panel.wait(timeout=120)
-    added = flood_panel.result.df.iloc[before:]
-    assert 1 <= added["tasks"].nunique() < 8 and (added.groupby("tasks").size() == 3).all()
+    added = flood_panel.result.df.iloc[before:].groupby("tasks").size()
+    assert len(added) == 8 and added.nunique() == 1 and added.iloc[0] < 3  # whole rounds
     assert cluster.current() is handle and not handle.client.outstanding
     flood_panel.controls["test"].value = "echo"
     assert not flood_panel.controls["size"].disabled

@@ -1,7 +1,10 @@
-"""``zmqbench thr|lat|flood``: the benchmarks from a shell, with the magics' options.
+"""``zmqbench thr|lat|flood|compare``: the benchmarks from a shell, with the magics'
+options, and a comparison of two saved runs.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
-cannot be bound), 1 when the measurement itself fails (a peer died or timed out).
+cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
+peer died or timed out), 130 after Ctrl-C (what was measured in whole rounds is
+still printed and saved).
 """
 
 from __future__ import annotations
@@ -10,23 +13,25 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from .method.schedule import Interrupted
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
-from .results import ResultSet
+from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
 from .ui.options import param_options, params_from_options
+from .ui.progress import ProgressLine
 
 
-def _run_taskflood(params: BenchParams) -> ResultSet:
+def _run_taskflood(params: BenchParams, **kwargs: object) -> ResultSet:
     from .parallel import cluster
     from .parallel.flood import run_taskflood
 
     try:
-        return run_taskflood(params)
+        return run_taskflood(params, **kwargs)  # type: ignore[arg-type]
     finally:
         cluster.stop()  # a shell command keeps no cluster for a next call
 
 
-COMMANDS: dict[str, tuple[type[BenchParams], Callable[[BenchParams], ResultSet], str]] = {
+COMMANDS: dict[str, tuple[type[BenchParams], Callable[..., ResultSet], str]] = {
     "thr": (ThroughputParams, run_throughput, "PUSH/PULL throughput"),
     "lat": (LatencyParams, run_latency, "REQ/REP round-trip latency"),
     "flood": (FloodParams, _run_taskflood, "ipyparallel task flood"),
@@ -40,19 +45,45 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=title, description=title)
         for flags, kwargs in param_options(params_class):
             sub.add_argument(*flags, **kwargs)
-        sub.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
-        sub.add_argument("--json", metavar="PATH", help="save the result as JSON")
-        sub.add_argument("--csv", metavar="PATH", help="save one row per sample as CSV")
-        sub.add_argument("--svg", metavar="PATH", help="save the chart as SVG (offline)")
+        _output_options(sub)
+    compare = commands.add_parser(
+        "compare",
+        help="compare two saved runs point by point",
+        description="Is the candidate faster, slower or the same as the baseline, per point? "
+        "(ratio of medians with a 95%% interval, Mann-Whitney p-value, verdict)",
+    )
+    compare.add_argument("baseline", help="a result file (--json) of the baseline run")
+    compare.add_argument("candidate", help="a result file of the run compared with it")
+    compare.add_argument(
+        "--match", nargs="+", metavar="COLUMN",
+        help="pair points on these columns only (e.g. size), default every shared one",
+    )  # fmt: skip
+    compare.add_argument("--metric", help="the metric compared, default the headline one")
+    _output_options(compare)
     return parser
+
+
+def _output_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
+    sub.add_argument("--json", metavar="PATH", help="save the result as JSON")
+    sub.add_argument("--csv", metavar="PATH", help="save one row per sample as CSV")
+    sub.add_argument("--svg", metavar="PATH", help="save the chart as SVG (offline)")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.benchmark == "compare":
+        return _compare(parser, args)
     params_class, measure, _ = COMMANDS[args.benchmark]
+    status = 0
     try:
-        result = measure(params_from_options(params_class, vars(args)))
+        params = params_from_options(params_class, vars(args))
+        result = _measure(measure, params, args.quiet)
+    except Interrupted as interrupt:
+        if interrupt.result is None:
+            return 130
+        result, status = interrupt.result, 130
     except ValueError as exc:
         parser.error(str(exc))  # exits with status 2
     except (TimeoutError, RuntimeError) as exc:  # PeerError is a RuntimeError
@@ -61,6 +92,37 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(result)
     _save(result, args)
+    return status
+
+
+def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
+    progress = None if quiet else ProgressLine(sys.stderr, bar=True)
+    try:
+        return measure(params, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        baseline, candidate = load(args.baseline), load(args.candidate)
+        table = baseline.compare(candidate, match=args.match, metric=args.metric)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    if not args.quiet:
+        from .results.text import comparison_lines
+
+        print("\n".join(comparison_lines(table)))
+    if args.json:
+        table.to_json(args.json, orient="records", indent=1)
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+    if args.svg:
+        from .charts import chart_to_svg, comparison_chart
+
+        with open(args.svg, "w") as svg:
+            svg.write(chart_to_svg(comparison_chart(table)))
     return 0
 
 
@@ -69,11 +131,13 @@ def _save(result: ResultSet, args: argparse.Namespace) -> None:
         result.save(args.json)
     if args.csv:
         result.to_csv(args.csv)
-    if args.svg:
+    if args.svg and result.rows:
         from .charts import chart_to_svg, default_chart
 
         with open(args.svg, "w") as svg:
-            svg.write(chart_to_svg(default_chart(result.benchmark, result.df)))
+            svg.write(
+                chart_to_svg(default_chart(result.benchmark, result.df, result.distributions))
+            )
 
 
 if __name__ == "__main__":

@@ -19,11 +19,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import SVG, display
 
+from .method.schedule import Interrupted
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
 from .sockets.measure import run_latency, run_throughput
 from .ui.config import BenchDefaults, configured
 from .ui.options import given_options, param_options
+from .ui.progress import ProgressLine
 
 
 def _param_arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]:
@@ -216,13 +218,31 @@ class ZmqBench(Magics, BenchDefaults):
         if args.widget:
             return self._panel(args, params_class)
         try:
-            result = measure(params_class(**self._values(params_class, args)))
+            params = params_class(**self._values(params_class, args))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        result = self._measure(measure, params, quiet=args.quiet or self.quiet)
         self._show(result, args)
         if args.variable:
             self.shell.user_ns[args.variable] = result
         return result if args.output else None
+
+    @staticmethod
+    def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
+        """Run with a progress line; a kernel interrupt keeps the whole rounds measured
+        (the result's notes say so), as the panels' Stop does."""
+        progress = None if quiet else ProgressLine()
+        try:
+            return measure(params, progress=progress)
+        except Interrupted as interrupt:
+            if interrupt.result is None:
+                raise
+            return interrupt.result
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        finally:
+            if progress is not None:
+                progress.close()
 
     def _panel(self, args: Any, params_class: type[BenchParams]) -> Any:
         """The benchmark's panel, its controls set from the options given."""
@@ -244,12 +264,14 @@ class ZmqBench(Magics, BenchDefaults):
     def _show(self, result: ResultSet, args: Any) -> None:
         if not (args.quiet or self.quiet):
             print(result)
-        if self.chart and not args.no_chart:
+        if self.chart and not args.no_chart and result.rows:
             # Imported here: altair and vl-convert cost ~1 s to import, and -q --no-chart
             # runs should not pay it.
             from .charts import chart_to_svg, default_chart
 
-            display(SVG(chart_to_svg(default_chart(result.benchmark, result.df))))
+            display(
+                SVG(chart_to_svg(default_chart(result.benchmark, result.df, result.distributions)))
+            )
 
 
 # The name before %config existed; kept for code that registered the class itself.

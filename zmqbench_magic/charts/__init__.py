@@ -8,6 +8,8 @@ come from the declarations), never a measurement core or a front end.
 
 from __future__ import annotations
 
+from .comparison import comparison_chart
+from .distribution import latency_cdf_chart
 from .figures import (
     bandwidth_chart,
     default_chart,
@@ -24,10 +26,12 @@ from .render import chart_to_svg
 __all__ = [
     "bandwidth_chart",
     "chart_to_svg",
+    "comparison_chart",
     "default_chart",
     "echo_chart",
     "engines_chart",
     "flood_chart",
+    "latency_cdf_chart",
     "latency_chart",
     "map_chart",
     "speedup_chart",

@@ -6,15 +6,16 @@ parameter and metric declarations in :mod:`zmqbench_magic.params`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
-from ..results.analysis import medians, zero_copy_speedup
+from ..results.analysis import medians, medians_with_intervals, zero_copy_speedup
 
-_WIDTH, _HEIGHT = 360, 260
+WIDTH, HEIGHT = 360, 260
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
 _POINT_COLUMNS = [p.name for p in ZmqParams.sweep_fields()]
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
@@ -68,7 +69,7 @@ def _metric_lines(
     vl-convert draws no symbols in a strokeDash legend, so the dashes go unlabelled
     and the point shapes of the same field carry the legend."""
     return (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
         .mark_line(point=True)
         .encode(
             x=x or _size_axis(),
@@ -82,11 +83,33 @@ def _metric_lines(
     )
 
 
+def _with_intervals(
+    frame: pd.DataFrame, df: pd.DataFrame, metric: str, label: str, columns: list[str]
+) -> pd.DataFrame:
+    """``frame`` (folded medians) with the 95% interval of ``metric``'s median on its
+    rows (``ci_low``, ``ci_high``; empty on the other metrics' rows)."""
+    by = [c for c in columns if c in df.columns]
+    intervals = medians_with_intervals(df, metric, by).drop(columns=[metric])
+    intervals[label] = COLUMN_TITLES[metric]
+    return frame.merge(intervals, on=[*by, label], how="left")
+
+
+def _interval_bars(chart: alt.Chart, x: alt.X, color: alt.Color) -> alt.Chart:
+    """Error bars from ``ci_low`` to ``ci_high`` (the median's 95% interval)."""
+    return chart.mark_rule(strokeWidth=2, opacity=0.6).encode(
+        x=x, y=alt.Y("ci_low:Q"), y2=alt.Y2("ci_high:Q"), color=color
+    )
+
+
 def throughput_chart(df: pd.DataFrame) -> alt.Chart:
     """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
-    copy mode (pyzmq's "performance crossover" figure)."""
-    frame = _copy_mode(_folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate"))
-    chart = _metric_lines(frame, "rate", "messages per second", _copy_color(), ",.0f")
+    copy mode (pyzmq's "performance crossover" figure); the bars on the delivered rate
+    are its median's 95% interval."""
+    frame = _folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate")
+    frame = _copy_mode(_with_intervals(frame, df, "msgs_per_s", "rate", _POINT_COLUMNS))
+    lines = _metric_lines(frame, "rate", "messages per second", _copy_color(), ",.0f")
+    bars = _interval_bars(alt.Chart(frame), _size_axis(), _copy_color())
+    chart = alt.layer(lines, bars)
     return _by_transport(chart, frame).properties(
         title=f"ZeroMQ PUSH/PULL throughput, {frame['size'].nunique()} sizes (median of samples)"
     )
@@ -96,7 +119,7 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.Chart:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
     frame = _copy_mode(medians(df, "mbit_per_s", [c for c in _POINT_COLUMNS if c in df]))
     chart = (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
         .mark_line(point=True)
         .encode(x=_size_axis(), y=_log_y("mbit_per_s"), color=_copy_color())
     )
@@ -107,16 +130,16 @@ def speedup_chart(df: pd.DataFrame) -> alt.Chart:
     """Zero-copy speed-up (zero-copy / copy delivered rate) vs size, with the break-even
     line at 1: where the line crosses it is the crossover size."""
     frame = zero_copy_speedup(df)
-    line = (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            x=_size_axis(),
-            y=alt.Y("speedup:Q", scale=alt.Scale(type="log"), title="zero-copy / copy (delivered)"),
-            color=_transport_color(),
-            tooltip=["transport", "size", alt.Tooltip("speedup:Q", format=".2f")],
-        )
+    base = alt.Chart(frame, width=WIDTH, height=HEIGHT)
+    ratio_axis = alt.Y(
+        "speedup:Q", scale=alt.Scale(type="log"), title="zero-copy / copy (delivered)"
     )
+    line = base.mark_line(point=True).encode(
+        x=_size_axis(),
+        y=ratio_axis,
+        color=_transport_color(),
+        tooltip=["transport", "size", alt.Tooltip("speedup:Q", format=".2f")],
+    ) + _interval_bars(base, _size_axis(), _transport_color())
     even = (
         alt.Chart(pd.DataFrame({"speedup": [1.0]}))
         .mark_rule(strokeDash=[4, 4])
@@ -126,14 +149,17 @@ def speedup_chart(df: pd.DataFrame) -> alt.Chart:
 
 
 def latency_chart(df: pd.DataFrame) -> alt.Chart:
-    """Round-trip latency percentiles (p50, p99) vs size, coloured by transport."""
-    frame = _copy_mode(_folded(df, ["p50_us", "p99_us"], "percentile"))
+    """Round-trip latency percentiles (p50, p99) vs size, coloured by transport; the bars
+    on p50 are its median's 95% interval over the samples."""
+    frame = _folded(df, ["p50_us", "p99_us"], "percentile")
+    frame = _copy_mode(_with_intervals(frame, df, "p50_us", "percentile", _POINT_COLUMNS))
     copy_opacity = alt.Opacity(
         "mode:N", title=COLUMN_TITLES["copy"], scale=alt.Scale(range=[1, 0.5])
     )
-    chart = _metric_lines(
+    lines = _metric_lines(
         frame, "percentile", "round trip (µs)", _transport_color(), ".1f", opacity=copy_opacity
     )
+    chart = alt.layer(lines, _interval_bars(alt.Chart(frame), _size_axis(), _transport_color()))
     return chart.properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
 
 
@@ -162,7 +188,7 @@ def engines_chart(df: pd.DataFrame) -> alt.Chart:
     """Tasks per second vs number of engines, one line per number of tasks."""
     frame = medians(df, "tasks_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns])
     return (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
         .mark_line(point=True)
         .encode(
             x=alt.X("engines:O", title=COLUMN_TITLES["engines"]),
@@ -177,7 +203,7 @@ def echo_chart(df: pd.DataFrame) -> alt.Chart:
     """Array echo bandwidth (both directions) vs array size."""
     frame = _series(medians(df, "mbit_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns]))
     return (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
         .mark_line(point=True)
         .encode(
             x=_size_axis(), y=_log_y("mbit_per_s"), color=alt.Color("series:N", title="cluster")
@@ -191,7 +217,7 @@ def map_chart(df: pd.DataFrame) -> alt.Chart:
     frame = _series(medians(df, "efficiency", [c for c in _FLOOD_COLUMNS if c in df.columns]))
     frame = frame.assign(duration_ms=frame["duration"] * 1e3)
     return (
-        alt.Chart(frame, width=_WIDTH, height=_HEIGHT)
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
         .mark_line(point=True)
         .encode(
             # symlog: a 0 ms duration (pure overhead) stays on the axis.
@@ -205,10 +231,19 @@ def map_chart(df: pd.DataFrame) -> alt.Chart:
     )
 
 
-def default_chart(benchmark: str, df: pd.DataFrame) -> alt.Chart:
+def default_chart(
+    benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.Chart:
     """What a magic shows: throughput with the speed-up beside it when both copy modes
-    were measured; latency percentiles; for a task flood, the chart of its test."""
+    were measured; latency percentiles with the distribution of every round trip beside
+    them (given the result's ``distributions``); for a task flood, its test's chart."""
     if benchmark == "lat":
+        if distributions:
+            from .distribution import latency_cdf_chart
+
+            return alt.hconcat(latency_chart(df), latency_cdf_chart(distributions)).resolve_scale(
+                color="independent"
+            )
         return latency_chart(df)
     if benchmark == "flood":
         return _flood_default(df)

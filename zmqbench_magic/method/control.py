@@ -1,9 +1,12 @@
-"""How a caller steers a run in progress: a stop flag polled between samples, and a
-progress callback after each point. Both benchmark cores take the same two."""
+"""How a caller steers a run in progress (a stop flag polled between samples, a
+progress callback after each sample), and the garbage collector kept out of timed
+loops. Both benchmark cores use the same."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import gc
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 # Called as ``progress(points_done, points_total)`` after each point.
@@ -28,3 +31,16 @@ def check_stop(stop: StopFlag | None) -> None:
 
 def stopped_note(done: int, total: int) -> str:
     return f"stopped on request after {done} of {total} points; the rest were not measured"
+
+
+@contextlib.contextmanager
+def gc_off() -> Iterator[None]:
+    """No garbage collection inside the block, as ``timeit`` times: a collection that
+    lands in one sample and not another is noise, not the thing measured."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

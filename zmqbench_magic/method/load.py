@@ -5,20 +5,24 @@ figure. Each sample records the share of the machine's CPU time that went to
 processes *outside* the benchmark while it ran: all CPU time the kernel counted
 (``/proc/stat``) minus this process's (every thread: the driver and libzmq's I/O
 threads) and the benchmark's own helper processes' (the far end, a cluster's
-controller and engines), over wall time times CPUs. Linux only; elsewhere None.
+controller and engines), over wall time times CPUs. Linux only; elsewhere NaN.
 
 The kernel counts CPU time in ticks of 10 ms, so over a 0.1 s sample on 2 cores the
-share is known to about ±0.05; the summary flags samples above 0.25.
+share is known to about ±0.05 (and not at all below 10 ticks of capacity: NaN then);
+the summary flags samples above 0.25.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable
 
 _TICK_S = 1 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 BUSY_THRESHOLD = 0.25
+# A share is reported only over this many ticks of CPU capacity (wall x CPUs): +-10%.
+_MIN_TICKS = 10
 
 
 def _machine_busy_s() -> float | None:
@@ -59,14 +63,17 @@ class CpuMeter:
         busy = _machine_busy_s()
         self._start = None if busy is None else (time.perf_counter(), busy, self._ours_s())
 
-    def stop(self) -> float | None:
+    def stop(self) -> float:
+        """The share (0 to 1), NaN where it cannot be known."""
         busy = _machine_busy_s()
         if self._start is None or busy is None:
-            return None
+            return math.nan
         began, busy_before, ours_before = self._start
-        wall = time.perf_counter() - began
+        capacity = (time.perf_counter() - began) * (os.cpu_count() or 1)
+        if capacity < _MIN_TICKS * _TICK_S:
+            return math.nan  # too short for the kernel's 10 ms ticks to tell
         others = (busy - busy_before) - (self._ours_s() - ours_before)
-        return min(1.0, max(0.0, others / (wall * (os.cpu_count() or 1))))
+        return round(min(1.0, max(0.0, others / capacity)), 3)
 
 
 __all__ = ["BUSY_THRESHOLD", "CpuMeter"]

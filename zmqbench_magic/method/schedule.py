@@ -60,6 +60,7 @@ class Schedule:
     precise_enough: Callable[[list[Row]], bool] | None = None  # None: no --precision
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
+    start: float | None = None  # what t_start_s counts from; default: when run() starts
     notes: list[str] = field(default_factory=list)
 
     def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
@@ -77,7 +78,7 @@ class Schedule:
 
         Raises :class:`Interrupted` (a KeyboardInterrupt) carrying nothing; the caller
         attaches its result to it."""
-        start = self.clock()
+        start = self.clock() if self.start is None else self.start
         kept: list[Row] = []
         pending = list(self.points)
         rounds = 0

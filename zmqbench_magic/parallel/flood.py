@@ -4,34 +4,37 @@ The classic IPython-parallel "Performance" study: submit many tiny tasks as fast
 possible, and time **sent** (first submit to the last submit returning) and
 **roundtrip** (first submit to the last result received). ``echo`` sends numpy arrays
 there and back; ``map`` runs ``map_async(time.sleep, ...)`` and reports how close to
-the ideal parallel time it gets.
+the ideal parallel time it gets. The samples themselves are in :mod:`.samples`.
+
+Points that run on the same cluster (one scheme, one engine count) are sampled in
+interleaved rounds (:mod:`..method.schedule`); engine counts and schemes are measured
+one block after the other, since a resize costs about a second and a new scheme a
+new controller.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import ipyparallel as ipp
-import numpy as np
 
-from ..method.control import Progress, StopFlag, Stopped, check_stop, stopped_note
+from ..method.control import Progress, StopFlag
+from ..method.load import BUSY_THRESHOLD
+from ..method.schedule import Interrupted, Schedule
 from ..params import FloodParams
 from ..params.units import format_duration, format_size
-from ..results import ResultSet, environment, spread_warnings
+from ..results import ResultSet, environment, run_identity, spread_warnings
+from ..results.stats import relative_halfwidth
 from . import cluster as clusters
-from .celltask import CELL_TEST, UserTask, run_cell
+from .celltask import CELL_TEST, UserTask
+from .reaper import processes_of
+from .samples import Sample, bounded, sampler
 
-_DRAIN_S = 5.0
-_MORE_SAMPLES = "use more --repeat or more --tasks"
-
-
-def echo(x: Any) -> Any:
-    """The task of the flood and echo tests: hand the argument back."""
-    return x
+_MORE_SAMPLES = "use more --repeat or more --tasks, or --precision"
 
 
 def run_taskflood(
@@ -62,37 +65,150 @@ def run_taskflood(
     """
     params = params or FloodParams(**values)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
-    test = CELL_TEST if cell else params.test
-    points = list(params.points())
-    rows: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    notes: list[str] = []
+    run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
     existing = _connect(params) if params.existing else None
     try:
-        for done, point in enumerate(points, 1):
-            handle = existing or clusters.managed(point["engines"], point["scheme"], params.timeout)
-            notes += _take_events(handle)
-            point_rows = _measure_point(handle, params, point, test, cell, stop)
-            rows.extend(point_rows)
-            where = describe(point, test)
-            warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
-            if progress is not None:
-                progress(done, len(points))
-    except Stopped:
-        # Checked between samples only, so the cluster is idle: keep it for the next run.
-        notes.append(stopped_note(len(rows) // params.repeat, len(points)))
+        run.measure(existing, stop, progress)
+    except Interrupted as interrupt:
+        interrupt.result = run.result()
+        _after_error(existing)
+        raise
     except BaseException:
-        if existing is None:
-            # After an error or a kernel interrupt the cluster's state is unknown:
-            # stop it rather than hand it, half-busy, to the next call.
-            clusters.stop()
+        _after_error(existing)
         raise
     finally:
         if existing is not None:
             existing.stop()  # disconnects only: the cluster is not ours
-    settings = params.settings()
-    metadata = {**environment(), "notes": notes}
-    return ResultSet("flood", rows, settings, metadata, tuple(warnings))
+    return run.result()
+
+
+def _after_error(existing: clusters.ClusterHandle | None) -> None:
+    if existing is None:
+        # After an error or a kernel interrupt the cluster's state is unknown: stop it
+        # rather than hand it, half-busy, to the next call.
+        clusters.stop()
+
+
+@dataclass
+class _FloodRun:
+    params: FloodParams
+    test: str
+    cell: UserTask | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    identity: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        self.identity = run_identity("flood", self.params.label)
+
+    def measure(
+        self,
+        existing: clusters.ClusterHandle | None,
+        stop: StopFlag | None,
+        progress: Progress | None,
+    ) -> None:
+        points = list(self.params.points())
+        blocks = Schedule(points, lambda p: (p["scheme"], p["engines"]), 1).groups(points)
+        for block in blocks:
+            handle = existing or clusters.managed(
+                block[0]["engines"], block[0]["scheme"], self.params.timeout
+            )
+            self.notes += _take_events(handle)
+            done = len(self.rows)
+            schedule = self._schedule(block)
+            session = _ClusterSession(self, handle)
+            try:
+                schedule.run(
+                    lambda _group, s=session: contextlib.nullcontext(s), stop,
+                    _offset(progress, done, self.params.repeat * len(points)),
+                )  # fmt: skip
+            finally:
+                self.rows += getattr(schedule, "kept", [])
+                self.notes += schedule.notes
+            if stop is not None and stop.is_set():
+                return  # stopped: the cluster is idle, kept for the next run
+
+    def _schedule(self, block: list[dict[str, Any]]) -> Schedule:
+        precision = self.params.precision
+        return Schedule(
+            block,
+            group_of=lambda _p: 0,
+            repeat=self.params.repeat,
+            precise_enough=(
+                (lambda rows: relative_halfwidth([r["tasks_per_s"] for r in rows]) <= precision)
+                if precision
+                else None
+            ),
+            max_time=self.params.max_time,
+            start=self.started,
+        )
+
+    def result(self) -> ResultSet:
+        rows = [{**r, "run": self.identity["run"]} for r in self.rows]
+        warnings: list[str] = []
+        for point in self.params.points():
+            point_rows = [r for r in rows if all(r.get(k) == v for k, v in point.items())]
+            where = describe(point, self.test)
+            warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
+            busy = [r for r in point_rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
+            if busy:
+                warnings.append(
+                    f"{where}: {len(busy)} sample(s) taken while other processes used more "
+                    f"than {BUSY_THRESHOLD:.0%} of the machine"
+                )
+        metadata = {
+            **environment(), **self.identity, "gc": "off in the timed loops (client)",
+            "notes": self.notes,
+        }  # fmt: skip
+        return ResultSet("flood", rows, self.params.settings(), metadata, tuple(warnings))
+
+
+@dataclass
+class _ClusterSession:
+    """The cluster of one block: one kept sample of a point at a time, the point's
+    set-up (a cell's names, warm-up samples) done before its first."""
+
+    run: _FloodRun
+    handle: clusters.ClusterHandle
+    samplers: dict[tuple[Any, ...], Sample] = field(default_factory=dict)
+    # The cluster's own processes are not "other" load (unknown for someone else's).
+    helper_pids: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.handle.profile_dir:
+            self.helper_pids = [p.pid for p in processes_of(self.handle.profile_dir)]
+
+    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        params, test = self.run.params, self.run.test
+        key = tuple(sorted(point.items()))
+        try:
+            if key not in self.samplers:
+                self.samplers[key] = self._prepare(point)
+            measured = bounded(self.handle, self.samplers[key], params.timeout, self.helper_pids)
+        except TimeoutError as exc:
+            raise TimeoutError(f"{describe(point, test)}: {exc}") from None
+        except ipp.error.RemoteError as exc:
+            msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
+            raise RuntimeError(msg) from exc
+        scheme = point.get("scheme") if self.handle.managed else "unknown"
+        return {"scheme": scheme, "benchmark": "flood", "test": test, **measured}
+
+    def _prepare(self, point: Mapping[str, Any]) -> Sample:
+        engine_ids = self.handle.engine_ids()[: point["engines"]]
+        if self.run.cell is not None:
+            self.run.cell.send_to(self.handle.client, engine_ids)
+        sample = sampler(self.handle, self.run.test, point, engine_ids)
+        for _ in range(self.run.params.warmup):
+            bounded(self.handle, sample, self.run.params.timeout)
+        return sample
+
+
+def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:
+    """Progress of one block, as progress of the whole run."""
+    if progress is None:
+        return None
+    return lambda done, _block_total: progress(before + done, max(total, before + done))
 
 
 def _connect(params: FloodParams) -> clusters.ClusterHandle:
@@ -111,146 +227,6 @@ def _connect(params: FloodParams) -> clusters.ClusterHandle:
 def _take_events(handle: clusters.ClusterHandle) -> list[str]:
     events, handle.events[:] = list(handle.events), []
     return events
-
-
-def _measure_point(
-    handle: clusters.ClusterHandle,
-    params: FloodParams,
-    point: Mapping[str, Any],
-    test: str,
-    cell: UserTask | None,
-    stop: StopFlag | None,
-) -> list[dict[str, Any]]:
-    engine_ids = handle.engine_ids()[: point["engines"]]
-    if cell is not None:
-        cell.send_to(handle.client, engine_ids)
-    sample = _sampler(handle, test, point, engine_ids)
-
-    def one_sample() -> dict[str, Any]:
-        check_stop(stop)
-        return _bounded(handle, sample, params.timeout)
-
-    try:
-        for _ in range(params.warmup):
-            one_sample()
-        kept = [one_sample() for _ in range(params.repeat)]
-    except TimeoutError as exc:
-        raise TimeoutError(f"{describe(point, test)}: {exc}") from None
-    except ipp.error.RemoteError as exc:
-        msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
-        raise RuntimeError(msg) from exc
-    scheme = point.get("scheme") if handle.managed else "unknown"
-    return [
-        {**point, "scheme": scheme, "benchmark": "flood", "test": test,
-         "sample": number, **measured}
-        for number, measured in enumerate(kept)
-    ]  # fmt: skip
-
-
-def _sampler(
-    handle: clusters.ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
-) -> Callable[[float], dict[str, Any]]:
-    client, tasks = handle.client, point["tasks"]
-    if point["view"] == "direct":
-        views = [client[i] for i in engine_ids]
-        submitters = itertools.cycle([v.apply_async for v in views])
-        mapper = client[engine_ids].map_async
-    else:
-        # All engines of a cluster that has exactly this many: no targets, so the
-        # pure ZeroMQ scheduler (which cannot restrict targets) works too.
-        targets = None if len(engine_ids) == len(client.ids) else engine_ids
-        view = client.load_balanced_view(targets=targets)
-        submitters = itertools.repeat(view.apply_async)
-        mapper = view.map_async
-    if test == "map":
-        duration = point["duration"]
-        return lambda timeout: _map_sample(mapper, duration, tasks, len(engine_ids), timeout)
-    if test == CELL_TEST:
-        return lambda timeout: _cell_sample(submitters, tasks, len(engine_ids), timeout)
-    argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
-    return lambda timeout: _flood_sample(submitters, argument, tasks, timeout)
-
-
-def _timed(
-    submit: Callable[[], list[Any]], tasks: int, timeout: float
-) -> tuple[list[Any], dict[str, Any]]:
-    """Submit, then wait for every result: the pending results, and the sent and
-    round-trip times every test reports."""
-    now = time.perf_counter
-    start = now()
-    pending = submit()
-    sent = now() - start
-    _wait(pending, start, timeout)
-    roundtrip = now() - start
-    return pending, {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
-
-
-def _flood_sample(
-    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, timeout: float
-) -> dict[str, Any]:
-    _, row = _timed(
-        lambda: [next(submitters)(echo, argument) for _ in range(tasks)], tasks, timeout
-    )
-    if isinstance(argument, np.ndarray):
-        # The array travels to the engine and back: both directions count.
-        row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
-    return row
-
-
-def _cell_sample(
-    submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, timeout: float
-) -> dict[str, Any]:
-    pending, row = _timed(
-        lambda: [next(submitters)(run_cell) for _ in range(tasks)], tasks, timeout
-    )
-    task_times = [result.get() for result in pending]
-    # With perfect balance, the engines together need this long for the work itself.
-    compute, roundtrip = sum(task_times) / engines, row["roundtrip_s"]
-    return {
-        **row,
-        "task_s": sum(task_times) / tasks,
-        "compute_s": compute,
-        "overhead_s": roundtrip - compute,
-        "overhead_fraction": (roundtrip - compute) / roundtrip,
-    }
-
-
-def _map_sample(
-    mapper: Callable[..., Any], duration: float, tasks: int, engines: int, timeout: float
-) -> dict[str, Any]:
-    _, row = _timed(lambda: [mapper(time.sleep, [duration] * tasks)], tasks, timeout)
-    row["efficiency"] = duration * tasks / engines / row["roundtrip_s"]
-    return row
-
-
-def _wait(pending: list[Any], start: float, timeout: float) -> None:
-    for result in pending:
-        remaining = start + timeout - time.perf_counter()
-        if remaining <= 0 or not result.wait(remaining):
-            msg = f"tasks were still running {timeout:g} s after the first was submitted"
-            raise TimeoutError(msg)
-        result.get()  # raises the task's own error, if any
-
-
-def _bounded(
-    handle: clusters.ClusterHandle, sample: Callable[[float], dict[str, Any]], timeout: float
-) -> dict[str, Any]:
-    """One sample; afterwards, or after an error or interrupt, the cluster is left
-    idle and its client's caches emptied, so memory stays flat over long sweeps (and a
-    running cluster that is not ours is left as it was found)."""
-    try:
-        return sample(timeout)
-    finally:
-        _settle(handle.client)
-
-
-def _settle(client: Any) -> None:
-    with contextlib.suppress(Exception):
-        if client.outstanding:
-            client.abort(list(client.outstanding), block=False)
-            client.wait(timeout=_DRAIN_S)
-        client.purge_local_results("all")
-        client.history.clear()
 
 
 def describe(point: Mapping[str, Any], test: str) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
 from ..params import ZmqParams
+from .stats import median_ci, ratio_ci
 
 # What a copy / zero-copy pair is compared over: every swept parameter but copy.
 _PAIR_COLUMNS = [p.name for p in ZmqParams.sweep_fields() if p.name != "copy"]
@@ -16,6 +17,19 @@ _PAIR_COLUMNS = [p.name for p in ZmqParams.sweep_fields() if p.name != "copy"]
 def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
     """The median of ``metric`` over the samples of each group in ``by``."""
     return df.groupby(by, sort=True)[metric].median().reset_index()
+
+
+def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
+    """The median of ``metric`` per group, with its 95% interval (``ci_low``,
+    ``ci_high``; order statistics, see :func:`..stats.median_ci`)."""
+    rows = []
+    for key, group in df.groupby(by, sort=True):
+        values = group[metric].dropna().tolist()
+        low, high, _ = median_ci(values)
+        median = float(pd.Series(values, dtype=float).median())
+        rows.append({**dict(zip(by, key, strict=True)), metric: median,
+                     "ci_low": low, "ci_high": high})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high"])
 
 
 def zero_copy_speedup(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:
@@ -31,47 +45,128 @@ def zero_copy_speedup(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFr
     by = [c for c in _PAIR_COLUMNS if c in df.columns]
     table = medians(df, metric, [*by, "copy"]).pivot_table(index=by, columns="copy", values=metric)
     if True not in table.columns or False not in table.columns:
-        return pd.DataFrame(columns=[*by, "speedup"])
+        return pd.DataFrame(columns=[*by, "speedup", "ci_low", "ci_high"])
     table = table.dropna(subset=[True, False])
     table["speedup"] = table[False] / table[True]
-    return table["speedup"].reset_index()
+    speedup = table["speedup"].reset_index()
+    # The ratio's 95% interval, from the samples of each side (bootstrap).
+    intervals = []
+    for row in speedup.itertuples(index=False):
+        match = (df[by] == pd.Series(dict(zip(by, row[: len(by)], strict=True)))).all(axis=1)
+        point = df[match]
+        _, low, high = ratio_ci(
+            point.loc[point["copy"] == True, metric].dropna().tolist(),  # noqa: E712
+            point.loc[point["copy"] == False, metric].dropna().tolist(),  # noqa: E712
+        )
+        intervals.append((low, high))
+    speedup["ci_low"] = [i[0] for i in intervals]
+    speedup["ci_high"] = [i[1] for i in intervals]
+    return speedup
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Where a figure crosses its break-even level, from the data and its uncertainty.
+
+    ``low`` and ``high`` are the two measured values of the x axis (sizes, durations)
+    between which it crosses; ``estimate`` is interpolated on a log scale between
+    their medians, or None when the medians do not bracket the level. ``stable``: every
+    larger measured point is above the level with 95% confidence; otherwise there is
+    no threshold to report and ``message`` says why.
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    stable: bool
+    message: str
+
+
+def _threshold(
+    table: pd.DataFrame, x: str, level: float, words: tuple[str, str], log_y: bool = True
+) -> Threshold:
+    """``table``: one row per x value, sorted, with ``median``, ``ci_low``, ``ci_high``.
+    The estimate is interpolated on a log x axis, and a log (ratios) or linear
+    (efficiencies) y axis."""
+    what, unit = words
+    if table.empty:
+        return Threshold(None, None, None, False, f"no {what}: no {unit} was measured both ways")
+    above = (table["ci_low"] > level).tolist()
+    if not above or not above[-1]:
+        return Threshold(
+            None,
+            None,
+            None,
+            False,
+            f"no stable {what} in the measured range: "
+            f"at the largest {unit} it is not above {level:g} with 95% confidence",
+        )
+    first = len(above)
+    while first > 0 and above[first - 1]:
+        first -= 1
+    xs, medians = table[x].tolist(), table["median"].tolist()
+    if first == 0:
+        return Threshold(
+            None,
+            None,
+            xs[0],
+            False,
+            f"above {level:g} at every measured {unit}, "
+            f"from {xs[0]:g}: the {what} is below the measured range",
+        )
+    low, high = xs[first - 1], xs[first]
+    below, over = medians[first - 1], medians[first]
+    estimate = None
+    if below < level <= over and low > 0:
+        scale = math.log if log_y else float
+        fraction = (scale(level) - scale(below)) / (scale(over) - scale(below))
+        estimate = math.exp(math.log(low) + fraction * (math.log(high) - math.log(low)))
+    return Threshold(estimate, low, high, True, f"{what} between {low:g} and {high:g}, "
+                     "above it at every larger measured one")  # fmt: skip
+
+
+def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Threshold:
+    """The message size from which zero-copy is faster than copy at every larger
+    measured size, each with 95% confidence (bootstrap interval of the ratio of
+    medians). One transport, peer and copy threshold at a time: filter ``df`` first."""
+    by = [c for c in _PAIR_COLUMNS if c in df.columns and c != "size"]
+    if len(df[by].drop_duplicates()) > 1:
+        msg = f"one transport/peer/copy_threshold at a time, got {len(df[by].drop_duplicates())}"
+        raise ValueError(msg)
+    rows = []
+    for size, group in df.groupby("size", sort=True):
+        copy = group.loc[group["copy"] == True, metric].dropna()  # noqa: E712
+        zero = group.loc[group["copy"] == False, metric].dropna()  # noqa: E712
+        if copy.empty or zero.empty:
+            continue
+        ratio, low, high = ratio_ci(copy.tolist(), zero.tolist())
+        rows.append({"size": size, "median": ratio, "ci_low": low, "ci_high": high})
+    return _threshold(pd.DataFrame(rows), "size", 1.0, ("zero-copy crossover", "size"))
 
 
 def crossover_size(df: pd.DataFrame, metric: str = "msgs_per_s") -> float | None:
-    """The message size above which zero-copy stays faster than copy, from the data.
+    """The zero-copy crossover size (B), or None when the data hold no stable one (see
+    :func:`zero_copy_threshold` for the interval and the reason)."""
+    found = zero_copy_threshold(df, metric)
+    return found.estimate if found.stable else None
 
-    Found on the measured sizes (one transport, peer and copy threshold at a time:
-    filter ``df`` first) as the last place where the speed-up rises through 1,
-    interpolated on a log-log scale between the two sizes around it. ``None`` when
-    the speed-up never rises through 1 within the measured sizes: either zero-copy
-    never wins there, or it already wins at the smallest size.
-    """
-    speedup = zero_copy_speedup(df, metric)
-    groups = speedup.drop(columns=["size", "speedup"]).drop_duplicates()
-    if len(groups) > 1:
-        msg = f"crossover_size needs one transport/peer/copy_threshold at a time, got {len(groups)}"
-        raise ValueError(msg)
-    points = list(speedup.sort_values("size")[["size", "speedup"]].itertuples(index=False))
-    for (small, below), (large, above) in reversed(list(itertools.pairwise(points))):
-        if below < 1 <= above:
-            # log(speedup) is close to linear in log(size) between neighbouring sizes.
-            fraction = -math.log(below) / (math.log(above) - math.log(below))
-            return math.exp(math.log(small) + fraction * (math.log(large) - math.log(small)))
-    return None
+
+def map_efficiency_threshold(df: pd.DataFrame, level: float = 0.5) -> Threshold:
+    """The task duration (s) from which ``map`` is at least ``level`` efficient at every
+    longer measured duration, with 95% confidence (order-statistic interval of the
+    median). One engine count / view / scheme at a time: filter ``df`` first."""
+    rows = []
+    for duration, group in df[df["duration"] > 0].groupby("duration", sort=True):
+        values = group["efficiency"].dropna().tolist()
+        low, high, _ = median_ci(values)
+        rows.append({"duration": duration, "median": float(pd.Series(values).median()),
+                     "ci_low": low, "ci_high": high})  # fmt: skip
+    words = ("map efficiency", "duration")
+    return _threshold(pd.DataFrame(rows), "duration", level, words, log_y=False)
 
 
 def half_efficiency_duration(df: pd.DataFrame) -> float | None:
-    """The task duration (s) at which ``map`` reaches 50% efficiency: below it, the
-    overhead of sending a task takes longer than the task itself.
-
-    Interpolated on a log scale between the two measured durations around the last
-    rise through 0.5 (one engine count / view / scheme at a time: filter ``df``
-    first). ``None`` when no measured pair of durations brackets it.
-    """
-    table = medians(df, "efficiency", ["duration"]).sort_values("duration")
-    points = [(d, e) for d, e in table.itertuples(index=False) if d > 0]
-    for (short, below), (long, above) in reversed(list(itertools.pairwise(points))):
-        if below < 0.5 <= above:
-            fraction = (0.5 - below) / (above - below)
-            return math.exp(math.log(short) + fraction * (math.log(long) - math.log(short)))
-    return None
+    """The task duration (s) at which ``map`` reaches 50% efficiency, or None when the
+    data hold no stable one (see :func:`map_efficiency_threshold`)."""
+    found = map_efficiency_threshold(df)
+    return found.estimate if found.stable else None

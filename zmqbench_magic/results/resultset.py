@@ -11,6 +11,7 @@ measuring. ``a + b`` joins runs and keeps each one's identity and environment;
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,7 +161,8 @@ class ResultSet:
             "metadata": dict(self.metadata),
             "runs": {name: dict(meta) for name, meta in self.runs.items()},
             "warnings": list(self.warnings),
-            "rows": [dict(r) for r in self.rows],
+            # NaN (a figure not measured) is written as null: JSON has no NaN.
+            "rows": [{k: _json_value(v) for k, v in r.items()} for r in self.rows],
             "distributions": [dict(d) for d in self.distributions],
         }
 
@@ -184,6 +186,10 @@ class ResultSet:
         printer.text("<ResultSet ...>" if cycle else str(self))
 
 
+def _json_value(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars as plain JSON numbers."""
     if hasattr(value, "item"):
@@ -203,9 +209,11 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
             f"{path} has format version {data.get('version')!r}; this reads 1 and {FORMAT_VERSION}"
         )
         raise ValueError(msg)
+    # null stands for NaN (a figure not measured) in the file: JSON has no NaN.
+    rows = [{k: math.nan if v is None else v for k, v in r.items()} for r in data["rows"]]
     return ResultSet(
         data["benchmark"],
-        data["rows"],
+        rows,
         data["settings"],
         data["metadata"],
         data["warnings"],

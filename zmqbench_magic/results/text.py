@@ -80,3 +80,25 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
         f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs "
         f"({_samples(point)})"
     )
+
+
+def comparison_lines(table: pd.DataFrame) -> list[str]:
+    """One line per compared point: ``size=1024: 1.12x [1.05, 1.20], p=0.002, faster``."""
+    if table.empty:
+        return ["no point is in both results: check --match"]
+    keys = [c for c in table.columns if c not in _COMPARISON_COLUMNS]
+    lines = []
+    for row in table.to_dict("records"):
+        where = " ".join(f"{k}={row[k]}" for k in keys)
+        lines.append(
+            f"{where}: {row['metric']} {figure(row['baseline'])} -> {figure(row['candidate'])}, "
+            f"ratio {row['ratio']:.3f} (95% CI {row['ci_low']:.3f} to {row['ci_high']:.3f}), "
+            f"p={row['p_value']:.3g}: {row['verdict']}"
+        )
+    return lines
+
+
+_COMPARISON_COLUMNS = {
+    "metric", "baseline", "candidate", "n_baseline", "n_candidate",
+    "ratio", "ci_low", "ci_high", "p_value", "verdict",
+}  # fmt: skip

@@ -180,6 +180,13 @@ class Link:
             raise self._failure(f"failed: {message['error']}")
         return message
 
+    @property
+    def far_end_id(self) -> int:
+        """Which far end took a sample: its process id, or its thread's native id."""
+        if self._process is not None:
+            return self._process.pid
+        return self._thread.native_id or 0 if self._thread is not None else 0
+
     def pids(self) -> list[int]:
         """The far end's process, for CPU accounting (none for a thread peer)."""
         return [self._process.pid] if self._process is not None else []

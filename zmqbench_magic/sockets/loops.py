@@ -9,15 +9,13 @@ landing in one sample and not another is noise, not ZeroMQ.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..results.histogram import LogHistogram
 from .link import Link, PeerError
@@ -27,18 +25,6 @@ from .queues import queue_capacity
 # The send-only rate is reported only over counts this many times what the queues
 # between the two ends hold; below that it mostly times how fast the queues fill.
 SEND_ONLY_MIN_QUEUES = 10
-
-
-@contextlib.contextmanager
-def gc_off() -> Iterator[None]:
-    """No garbage collection inside the block (restored as it was after)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def throughput_sample(

@@ -240,7 +240,7 @@ class _FarEnd:
             run.histograms[hist_key] = run.histograms.get(hist_key, LogHistogram()) + histogram
         return {
             **extra, "count": count, "benchmark": run.params.benchmark, "hwm": link.hwm,
-            **measured,
+            "far_end": link.far_end_id, **measured,
         }  # fmt: skip
 
 

@@ -85,6 +85,12 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
         return widgets.BoundedIntText(value=value, **bounds, **common)
     if param.kind == "float":
         return widgets.BoundedFloatText(value=value, **bounds, **common)
+    if param.kind == "fraction":
+        # In steps of 1% (0: off): tighter than that is beyond a shared machine's noise.
+        return widgets.FloatSlider(
+            value=value, min=param.low, max=param.high, step=0.01, readout_format=".0%",
+            continuous_update=False, **common,
+        )  # fmt: skip
     return widgets.Text(value=value, placeholder=param.help[:60], layout=_WIDE, **common)
 
 

@@ -50,8 +50,9 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
             "type": _type_for(param),
             "default": None,
             "metavar": param.name.upper(),
+            # argparse formats help with %: a literal one (5%) is written %%.
             "help": f"{param.help}{unit}. Allowed: {param.allowed()}; "
-            f"default {_spell_default(param)}.{sweep}",
+            f"default {_spell_default(param)}.{sweep}".replace("%", "%%"),
         }
         if param.sweep:
             kwargs["nargs"] = "+"

@@ -3,10 +3,11 @@ Stop / Clear, a progress bar, export and one chart redrawn in place.
 
 A panel is an adapter like the magics: it reads its controls into a params object and
 calls the same core function. A run goes in a worker thread so the kernel stays free
-to hear the Stop button, and Stop ends it between two samples, keeping the points
-measured whole. Runs accumulate into ``p.result``; the chart is drawn as offline SVG
-(vl-convert) into one ``ipywidgets.Output`` whose outputs are replaced in a single
-assignment, so a redraw happens in place and needs no network. The three panels are
+to hear the Stop button, and Stop ends it between two samples, keeping the rounds
+measured whole (every point the same number of samples). Runs accumulate into
+``p.result``; the chart is drawn as offline SVG (vl-convert) into one
+``ipywidgets.Output`` whose outputs are replaced in a single assignment, so a
+redraw happens in place and needs no network. The three panels are
 in :mod:`zmqbench_magic.widgets`.
 """
 
@@ -92,9 +93,9 @@ class BenchmarkPanel:
             msg = "a run is already going: press Stop, or wait for it with p.wait()"
             raise RuntimeError(msg)
         params = self.params()
-        total = len(list(params.points()))
-        self._set_progress(0, total)
-        self._say(f"running {total} point{'s' if total != 1 else ''}…")
+        points = len(list(params.points()))
+        self._set_progress(0, points * params.repeat)
+        self._say(f"running {points} point{'s' if points != 1 else ''}, {params.repeat} rounds…")
         self._start(lambda: self._measure(params))
         return self.wait() if wait else None
 
@@ -153,7 +154,7 @@ class BenchmarkPanel:
         raise NotImplementedError
 
     def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
-        return default_chart(result.benchmark, result.df)
+        return default_chart(result.benchmark, result.df, result.distributions)
 
     def _measure(self, params: BenchParams) -> None:
         measure = self._measure_function()
@@ -221,7 +222,7 @@ class BenchmarkPanel:
     def _set_progress(self, done: int, total: int) -> None:
         self.progress.max = max(total, 1)
         self.progress.value = done
-        self.progress_label.value = f"{done} of {total} points"
+        self.progress_label.value = f"{done} of {total} samples"
 
     def _set_busy(self, busy: bool) -> None:
         for control in [*self.controls.values(), self.run_button, self.clear_button,

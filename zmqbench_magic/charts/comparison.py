@@ -1,0 +1,43 @@
+"""A comparison of two runs (``a.compare(b)``) as a chart."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from ..params import COLUMN_TITLES
+from .figures import HEIGHT, WIDTH
+
+
+def comparison_chart(table: pd.DataFrame) -> alt.Chart:
+    """A comparison (``a.compare(b)``): the ratio candidate / baseline per point with
+    its 95% interval, and the line at 1 (no difference); colour gives the verdict."""
+    keys = [c for c in table.columns if c not in _COMPARISON_COLUMNS]
+    frame = table.assign(point=table[keys].astype(str).agg(" ".join, axis=1) if keys else "all")
+    base = alt.Chart(frame, width=WIDTH, height=max(HEIGHT // 2, 22 * len(frame)))
+    verdict = alt.Color(
+        "verdict:N", title="verdict",
+        scale=alt.Scale(domain=["faster", "same", "slower"],
+                        range=["#2ca02c", "#7f7f7f", "#d62728"]),
+    )  # fmt: skip
+    ratio = alt.X("ratio:Q", scale=alt.Scale(type="log"), title="candidate / baseline")
+    points = base.mark_point(filled=True, size=60).encode(
+        x=ratio, y=alt.Y("point:N", title=None, sort=None), color=verdict,
+        tooltip=["point", alt.Tooltip("ratio:Q", format=".3f"), "p_value", "verdict"],
+    )  # fmt: skip
+    bars = base.mark_rule().encode(
+        x="ci_low:Q", x2="ci_high:Q", y=alt.Y("point:N", sort=None), color=verdict
+    )
+    even = (
+        alt.Chart(pd.DataFrame({"ratio": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="ratio:Q")
+    )
+    metric = table["metric"].iloc[0] if not table.empty else ""
+    return (bars + points + even).properties(
+        title=f"Comparison of {COLUMN_TITLES.get(metric, metric)}"
+    )
+
+
+_COMPARISON_COLUMNS = {
+    "metric", "baseline", "candidate", "n_baseline", "n_candidate",
+    "ratio", "ci_low", "ci_high", "p_value", "verdict",
+}  # fmt: skip
