@@ -1,0 +1,164 @@
+"""Intervals, comparisons and derived findings on fake samples (no sockets)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from zmqbench_magic.results import ResultSet
+from zmqbench_magic.results.analysis import (
+    map_efficiency_threshold,
+    zero_copy_threshold,
+)
+from zmqbench_magic.results.histogram import RELATIVE_ERROR, LogHistogram
+from zmqbench_magic.results.stats import mann_whitney_p, median_ci, ratio_ci
+
+
+def test_median_interval_is_the_binomial_order_statistics():
+    # n = 10: [x(2), x(9)] holds the median with probability 1 - 2 * 11/1024.
+    low, high, level = median_ci(list(range(10, 0, -1)))
+    assert (low, high) == (2.0, 9.0) and level == pytest.approx(1 - 22 / 1024)
+    # n = 5 cannot reach 95%: the widest interval, and the level it really has.
+    assert median_ci([3, 1, 2, 5, 4]) == (1.0, 5.0, pytest.approx(1 - 2 / 32))
+    assert median_ci([7.0])[2] == 0.0
+
+
+def test_median_interval_covers_the_true_median_95_percent_of_the_time():
+    rng = np.random.default_rng(7)
+    hits = 0
+    for _ in range(2000):
+        low, high, _ = median_ci(rng.lognormal(0, 1, 10))  # true median: 1
+        hits += low <= 1 <= high
+    assert 0.95 <= hits / 2000 <= 1.0
+
+
+def test_mann_whitney_exact_and_approximate():
+    assert mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
+    rng = np.random.default_rng(3)
+    same = [mann_whitney_p(rng.normal(size=10), rng.normal(size=10)) for _ in range(1000)]
+    assert np.mean(np.array(same) < 0.05) <= 0.06  # false alarms at most about 5%
+    shifted = [mann_whitney_p(rng.normal(size=10), rng.normal(2, 1, 10)) for _ in range(200)]
+    assert np.mean(np.array(shifted) < 0.05) > 0.9
+
+
+def test_ratio_interval_brackets_the_ratio_and_is_deterministic():
+    base, cand = [100, 104, 98, 101, 99, 102], [150, 149, 155, 151, 148, 152]
+    ratio, low, high = ratio_ci(base, cand)
+    assert low <= ratio <= high and low > 1.4 and high < 1.6
+    assert ratio_ci(base, cand) == (ratio, low, high)
+
+
+def test_histogram_reads_back_within_one_percent():
+    values = np.random.default_rng(0).lognormal(4, 1.2, 50_000)
+    histogram = LogHistogram.of(values)
+    for q in (50, 90, 99, 99.9):
+        exact = np.percentile(values, q, method="inverted_cdf")  # a measured value
+        assert histogram.percentile(q) == pytest.approx(exact, rel=RELATIVE_ERROR)
+    assert RELATIVE_ERROR < 0.01 and histogram.total == len(values)
+    merged = LogHistogram.of(values[:10]) + LogHistogram.of(values[10:])
+    assert merged == histogram
+    assert LogHistogram.from_json(histogram.to_json()) == histogram
+
+
+def _thr_rows(rates: dict[tuple[int, bool], list[float]], run: str = "r") -> list[dict]:
+    rows = []
+    for (size, copy), values in rates.items():
+        for sample, value in enumerate(values):
+            rows.append({"size": size, "copy": copy, "transport": "tcp", "peer": "process",
+                         "copy_threshold": 65536, "frames": 1, "count": 100, "sample": sample,
+                         "msgs_per_s": value, "send_msgs_per_s": math.nan, "mbit_per_s": 1.0,
+                         "run": run})  # fmt: skip
+    return rows
+
+
+def _noisy(center: float, n: int = 8, spread: float = 0.02, seed: int = 0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return list(center * (1 + rng.uniform(-spread, spread, n)))
+
+
+def test_summary_gives_n_the_interval_and_the_true_extremes():
+    rows = _thr_rows({(100, True): [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]})
+    (point,) = ResultSet("thr", rows).summary().to_dict("records")
+    assert point["n"] == 10 and point["msgs_per_s"] == 14.5
+    assert (point["ci_low"], point["ci_high"]) == (11, 18)
+    lat = [{"size": 1, "copy": True, "transport": "tcp", "peer": "process",
+            "copy_threshold": 65536, "frames": 1, "rtt_us": 10.0, "p50_us": 10.0,
+            "p90_us": 11.0, "p99_us": 12.0, "p999_us": 13.0, "max_us": m, "min_us": m / 10}
+           for m in (20.0, 900.0, 30.0)]  # fmt: skip
+    (point,) = ResultSet("lat", lat).summary().to_dict("records")
+    assert point["max_us"] == 900.0 and point["min_us"] == 2.0  # not medians of samples
+
+
+def test_compare_gives_verdicts_from_the_metric_direction():
+    base = ResultSet("thr", _thr_rows({(100, True): _noisy(1000, seed=1),
+                                       (1024, True): _noisy(500, seed=2),
+                                       (4096, True): _noisy(200, seed=3)}, "monday"))  # fmt: skip
+    cand = ResultSet("thr", _thr_rows({(100, True): _noisy(1300, seed=4),
+                                       (1024, True): _noisy(400, seed=5),
+                                       (4096, True): _noisy(200, seed=6)}, "tuesday"))  # fmt: skip
+    table = base.compare(cand)
+    assert list(table["verdict"]) == ["faster", "slower", "same"]
+    assert table.loc[0, "ratio"] == pytest.approx(1.3, rel=0.03)
+    assert (table["ci_low"] <= table["ratio"]).all() and (table["ratio"] <= table["ci_high"]).all()
+    assert table.loc[0, "p_value"] < 0.01 and table.loc[2, "p_value"] > 0.05
+    # A round trip is better lower: the same numbers as latency read the other way.
+    lat = ResultSet("lat", [{**r, "rtt_us": r.pop("msgs_per_s")} for r in base.rows])
+    lat2 = ResultSet("lat", [{**r, "rtt_us": r.pop("msgs_per_s")} for r in cand.rows])
+    assert list(lat.compare(lat2)["verdict"]) == ["slower", "faster", "same"]
+
+
+def test_compare_matches_on_the_columns_asked_for():
+    tcp = ResultSet("thr", _thr_rows({(100, True): _noisy(1000)}))
+    inproc_rows = [{**r, "transport": "inproc", "peer": "thread"} for r in tcp.rows]
+    inproc = ResultSet("thr", [{**r, "msgs_per_s": r["msgs_per_s"] * 3} for r in inproc_rows])
+    assert tcp.compare(inproc).empty  # no point is the same point
+    table = tcp.compare(inproc, match=["size", "copy"])
+    assert list(table["verdict"]) == ["faster"] and table.loc[0, "ratio"] == pytest.approx(3)
+    with pytest.raises(ValueError, match="match: colour not in both results"):
+        tcp.compare(inproc, match=["colour"])
+
+
+def test_joined_runs_keep_each_identity_and_environment():
+    a = ResultSet("thr", _thr_rows({(100, True): [1.0, 2.0]}, "a"), metadata={"run": "a",
+                  "run_id": "id-a", "host": "left"})  # fmt: skip
+    b = ResultSet("thr", _thr_rows({(100, True): [5.0, 6.0]}, "a"), metadata={"run": "a",
+                  "run_id": "id-b", "host": "right"})  # fmt: skip
+    joined = a + b
+    assert set(joined.df["run"]) == {"a", "a#2"}  # same label, two runs
+    assert {m["host"] for m in joined.runs.values()} == {"left", "right"}
+    summary = joined.summary()
+    assert list(summary["run"]) == ["a", "a#2"] and list(summary["msgs_per_s"]) == [1.5, 5.5]
+
+
+def _speedup_rows(ratios: dict[int, float], spread: float = 0.02) -> pd.DataFrame:
+    rates = {}
+    for i, (size, ratio) in enumerate(ratios.items()):
+        rates[(size, True)] = _noisy(1000, spread=spread, seed=2 * i)
+        rates[(size, False)] = _noisy(1000 * ratio, spread=spread, seed=2 * i + 1)
+    return pd.DataFrame(_thr_rows(rates))
+
+
+def test_a_crossover_is_reported_only_where_every_larger_size_agrees():
+    found = zero_copy_threshold(_speedup_rows({1000: 0.6, 10000: 0.9, 100000: 1.5, 10**6: 2.0}))
+    assert found.stable and (found.low, found.high) == (10000, 100000)
+    assert 10000 < found.estimate < 100000
+    # Zero-copy ahead at 64k but behind again at 1M: no stable crossover.
+    fallback = zero_copy_threshold(_speedup_rows({1000: 0.6, 65536: 1.4, 10**6: 0.83}))
+    assert not fallback.stable and fallback.estimate is None
+    assert fallback.message.startswith("no stable zero-copy crossover in the measured range")
+    # Too noisy at the largest size to tell: no claim either.
+    noisy = zero_copy_threshold(_speedup_rows({1000: 0.6, 10**6: 1.05}, spread=0.3))
+    assert not noisy.stable
+
+
+def test_map_efficiency_threshold_is_interpolated_between_stable_durations():
+    durations = [0.001] * 6 + [0.01] * 6 + [0.1] * 6
+    efficiencies = _noisy(0.2, 6) + _noisy(0.6, 6) + _noisy(0.95, 6)
+    df = pd.DataFrame({"duration": durations, "efficiency": efficiencies})
+    found = map_efficiency_threshold(df)
+    assert found.stable and (found.low, found.high) == (0.001, 0.01)
+    assert found.estimate == pytest.approx(10 ** (-3 + 0.75), rel=0.05)

@@ -1,0 +1,156 @@
+"""Numbers a user can act on, on real sockets: interleaved rounds on fresh far ends,
+intervals, every round trip kept, exit codes checked, comparisons, progress, and a
+Ctrl-C that keeps what was measured."""
+
+from __future__ import annotations
+
+import gc
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import zmq
+from conftest import TINY
+from IPython.utils.capture import capture_output
+
+from zmqbench_magic import load, run_latency, run_throughput
+from zmqbench_magic.charts import chart_to_svg, default_chart
+from zmqbench_magic.sockets.link import Link, PeerError
+from zmqbench_magic.sockets.peer import _sink
+
+
+def test_rounds_interleave_points_on_fresh_far_ends(no_leftovers):
+    result = run_throughput(size=[100, 1024], copy=[True, False], **{**TINY, "repeat": 3})
+    df = result.df
+    # Round by round: every point once per round, in the same order each time.
+    assert list(df["sample"]) == [0] * 4 + [1] * 4 + [2] * 4
+    assert df["t_start_s"].is_monotonic_increasing
+    # Each point's three samples came from three different far-end processes.
+    assert (df.groupby(["size", "copy"])["far_end"].nunique() == 3).all()
+    assert result.metadata["gc"].startswith("off in the timed loops")
+    assert gc.isenabled()  # and back on afterwards
+    assert set(df["run"]) == {result.metadata["run"]}
+    summary = result.summary()
+    assert (summary["n"] == 3).all()
+    assert (summary["ci_low"] <= summary["msgs_per_s"]).all()
+    assert (summary["msgs_per_s"] <= summary["ci_high"]).all()
+
+
+def test_every_round_trip_is_kept_as_a_histogram(no_leftovers):
+    result = run_latency(size=[1, 1024], transport=["tcp", "inproc"], **TINY)
+    assert len(result.distributions) == 4
+    for entry in result.distributions:
+        point = {k: entry[k] for k in ("size", "transport", "copy")}
+        rows = result.df
+        rows = rows[(rows["size"] == point["size"]) & (rows["transport"] == point["transport"])]
+        assert result.histogram(point).total == rows["count"].sum()
+    summary = result.summary()
+    by_point = result.df.groupby(["transport", "size"], sort=False)["max_us"].max()
+    assert list(summary["max_us"]) == list(by_point)  # the true maximum
+    assert (summary["p999_us"] <= summary["max_us"] * 1.01).all()
+    assert (summary["p99_us"] <= summary["p999_us"] * 1.01).all()
+    svg = chart_to_svg(default_chart("lat", result.df, result.distributions))
+    assert "Every round trip: the distribution (CDF)" in svg
+
+
+def test_a_far_end_that_does_not_end_cleanly_fails_the_run(no_leftovers):
+    with (
+        pytest.raises(PeerError, match=r"did not end cleanly \(exit code -15\)"),
+        Link("echo", "tcp", "process", "127.0.0.1", 5.0, 1000) as link,
+    ):
+        link._process.send_signal(signal.SIGTERM)
+        link._process.wait(5)
+
+
+class _LossySocket:
+    """Delivers ``arrive`` messages, then times out, then has ``late`` more queued."""
+
+    def __init__(self, arrive: int, late: int) -> None:
+        self.arrive, self.late = arrive, late
+
+    def recv(self, copy=True):
+        if self.arrive == 0:
+            raise zmq.Again
+        self.arrive -= 1
+        return b"x"
+
+    def poll(self, timeout_ms):
+        return self.late > 0
+
+    def recv_multipart(self, copy=True):
+        self.late -= 1
+        return [b"x"]
+
+
+def test_a_lossy_sample_is_timed_first_to_last_receive_and_drains_late_messages():
+    ticks = iter(range(100))  # one tick per clock read; the timeout costs no tick
+    report = _sink(_LossySocket(arrive=5, late=3), count=10, copy=True, frames=1,
+                   now=lambda: next(ticks))  # fmt: skip
+    # First receive at tick 0, the fifth at tick 4: the silence after is not counted.
+    assert report == {"received": 5, "elapsed": 4, "late": 3}
+
+
+def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
+    loose = run_latency(size=1, count=200, repeat=2, warmup=0, precision="90%", max_time=20)
+    assert len(loose.df) >= 2 and not loose.metadata["notes"]
+    tight = run_latency(size=1, count=200, repeat=2, warmup=0, precision=1e-6, max_time=1)
+    assert len(tight.df) > 2  # it kept going past --repeat...
+    assert tight.metadata["notes"][0].startswith("precision not reached within max-time (1 s)")
+
+
+def test_a_run_compared_with_itself_and_joined(no_leftovers, tmp_path):
+    a = run_latency(size=[1, 1024], label="a", **TINY)
+    b = run_latency(size=[1, 1024], label="b", **TINY)
+    table = a.compare(b)
+    assert len(table) == 2 and set(table["verdict"]) <= {"faster", "slower", "same"}
+    assert {"ratio", "ci_low", "ci_high", "p_value"} <= set(table.columns)
+    joined = load(a.save(tmp_path / "a.json")) + load(b.save(tmp_path / "b.json"))
+    assert set(joined.df["run"]) == {"a", "b"} and set(joined.runs) == {"a", "b"}
+    assert len(joined.summary()) == 4  # per run and point, never mixed
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "compare", str(tmp_path / "a.json"),
+         str(tmp_path / "b.json"), "--json", str(tmp_path / "c.json"),
+         "--svg", str(tmp_path / "c.svg")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 2 and "ratio" in done.stdout
+    assert len(json.loads((tmp_path / "c.json").read_text())) == 2
+    assert "candidate / baseline" in (tmp_path / "c.svg").read_text()
+
+
+def test_a_kernel_interrupt_in_a_magic_keeps_whole_rounds(ip, no_leftovers, kernel_sigint):
+    kernel_sigint(1.5)
+    with capture_output() as captured:
+        result = ip.run_line_magic(
+            "zmqthr", "-o --no-chart --size 100 1k --count 20000 --warmup 0 -r 1000"
+        )
+    assert result is not None and len(result.df) >= 2
+    assert result.df.groupby("size").size().nunique() == 1  # whole rounds only
+    assert "note: interrupted after" in captured.stdout
+    assert "Traceback" not in captured.stdout + captured.stderr
+
+
+def test_a_long_magic_run_shows_progress_in_place(ip, no_leftovers):
+    with capture_output() as captured:
+        ip.run_line_magic("zmqlat", "--no-chart --size 1 --count 2000 --warmup 0 -r 40")
+    assert "of 40 samples, about" in captured.stdout and "\r" in captured.stdout
+
+
+def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
+    saved = tmp_path / "partial.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zmqbench_magic.cli", "thr", "--size", "100", "--count",
+         "20000", "--warmup", "0", "-r", "1000", "--json", str(saved)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(3)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "note: interrupted after" in out and "Traceback" not in err
+    assert "] " in err and "samples, about" in err  # the progress bar was drawn
+    assert len(load(saved).rows) >= 1
