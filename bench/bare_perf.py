@@ -1,8 +1,14 @@
 """A bare pyzmq throughput / latency loop written the pyzmq-perf way, standalone.
 
 It is run as its own script, importing only pyzmq, as pyzmq's ``perf/perf.py`` is:
-the measuring end in this process, the far end forked from it. It prints one
-number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``).
+the measuring end in this process, the far end a fresh interpreter started from it.
+It prints one number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``).
+
+Its far end gets the same fixed glibc malloc thresholds as the project's (see
+``STEADY_MALLOC`` in ``zmqbench_magic/sockets/link.py``): a far end forked from this
+process, as it once was, paid 2 x 256 page faults per 1 MB round trip and reported
+1,668 µs where libzmq's C tools measure about 440 µs; the bare loop had the same
+flaw as the project, so it could not catch it.
 
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import sys
 import time
 
@@ -86,7 +93,12 @@ def main() -> int:
     with zmq.Context() as ctx, _socket(ctx, kind, args.hwm) as sock:
         port = sock.bind_to_random_port("tcp://127.0.0.1")
         url = f"tcp://127.0.0.1:{port}"
-        process = multiprocessing.Process(
+        # A fresh interpreter reads these at start: they reach only the far end.
+        os.environ.update(
+            MALLOC_MMAP_THRESHOLD_=str(32 * 1024 * 1024),
+            MALLOC_TRIM_THRESHOLD_=str(1024 * 1024 * 1024),
+        )
+        process = multiprocessing.get_context("spawn").Process(
             target=far_end, args=(url, args.count, args.size, args.hwm)
         )
         process.start()

@@ -1,4 +1,5 @@
-"""zmqbench_magic vs a bare pyzmq loop written the pyzmq-perf way, in one run.
+"""zmqbench_magic vs a bare pyzmq loop written the pyzmq-perf way, and vs code no
+one here wrote (pyzmq's ``perf/perf.py``, libzmq's ``perf/`` C tools), in one run.
 
 For each size, both measure tcp PUSH/PULL throughput (delivered msgs/s) and REQ/REP
 round-trip latency at the same settings: the same count, copy=True, high-water mark
@@ -10,6 +11,9 @@ the table gives the medians and the ratio project / bare.
 
     python bench/bench_zmq.py            # ~2 minutes on 2 cores
     python bench/bench_zmq.py --quick    # seconds; checks the script, not the figures
+
+The references are not part of this project; build them in /tmp from their own
+repositories and point at them (``--perf-py``, ``--libzmq-perf``): see the README.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import argparse
 import statistics
 import subprocess
 import sys
+import time
+from functools import partial
 from pathlib import Path
 
 import zmq
@@ -43,12 +49,50 @@ def _bare(test: str, count: int, size: int) -> float:
     return float(done.stdout)
 
 
-def bare_throughput(count: int, size: int) -> float:
-    return _bare("thr", count, size)
+def _free_url() -> str:
+    with zmq.Context() as ctx, ctx.socket(zmq.PAIR) as sock:
+        port = sock.bind_to_random_port("tcp://127.0.0.1")
+    return f"tcp://127.0.0.1:{port}"
 
 
-def bare_latency(count: int, size: int) -> float:
-    return _bare("lat", count, size)
+def _number_after(text: str, label: str) -> float:
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith(label))
+    return float(line.split(":", 1)[1].split()[0])
+
+
+def perf_py(path: str, test: str, count: int, size: int) -> float:
+    """pyzmq's perf.py: delivered msgs/s, or the round trip in µs (it prints half)."""
+    done = subprocess.run(
+        [sys.executable, path, test, "--size", str(size), "--count", str(count),
+         "--url", _free_url()],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    if test == "thr":
+        return _number_after(done.stdout, "mean throughput")
+    return 2 * _number_after(done.stdout, "mean latency")
+
+
+def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
+    """libzmq's local_*/remote_* pair: msgs/s at the receiver, or the round trip in µs
+    (remote_lat prints half of it)."""
+    url = _free_url()
+    local = subprocess.Popen(
+        [f"{folder}/local_{test}", url, str(size), str(count)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(0.2)  # let it bind
+        remote = subprocess.run(
+            [f"{folder}/remote_{test}", url, str(size), str(count)],
+            capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        out, _ = local.communicate(timeout=300)
+    finally:
+        local.kill()
+        local.wait()
+    if test == "thr":
+        return _number_after(out, "mean throughput")
+    return 2 * _number_after(remote.stdout, "average latency")
 
 
 def project_throughput(count: int, size: int) -> float:
@@ -61,36 +105,51 @@ def project_latency(count: int, size: int) -> float:
     return float(result.df["rtt_us"].iloc[0])
 
 
-def compare(project, bare, count: int, size: int, rounds: int) -> tuple[float, float, float]:
-    """Medians of alternating runs; the ratio project / bare and its per-round spread."""
-    ours, theirs = [], []
+def measure(figures: dict, count: int, size: int, rounds: int) -> dict[str, list[float]]:
+    """Each figure's values over alternating rounds (all of them once per round)."""
+    values: dict[str, list[float]] = {name: [] for name in figures}
     for _ in range(rounds):
-        ours.append(project(count, size))
-        theirs.append(bare(count, size))
-    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-    spread = (max(ratios) - min(ratios)) / statistics.median(ratios) if rounds > 1 else 0.0
-    return statistics.median(ours), statistics.median(theirs), spread
+        for name, run in figures.items():
+            values[name].append(run(count, size))
+    return values
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="alternating runs per figure")
     parser.add_argument("--quick", action="store_true", help="tiny counts, 2 rounds")
+    parser.add_argument("--perf-py", metavar="PATH", help="pyzmq's perf/perf.py, to compare")
+    parser.add_argument(
+        "--libzmq-perf", metavar="DIR", help="a folder with libzmq's built perf tools"
+    )
     args = parser.parse_args(argv)
     rounds = 2 if args.quick else args.rounds
     scale = 100 if args.quick else 1
     print(f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, copy=True, "
           f"medians of {rounds} alternating runs, one warm-up sample each")  # fmt: skip
-    print(f"{'figure':<22}{'size':>6}{'project':>14}{'bare pyzmq':>14}{'ratio':>8}{'spread':>8}")
-    for name, project, bare, counts, unit in (
-        ("throughput (msgs/s)", project_throughput, bare_throughput, THR_COUNT, ",.0f"),
-        ("latency (µs RTT)", project_latency, bare_latency, LAT_COUNT, ",.1f"),
+    for test, title, counts, unit in (
+        ("thr", "throughput (msgs/s)", THR_COUNT, ",.0f"),
+        ("lat", "latency (µs RTT)", LAT_COUNT, ",.1f"),
     ):
+        figures = {
+            "project": project_throughput if test == "thr" else project_latency,
+            "bare pyzmq": partial(_bare, test),
+        }
+        if args.perf_py:
+            figures["perf.py"] = partial(perf_py, args.perf_py, test)
+        if args.libzmq_perf:
+            figures["libzmq C"] = partial(libzmq_perf, args.libzmq_perf, test)
+        header = "".join(f"{name:>14}" for name in figures)
+        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}")
         for size in SIZES:
             count = max(counts[size] // scale, 10)
-            ours, theirs, spread = compare(project, bare, count, size, rounds)
-            print(f"{name:<22}{format_size(size):>6}{ours:>14{unit}}{theirs:>14{unit}}"
-                  f"{ours / theirs:>8.2f}{spread:>8.0%}")  # fmt: skip
+            values = measure(figures, count, size, rounds)
+            medians = {name: statistics.median(v) for name, v in values.items()}
+            ratios = [a / b for a, b in zip(values["project"], values["bare pyzmq"], strict=True)]
+            spread = (max(ratios) - min(ratios)) / statistics.median(ratios) if rounds > 1 else 0
+            cells = "".join(f"{m:>14{unit}}" for m in medians.values())
+            ratio = medians["project"] / medians["bare pyzmq"]
+            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}")
     return 0
 
 

@@ -55,3 +55,17 @@ def test_panel_bench_quick_prints_its_figures():
     ratio = next(ln for ln in done.stdout.splitlines() if ln.startswith("run wall time"))
     assert float(ratio.split()[-1]) > 0
     assert "redraw, one run (ms)" in done.stdout and "redraw, ten runs (ms)" in done.stdout
+
+
+@pytest.mark.slow  # three runs of two sweeps
+def test_trust_bench_quick_prints_its_figures_per_benchmark():
+    done = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_trust.py")), "--quick"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [ln.split() for ln in done.stdout.splitlines() if ln.startswith(("thr", "lat"))]
+    assert [row[:2] for row in rows] == [["thr", "after"], ["lat", "after"]]
+    for row in rows:
+        deviation, contained, same = (float(v.rstrip("%")) for v in (row[4], row[6], row[7]))
+        assert deviation >= 0 and 0 <= contained <= 100 and 0 <= same <= 100

@@ -18,7 +18,7 @@ from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
 from .ui.options import param_options, params_from_options
-from .ui.progress import ProgressLine
+from .ui.progress import ProgressLine, StreamLine
 
 
 def _run_taskflood(params: BenchParams, **kwargs: object) -> ResultSet:
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
-    progress = None if quiet else ProgressLine(sys.stderr, bar=True)
+    progress = None if quiet else ProgressLine(StreamLine(sys.stderr), bar=True)
     try:
         return measure(params, progress=progress)
     finally:

@@ -25,7 +25,7 @@ from .results import ResultSet
 from .sockets.measure import run_latency, run_throughput
 from .ui.config import BenchDefaults, configured
 from .ui.options import given_options, param_options
-from .ui.progress import ProgressLine
+from .ui.progress import DisplayLine, ProgressLine, StreamLine
 
 
 def _param_arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]:
@@ -227,11 +227,14 @@ class ZmqBench(Magics, BenchDefaults):
             self.shell.user_ns[args.variable] = result
         return result if args.output else None
 
-    @staticmethod
-    def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
+    def _measure(
+        self, measure: Callable[..., ResultSet], params: BenchParams, quiet: bool
+    ) -> ResultSet:
         """Run with a progress line; a kernel interrupt keeps the whole rounds measured
         (the result's notes say so), as the panels' Stop does."""
-        progress = None if quiet else ProgressLine()
+        # In a kernel, one display updated in place; in a terminal, a \r line.
+        writer = DisplayLine() if getattr(self.shell, "kernel", None) else StreamLine()
+        progress = None if quiet else ProgressLine(writer)
         try:
             return measure(params, progress=progress)
         except Interrupted as interrupt:

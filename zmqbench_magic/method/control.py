@@ -29,10 +29,6 @@ def check_stop(stop: StopFlag | None) -> None:
         raise Stopped
 
 
-def stopped_note(done: int, total: int) -> str:
-    return f"stopped on request after {done} of {total} points; the rest were not measured"
-
-
 @contextlib.contextmanager
 def gc_off() -> Iterator[None]:
     """No garbage collection inside the block, as ``timeit`` times: a collection that

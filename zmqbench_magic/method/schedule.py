@@ -62,6 +62,7 @@ class Schedule:
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts
     notes: list[str] = field(default_factory=list)
+    kept: list[Row] = field(default_factory=list)  # the whole rounds taken so far
 
     def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
         """Points in measuring order, grouped by what they share (order kept)."""
@@ -77,30 +78,28 @@ class Schedule:
         """Every kept sample as a row (point, ``sample``, ``t_start_s``, measurements).
 
         Raises :class:`Interrupted` (a KeyboardInterrupt) carrying nothing; the caller
-        attaches its result to it."""
+        attaches its result to it (``self.kept`` holds the whole rounds)."""
         start = self.clock() if self.start is None else self.start
-        kept: list[Row] = []
         pending = list(self.points)
         rounds = 0
         try:
             while pending:
-                kept += self._round(pending, rounds, open_group, start, stop, progress, len(kept))
+                done = len(self.kept)
+                self.kept += self._round(pending, rounds, open_group, start, stop, progress, done)
                 rounds += 1
-                pending = self._still_pending(kept, rounds, start)
+                pending = self._still_pending(self.kept, rounds, start)
         except Stopped:
-            self.notes.append(
-                f"stopped on request after {rounds} whole round(s) of {self.repeat}: "
-                f"{len(kept)} samples kept, the round in progress was dropped"
-            )
+            self.notes.append(self._ended("stopped on request", rounds))
         except KeyboardInterrupt:
-            self.notes.append(
-                f"interrupted after {rounds} whole round(s) of {self.repeat}: "
-                f"{len(kept)} samples kept, the round in progress was dropped"
-            )
-            self.kept = kept
+            self.notes.append(self._ended("interrupted", rounds))
             raise Interrupted from None
-        self.kept = kept
-        return kept
+        return self.kept
+
+    def _ended(self, how: str, rounds: int) -> str:
+        return (
+            f"{how} after {rounds} whole round(s) of {self.repeat}: "
+            f"{len(self.kept)} samples kept, the round in progress was dropped"
+        )
 
     def _round(
         self,

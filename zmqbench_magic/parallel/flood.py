@@ -124,7 +124,7 @@ class _FloodRun:
                     _offset(progress, done, self.params.repeat * len(points)),
                 )  # fmt: skip
             finally:
-                self.rows += getattr(schedule, "kept", [])
+                self.rows += schedule.kept
                 self.notes += schedule.notes
             if stop is not None and stop.is_set():
                 return  # stopped: the cluster is idle, kept for the next run

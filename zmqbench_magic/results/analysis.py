@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ..params import ZmqParams
+from ..params.units import format_duration, format_size
 from .stats import median_ci, ratio_ci
 
 # What a copy / zero-copy pair is compared over: every swept parameter but copy.
@@ -82,47 +85,60 @@ class Threshold:
     message: str
 
 
-def _threshold(
-    table: pd.DataFrame, x: str, level: float, words: tuple[str, str], log_y: bool = True
-) -> Threshold:
+@dataclass(frozen=True)
+class _Axis:
+    """What a threshold is about, in words: ``what`` crosses ``level`` along ``unit``."""
+
+    column: str
+    what: str
+    unit: str
+    level: float
+    level_words: str
+    spell: Callable[[float], str]
+    log_y: bool = True  # ratios: log; efficiencies: linear
+
+
+def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
     """``table``: one row per x value, sorted, with ``median``, ``ci_low``, ``ci_high``.
-    The estimate is interpolated on a log x axis, and a log (ratios) or linear
-    (efficiencies) y axis."""
-    what, unit = words
+    The estimate is interpolated on a log x axis, and a log or linear y axis."""
     if table.empty:
-        return Threshold(None, None, None, False, f"no {what}: no {unit} was measured both ways")
-    above = (table["ci_low"] > level).tolist()
-    if not above or not above[-1]:
-        return Threshold(
-            None,
-            None,
-            None,
-            False,
-            f"no stable {what} in the measured range: "
-            f"at the largest {unit} it is not above {level:g} with 95% confidence",
+        return Threshold(None, None, None, False, f"no {axis.what}: nothing to compare")
+    above = (table["ci_low"] > axis.level).tolist()
+    xs, medians = table[axis.column].tolist(), table["median"].tolist()
+    if not above[-1]:
+        message = (
+            f"no stable {axis.what} in the measured range: at the largest {axis.unit} "
+            f"({axis.spell(xs[-1])}), that {axis.level_words} is not established with 95% "
+            "confidence"
         )
+        return Threshold(None, None, None, False, message)
     first = len(above)
     while first > 0 and above[first - 1]:
         first -= 1
-    xs, medians = table[x].tolist(), table["median"].tolist()
     if first == 0:
-        return Threshold(
-            None,
-            None,
-            xs[0],
-            False,
-            f"above {level:g} at every measured {unit}, "
-            f"from {xs[0]:g}: the {what} is below the measured range",
+        message = (
+            f"{axis.level_words} at every measured {axis.unit}, from {axis.spell(xs[0])}: "
+            f"the {axis.what} lies below the measured range"
         )
+        return Threshold(None, None, xs[0], False, message)
     low, high = xs[first - 1], xs[first]
     below, over = medians[first - 1], medians[first]
     estimate = None
-    if below < level <= over and low > 0:
-        scale = math.log if log_y else float
-        fraction = (scale(level) - scale(below)) / (scale(over) - scale(below))
+    if below < axis.level <= over and low > 0:
+        scale = math.log if axis.log_y else float
+        fraction = (scale(axis.level) - scale(below)) / (scale(over) - scale(below))
         estimate = math.exp(math.log(low) + fraction * (math.log(high) - math.log(low)))
-    return Threshold(estimate, low, high, True, f"{what} between {low:g} and {high:g}, "
-                     "above it at every larger measured one")  # fmt: skip
+    message = (
+        f"{axis.what} between {axis.spell(low)} and {axis.spell(high)}: {axis.level_words} "
+        f"with 95% confidence from {axis.spell(high)} up, at every larger {axis.unit} measured"
+    )
+    return Threshold(estimate, low, high, True, message)
+
+
+_CROSSOVER = _Axis("size", "zero-copy crossover", "size", 1.0, "zero-copy is faster",
+                   lambda v: f"{format_size(int(v))} B")  # fmt: skip
+_HALF_EFFICIENCY = _Axis("duration", "map efficiency threshold", "task duration", 0.5,
+                         "map is over 50% efficient", format_duration, log_y=False)  # fmt: skip
 
 
 def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Threshold:
@@ -141,7 +157,7 @@ def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Thresho
             continue
         ratio, low, high = ratio_ci(copy.tolist(), zero.tolist())
         rows.append({"size": size, "median": ratio, "ci_low": low, "ci_high": high})
-    return _threshold(pd.DataFrame(rows), "size", 1.0, ("zero-copy crossover", "size"))
+    return _threshold(pd.DataFrame(rows), _CROSSOVER)
 
 
 def crossover_size(df: pd.DataFrame, metric: str = "msgs_per_s") -> float | None:
@@ -161,8 +177,10 @@ def map_efficiency_threshold(df: pd.DataFrame, level: float = 0.5) -> Threshold:
         low, high, _ = median_ci(values)
         rows.append({"duration": duration, "median": float(pd.Series(values).median()),
                      "ci_low": low, "ci_high": high})  # fmt: skip
-    words = ("map efficiency", "duration")
-    return _threshold(pd.DataFrame(rows), "duration", level, words, log_y=False)
+    axis = dataclasses.replace(
+        _HALF_EFFICIENCY, level=level, level_words=f"map is over {level:.0%} efficient"
+    )
+    return _threshold(pd.DataFrame(rows), axis)
 
 
 def half_efficiency_duration(df: pd.DataFrame) -> float | None:

@@ -1,0 +1,146 @@
+"""How far can a user trust one run? The same default sweep, three times, measured
+by this version and (with ``--before REV``) by an older one, runs alternating.
+
+For each version and benchmark it prints, over every point of the sweep:
+
+- **deviation**: how far a run's median strays from the median of the three runs'
+  medians (the largest, and the median, over points and runs);
+- **contained**: how often one run's 95% interval of a point's median holds another
+  run's median of that point (every ordered pair of runs);
+- **same**: how often comparing one run with another (``a.compare(b)``: Mann-Whitney
+  p < 0.05 and an interval of the ratio that leaves 1 out, or ``same``) says ``same``.
+
+An older version's runs get the same intervals and comparisons, computed here from
+its samples, so both are judged alike. The sweeps are those of ``scripts/main.sh``.
+
+    python bench/bench_trust.py --before 79a485d     # ~10 minutes on 2 cores
+    python bench/bench_trust.py --quick              # seconds; checks the script
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from zmqbench_magic import load
+from zmqbench_magic.results import ResultSet
+from zmqbench_magic.results.stats import median_ci
+
+ROOT = Path(__file__).resolve().parent.parent
+SWEEPS = {
+    "thr": ["--size", "100", "1k", "8k", "64k", "256k", "1M", "--copy", "true", "false"],
+    "lat": ["--size", "1", "1k", "64k", "1M", "--transport", "tcp", "ipc", "inproc"],
+}
+QUICK = {
+    "thr": ["--size", "100", "1k", "--count", "2000", "-r", "3", "--warmup", "0"],
+    "lat": ["--size", "1", "--count", "200", "-r", "3", "--warmup", "0"],
+}
+HEADLINE = {"thr": "msgs_per_s", "lat": "rtt_us"}
+
+
+def run_once(source: Path, benchmark: str, options: list[str], out: Path) -> ResultSet:
+    """One run of ``zmqbench`` from the package in ``source``, saved and read back."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", benchmark, *options, "-q", "--json",
+         str(out)],
+        check=True, env=env, timeout=1800,
+    )  # fmt: skip
+    return load(out)
+
+
+def _point_values(result: ResultSet, metric: str) -> dict[tuple, list[float]]:
+    df = result.df
+    by = [c for c in result.point_columns if c in df.columns]
+    return {
+        key if isinstance(key, tuple) else (key,): group[metric].dropna().tolist()
+        for key, group in df.groupby(by, sort=True)
+    }
+
+
+def judge(runs: list[ResultSet], metric: str) -> dict[str, float]:
+    """The three figures of the module docstring, for one version's runs."""
+    values = [_point_values(r, metric) for r in runs]
+    points = sorted(set.intersection(*(set(v) for v in values)))
+    deviations, contained, total = [], 0, 0
+    for point in points:
+        medians = [statistics.median(v[point]) for v in values]
+        center = statistics.median(medians)
+        deviations += [abs(m - center) / center for m in medians]
+        for i, j in itertools.permutations(range(len(runs)), 2):
+            low, high, _ = median_ci(values[i][point])
+            contained += low <= medians[j] <= high
+            total += 1
+    same = [
+        (table["verdict"] == "same").mean()
+        for a, b in itertools.combinations(runs, 2)
+        if not (table := a.compare(b, match=None)).empty
+    ]
+    return {
+        "largest deviation": max(deviations),
+        "median deviation": statistics.median(deviations),
+        "contained": contained / total,
+        "same": statistics.mean(same) if same else float("nan"),
+        "points": len(points),
+        "samples per point": statistics.median(len(v[p]) for v in values for p in points),
+    }
+
+
+def _worktree(revision: str, folder: Path) -> Path:
+    target = folder / "before"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(target), revision],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", metavar="REV", help="also measure this git revision")
+    parser.add_argument("--runs", type=int, default=3, help="runs per version (3)")
+    parser.add_argument("--quick", action="store_true", help="tiny sweeps; checks the script")
+    args = parser.parse_args(argv)
+    sweeps = QUICK if args.quick else SWEEPS
+    with tempfile.TemporaryDirectory(prefix="zmqbench-trust-") as scratch:
+        folder = Path(scratch)
+        sources = {"after": ROOT}
+        if args.before:
+            sources = {"before": _worktree(args.before, folder), **sources}
+        try:
+            report(sources, sweeps, args.runs, folder)
+        finally:
+            if args.before:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                     str(sources["before"])],
+                    check=False, capture_output=True,
+                )  # fmt: skip
+    return 0
+
+
+def report(sources: dict[str, Path], sweeps: dict[str, list[str]], runs: int, folder: Path):
+    print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
+          f"{'median dev':>12}{'contained':>11}{'same':>7}")  # fmt: skip
+    for benchmark, options in sweeps.items():
+        results: dict[str, list[ResultSet]] = {name: [] for name in sources}
+        for number in range(runs):  # alternating: before, after, before, after...
+            for name, source in sources.items():
+                out = folder / f"{benchmark}-{name}-{number}.json"
+                results[name].append(run_once(source, benchmark, options, out))
+        for name, version_runs in results.items():
+            figures = judge(version_runs, HEADLINE[benchmark])
+            print(f"{benchmark:<10}{name:<8}{figures['points']:>7}"
+                  f"{figures['samples per point']:>4.0f}{figures['largest deviation']:>13.1%}"
+                  f"{figures['median deviation']:>12.1%}{figures['contained']:>11.0%}"
+                  f"{figures['same']:>7.0%}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
