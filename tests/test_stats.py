@@ -150,7 +150,8 @@ def test_a_crossover_is_reported_only_where_every_larger_size_agrees():
     fallback = zero_copy_threshold(_speedup_rows({1000: 0.6, 65536: 1.4, 10**6: 0.83}))
     assert not fallback.stable and fallback.estimate is None
     assert fallback.message.startswith(
-        "no stable zero-copy crossover in the measured range: at the largest size (1000000 B), that zero-copy"
+        "no stable zero-copy crossover in the measured range: "
+        "at the largest size (1000000 B), that zero-copy"
     )
     # Too noisy at the largest size to tell: no claim either.
     noisy = zero_copy_threshold(_speedup_rows({1000: 0.6, 10**6: 1.05}, spread=0.3))

@@ -154,3 +154,11 @@ def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
     assert "note: interrupted after" in out and "Traceback" not in err
     assert "] " in err and "samples, about" in err  # the progress bar was drawn
     assert len(load(saved).rows) >= 1
+
+
+def test_the_send_only_rate_is_reported_once_counts_dwarf_the_queues(no_leftovers):
+    # inproc has no kernel buffers: its queues hold 2 x 1000 messages of 100 B.
+    df = run_throughput(size=100, transport="inproc", count=25_000, repeat=1, warmup=0).df
+    assert (df["queue_capacity"] == 2000).all() and (df["count"] >= 10 * 2000).all()
+    assert (df["send_msgs_per_s"] > 0).all()
+    assert list(df["send_msgs_per_s"] * df["send_elapsed_s"]) == pytest.approx(list(df["count"]))

@@ -175,12 +175,15 @@ def _series(frame: pd.DataFrame) -> pd.DataFrame:
 
 def flood_chart(df: pd.DataFrame) -> alt.Chart:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
-    count / view / scheme (the classic IPython-parallel flood figure)."""
-    frame = _series(_folded(df, ["sent_s", "roundtrip_s"], "time", _FLOOD_COLUMNS))
+    count / view / scheme (the classic IPython-parallel flood figure); the bars on the
+    round trip are its median's 95% interval."""
+    frame = _folded(df, ["sent_s", "roundtrip_s"], "time", _FLOOD_COLUMNS)
+    frame = _series(_with_intervals(frame, df, "roundtrip_s", "time", _FLOOD_COLUMNS))
     tasks_axis = alt.X("tasks:Q", scale=alt.Scale(type="log"), title=COLUMN_TITLES["tasks"])
     series = alt.Color("series:N", title="cluster")
-    chart = _metric_lines(frame, "time", "seconds", series, ".4f", x=tasks_axis,
+    lines = _metric_lines(frame, "time", "seconds", series, ".4f", x=tasks_axis,
                           fields=("series", "tasks"))  # fmt: skip
+    chart = alt.layer(lines, _interval_bars(alt.Chart(frame), tasks_axis, series))
     return chart.properties(title=f"ipyparallel task flood, up to {frame['tasks'].max():,} tasks")
 
 

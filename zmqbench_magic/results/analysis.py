@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..params import ZmqParams
-from ..params.units import format_duration, format_size
+from ..params.units import format_size
 from .stats import median_ci, ratio_ci
 
 # What a copy / zero-copy pair is compared over: every swept parameter but copy.
@@ -138,7 +138,8 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
 _CROSSOVER = _Axis("size", "zero-copy crossover", "size", 1.0, "zero-copy is faster",
                    lambda v: f"{format_size(int(v))} B")  # fmt: skip
 _HALF_EFFICIENCY = _Axis("duration", "map efficiency threshold", "task duration", 0.5,
-                         "map is over 50% efficient", format_duration, log_y=False)  # fmt: skip
+                         "map is over 50% efficient", lambda v: f"{v * 1e3:.3g} ms",
+                         log_y=False)  # fmt: skip
 
 
 def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Threshold:
