@@ -44,15 +44,29 @@ QUICK = {
 HEADLINE = {"thr": "msgs_per_s", "lat": "rtt_us"}
 
 
-def run_once(source: Path, benchmark: str, options: list[str], out: Path) -> ResultSet:
+def run_once(python: str, source: Path, benchmark: str, options: list[str], out: Path) -> ResultSet:
     """One run of ``zmqbench`` from the package in ``source``, saved and read back."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     subprocess.run(
-        [sys.executable, "-m", "zmqbench_magic.cli", benchmark, *options, "-q", "--json",
-         str(out)],
-        check=True, env=env, timeout=1800,
+        [python, "-m", "zmqbench_magic.cli", benchmark, *options, "-q", "--json", str(out)],
+        # Not from the checkout: ``-m`` puts the working directory first on sys.path.
+        check=True, env=env, timeout=1800, cwd=out.parent,
     )  # fmt: skip
     return load(out)
+
+
+def _interpreter_without_this_checkout(folder: Path) -> str:
+    """A Python that has this environment's packages but not this checkout's editable
+    install: that install's import hook would win over PYTHONPATH, and an older
+    version would silently run this one's code. A bare venv whose ``.pth`` lists this
+    environment's site-packages as a plain path (its own ``.pth`` files, the editable
+    hook among them, are then not run)."""
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    target = next((venv / "lib").glob("python*/site-packages"))
+    (target / "environment.pth").write_text(site + "\n")
+    return str(venv / "bin" / "python")
 
 
 def _point_values(result: ResultSet, metric: str) -> dict[tuple, list[float]]:
@@ -110,30 +124,33 @@ def main(argv: list[str] | None = None) -> int:
     sweeps = QUICK if args.quick else SWEEPS
     with tempfile.TemporaryDirectory(prefix="zmqbench-trust-") as scratch:
         folder = Path(scratch)
-        sources = {"after": ROOT}
+        sources = {"after": (sys.executable, ROOT)}
         if args.before:
-            sources = {"before": _worktree(args.before, folder), **sources}
+            before = (_interpreter_without_this_checkout(folder), _worktree(args.before, folder))
+            sources = {"before": before, **sources}
         try:
             report(sources, sweeps, args.runs, folder)
         finally:
             if args.before:
                 subprocess.run(
                     ["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                     str(sources["before"])],
+                     str(sources["before"][1])],
                     check=False, capture_output=True,
                 )  # fmt: skip
     return 0
 
 
-def report(sources: dict[str, Path], sweeps: dict[str, list[str]], runs: int, folder: Path):
+def report(
+    sources: dict[str, tuple[str, Path]], sweeps: dict[str, list[str]], runs: int, folder: Path
+) -> None:
     print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
           f"{'median dev':>12}{'contained':>11}{'same':>7}")  # fmt: skip
     for benchmark, options in sweeps.items():
         results: dict[str, list[ResultSet]] = {name: [] for name in sources}
         for number in range(runs):  # alternating: before, after, before, after...
-            for name, source in sources.items():
+            for name, (python, source) in sources.items():
                 out = folder / f"{benchmark}-{name}-{number}.json"
-                results[name].append(run_once(source, benchmark, options, out))
+                results[name].append(run_once(python, source, benchmark, options, out))
         for name, version_runs in results.items():
             figures = judge(version_runs, HEADLINE[benchmark])
             print(f"{benchmark:<10}{name:<8}{figures['points']:>7}"

@@ -152,7 +152,7 @@ def _run(
 
 @dataclass
 class _RunState:
-    """What a run keeps across its rounds: calibrated counts, latency distributions."""
+    """What a run keeps across its rounds: its identity and calibrated counts."""
 
     params: BenchParams
     role: str
@@ -160,7 +160,6 @@ class _RunState:
     payload: Payload | None
     identity: dict[str, str] = field(default_factory=dict)
     counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
-    histograms: dict[tuple[Any, ...], LogHistogram] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.identity = run_identity(self.params.benchmark, self.params.label)
@@ -183,13 +182,20 @@ class _RunState:
         self, rows: list[dict[str, Any]], points: list[dict[str, Any]], notes: list[str]
     ) -> ResultSet:
         rows = [{**r, "run": self.identity["run"]} for r in rows]
+        # Every round trip of the kept samples (a dropped round's are not in ``rows``).
+        histograms: dict[tuple[Any, ...], LogHistogram] = {}
+        for row in rows:
+            histogram = row.pop("rtt_hist", None)
+            if histogram is not None:
+                key = _key({k: row[k] for k in (*points[0], "frames")})
+                histograms[key] = histograms.get(key, LogHistogram()) + histogram
         warnings = []
         for point in points:
             point_rows = [r for r in rows if all(r[k] == v for k, v in point.items())]
             warnings += _point_warnings(point_rows, self.params.metrics[0].name, point)
         distributions = [
             {**dict(key), "run": self.identity["run"], "rtt_hist": histogram.to_json()}
-            for key, histogram in self.histograms.items()
+            for key, histogram in histograms.items()
         ]
         metadata = {
             **environment(),
@@ -233,14 +239,9 @@ class _FarEnd:
                 raise PeerError(f"the {link.describe()} exited") from None
             msg = f"the {link.describe()} did not answer within {run.params.timeout:g} s"
             raise TimeoutError(msg) from None
-        histogram = measured.pop("rtt_hist", None)
-        extra = {"frames": len(message.frames)}
-        if histogram is not None:
-            hist_key = _key({**point, **extra})
-            run.histograms[hist_key] = run.histograms.get(hist_key, LogHistogram()) + histogram
         return {
-            **extra, "count": count, "benchmark": run.params.benchmark, "hwm": link.hwm,
-            "far_end": link.far_end_id, **measured,
+            "frames": len(message.frames), "count": count, "benchmark": run.params.benchmark,
+            "hwm": link.hwm, "far_end": link.far_end_id, **measured,
         }  # fmt: skip
 
 
