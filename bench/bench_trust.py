@@ -8,7 +8,9 @@ For each version and benchmark it prints, over every point of the sweep:
 - **contained**: how often one run's 95% interval of a point's median holds another
   run's median of that point (every ordered pair of runs);
 - **same**: how often comparing one run with another (``a.compare(b)``: Mann-Whitney
-  p < 0.05 and an interval of the ratio that leaves 1 out, or ``same``) says ``same``.
+  p < 0.05 and an interval of the ratio that leaves 1 out, or ``same``) says ``same``;
+  **same±10%** with ``tolerance=0.1``; **shifted**: the pairs of runs in which every
+  point moved the same way by a similar ratio (the machine's speed, not the code).
 
 An older version's runs get the same intervals and comparisons, computed here from
 its samples, so both are judged alike. The sweeps are those of ``scripts/main.sh``.
@@ -91,12 +93,13 @@ def judge(runs: list[ResultSet], metric: str) -> dict[str, float]:
             low, high, _ = median_ci(values[i][point])
             contained += low <= medians[j] <= high
             total += 1
-    same = [
-        (table["verdict"] == "same").mean()
-        for a, b in itertools.combinations(runs, 2)
-        if not (table := a.compare(b, match=None)).empty
-    ]
+    pairs = [(a.compare(b, metric=metric), a.compare(b, metric=metric, tolerance=0.1))
+             for a, b in itertools.combinations(runs, 2)]  # fmt: skip
+    same = [(strict["verdict"] == "same").mean() for strict, _ in pairs if not strict.empty]
+    lenient = [(loose["verdict"] == "same").mean() for _, loose in pairs if not loose.empty]
     return {
+        "same within 10%": statistics.mean(lenient) if lenient else float("nan"),
+        "shifted pairs": sum(bool(strict.attrs.get("shift")) for strict, _ in pairs),
         "largest deviation": max(deviations),
         "median deviation": statistics.median(deviations),
         "contained": contained / total,
@@ -144,7 +147,7 @@ def report(
     sources: dict[str, tuple[str, Path]], sweeps: dict[str, list[str]], runs: int, folder: Path
 ) -> None:
     print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
-          f"{'median dev':>12}{'contained':>11}{'same':>7}")  # fmt: skip
+          f"{'median dev':>12}{'contained':>11}{'same':>7}{'same±10%':>10}{'shifted':>9}")  # fmt: skip
     for benchmark, options in sweeps.items():
         results: dict[str, list[ResultSet]] = {name: [] for name in sources}
         for number in range(runs):  # alternating: before, after, before, after...
@@ -156,7 +159,8 @@ def report(
             print(f"{benchmark:<10}{name:<8}{figures['points']:>7}"
                   f"{figures['samples per point']:>4.0f}{figures['largest deviation']:>13.1%}"
                   f"{figures['median deviation']:>12.1%}{figures['contained']:>11.0%}"
-                  f"{figures['same']:>7.0%}")  # fmt: skip
+                  f"{figures['same']:>7.0%}{figures['same within 10%']:>10.0%}"
+                  f"{figures['shifted pairs']:>6}/{runs * (runs - 1) // 2}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def test_trust_bench_quick_prints_its_figures_per_benchmark():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = [ln.split() for ln in done.stdout.splitlines() if ln.startswith(("thr", "lat"))]
-    assert [row[:2] for row in rows] == [["thr", "after"], ["lat", "after"]]
+    assert [row[:2] for row in rows] == [["thr", "after"], ["lat", "after"]]  # no --before
     for row in rows:
         deviation, contained, same = (float(v.rstrip("%")) for v in (row[4], row[6], row[7]))
         assert deviation >= 0 and 0 <= contained <= 100 and 0 <= same <= 100

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .method.schedule import Interrupted
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
+from .params.units import parse_fraction
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
 from .ui.options import param_options, params_from_options
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="pair points on these columns only (e.g. size), default every shared one",
     )  # fmt: skip
     compare.add_argument("--metric", help="the metric compared, default the headline one")
+    compare.add_argument(
+        "--tolerance", type=parse_fraction, default=0.0, metavar="FRACTION",
+        help="differences smaller than this (5%%) are 'same' even when significant (0)",
+    )  # fmt: skip
     _output_options(compare)
     return parser
 
@@ -107,13 +112,17 @@ def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool
 def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         baseline, candidate = load(args.baseline), load(args.candidate)
-        table = baseline.compare(candidate, match=args.match, metric=args.metric)
+        table = baseline.compare(
+            candidate, match=args.match, metric=args.metric, tolerance=args.tolerance
+        )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     if not args.quiet:
         from .results.text import comparison_lines
 
         print("\n".join(comparison_lines(table)))
+        if table.attrs.get("shift"):
+            print(f"note: {table.attrs['shift']}")
     if args.json:
         table.to_json(args.json, orient="records", indent=1)
     if args.csv:

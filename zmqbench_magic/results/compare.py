@@ -28,6 +28,7 @@ def compare(
     candidate: ResultSet,
     match: Sequence[str] | None = None,
     metric: str | None = None,
+    tolerance: float = 0.0,
 ) -> pd.DataFrame:
     """One row per point the two runs share.
 
@@ -38,6 +39,13 @@ def compare(
         (``baseline.df`` filtered to tcp, ``candidate.df`` to inproc, say).
     metric : the metric compared; default the benchmark's headline (msgs/s,
         mean round trip, tasks/s).
+    tolerance : differences smaller than this (0.05: 5%) are ``same`` even when
+        significant, as pyperf's ``--min-speed``: on a machine whose speed drifts
+        between runs, a significant 3% is not a finding.
+
+    ``table.attrs["shift"]`` says when every point moved the same way by a similar
+    ratio: the signature of the machine changing speed between the runs, not of
+    what was measured.
 
     Returns the match columns, ``baseline`` and ``candidate`` medians, their sample
     counts, ``ratio`` (candidate / baseline) with ``ci_low``/``ci_high``, ``p_value``
@@ -70,10 +78,29 @@ def compare(
             right = right[right[column] == value]
         if right.empty:
             continue
-        rows.append(
-            _compare_point(dict(zip(columns, key, strict=True)), left, right, metric, better)
-        )
-    return pd.DataFrame(rows, columns=[*columns, *_RESULT_COLUMNS])
+        point = dict(zip(columns, key, strict=True))
+        rows.append(_compare_point(point, left, right, metric, better, tolerance))
+    table = pd.DataFrame(rows, columns=[*columns, *_RESULT_COLUMNS])
+    table.attrs["shift"] = common_shift(table)
+    return table
+
+
+def common_shift(table: pd.DataFrame) -> str:
+    """A note when all of at least 4 points moved the same way, by ratios within ±10% of
+    their median: the whole machine, not the code, probably changed between the runs."""
+    ratios = table["ratio"].dropna()
+    if len(ratios) < 4:
+        return ""
+    median = float(ratios.median())
+    together = ((ratios > 1).all() or (ratios < 1).all()) and (
+        (ratios / median - 1).abs() <= 0.10
+    ).all()
+    if not together or abs(median - 1) < 0.03:
+        return ""
+    return (
+        f"every point moved the same way, by about {median - 1:+.0%}: the machine's speed "
+        "probably changed between the runs; measure both in one run, or on a quiet machine"
+    )
 
 
 _RESULT_COLUMNS = [
@@ -83,7 +110,12 @@ _RESULT_COLUMNS = [
 
 
 def _compare_point(
-    key: dict[str, object], left: pd.DataFrame, right: pd.DataFrame, metric: str, better: str
+    key: dict[str, object],
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    metric: str,
+    better: str,
+    tolerance: float,
 ) -> dict[str, object]:
     x, y = left[metric].dropna().tolist(), right[metric].dropna().tolist()
     ratio, low, high = ratio_ci(x, y)
@@ -99,18 +131,23 @@ def _compare_point(
         "ci_low": low,
         "ci_high": high,
         "p_value": p_value,
-        "verdict": verdict(ratio, low, high, p_value, better),
+        "verdict": verdict(ratio, low, high, p_value, better, tolerance),
     }
 
 
-def verdict(ratio: float, low: float, high: float, p_value: float, better: str) -> str:
-    """``faster``/``slower`` only when the difference is significant and the interval
-    of the ratio leaves 1 out; ``same`` otherwise (and for a metric with no direction).
+def verdict(
+    ratio: float, low: float, high: float, p_value: float, better: str, tolerance: float = 0.0
+) -> str:
+    """``faster``/``slower`` only when the difference is significant, the interval of
+    the ratio leaves 1 out and the ratio is more than ``tolerance`` from 1; ``same``
+    otherwise (and for a metric with no direction).
 
     >>> verdict(1.3, 1.1, 1.5, 0.01, "higher"), verdict(1.3, 0.9, 1.5, 0.01, "higher")
     ('faster', 'same')
+    >>> verdict(1.04, 1.02, 1.06, 0.01, "higher", tolerance=0.05)
+    'same'
     """
-    significant = p_value < ALPHA and (low > 1 or high < 1)
+    significant = p_value < ALPHA and (low > 1 or high < 1) and abs(ratio - 1) > tolerance
     if not significant or not better:
         return "same"
     up = ratio > 1

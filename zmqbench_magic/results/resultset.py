@@ -97,14 +97,18 @@ class ResultSet:
         return merged
 
     def compare(
-        self, candidate: ResultSet, match: Sequence[str] | None = None, metric: str | None = None
+        self,
+        candidate: ResultSet,
+        match: Sequence[str] | None = None,
+        metric: str | None = None,
+        tolerance: float = 0.0,
     ) -> pd.DataFrame:
         """This run (the baseline) against ``candidate``: one row per shared point.
 
         See :func:`zmqbench_magic.results.compare.compare`."""
         from .compare import compare
 
-        return compare(self, candidate, match=match, metric=metric)
+        return compare(self, candidate, match=match, metric=metric, tolerance=tolerance)
 
     def __add__(self, other: ResultSet) -> ResultSet:
         if not isinstance(other, ResultSet):
