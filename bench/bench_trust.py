@@ -147,7 +147,8 @@ def report(
     sources: dict[str, tuple[str, Path]], sweeps: dict[str, list[str]], runs: int, folder: Path
 ) -> None:
     print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
-          f"{'median dev':>12}{'contained':>11}{'same':>7}{'same±10%':>10}{'shifted':>9}")  # fmt: skip
+          f"{'median dev':>12}{'contained':>11}{'same':>7}{'same±10%':>10}"
+          f"{'shifted':>9}")  # fmt: skip
     for benchmark, options in sweeps.items():
         results: dict[str, list[ResultSet]] = {name: [] for name in sources}
         for number in range(runs):  # alternating: before, after, before, after...

@@ -165,3 +165,19 @@ def test_map_efficiency_threshold_is_interpolated_between_stable_durations():
     found = map_efficiency_threshold(df)
     assert found.stable and (found.low, found.high) == (0.001, 0.01)
     assert found.estimate == pytest.approx(10 ** (-3 + 0.75), rel=0.05)
+
+
+def test_a_tolerance_and_a_common_shift_are_named():
+    points = {(s, True): _noisy(1000, seed=s) for s in (100, 1024, 4096, 65536)}
+    base = ResultSet("thr", _thr_rows(points))
+    slower = {k: [v * 0.87 for v in values] for k, values in points.items()}
+    table = base.compare(ResultSet("thr", _thr_rows(slower)))
+    assert set(table["verdict"]) == {"slower"}
+    # Every point down by the same 13%: the machine, most likely, not the code.
+    assert table.attrs["shift"].startswith("every point moved the same way, by about -13%")
+    lenient = base.compare(ResultSet("thr", _thr_rows(slower)), tolerance=0.15)
+    assert set(lenient["verdict"]) == {"same"}
+    mixed = {
+        k: [v * (0.87 if k[0] < 4096 else 1.2) for v in values] for k, values in points.items()
+    }
+    assert base.compare(ResultSet("thr", _thr_rows(mixed))).attrs["shift"] == ""
