@@ -15,6 +15,7 @@ new controller.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,8 +110,9 @@ class _FloodRun:
         progress: Progress | None,
     ) -> None:
         points = list(self.params.points())
-        blocks = Schedule(points, lambda p: (p["scheme"], p["engines"]), 1).groups(points)
-        for block in blocks:
+        # One block per cluster configuration, in the params' order (scheme, engines).
+        for _, grouped in itertools.groupby(points, key=lambda p: (p["scheme"], p["engines"])):
+            block = list(grouped)
             handle = existing or clusters.managed(
                 block[0]["engines"], block[0]["scheme"], self.params.timeout
             )
