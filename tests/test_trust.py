@@ -68,13 +68,17 @@ def test_a_far_end_that_does_not_end_cleanly_fails_the_run(no_leftovers):
 class _LossySocket:
     """Delivers ``arrive`` messages, then times out, then has ``late`` more queued."""
 
-    def __init__(self, arrive: int, late: int) -> None:
-        self.arrive, self.late = arrive, late
+    rcvtimeo = 3000  # ms
+
+    def __init__(self, arrive: int, late: int, clock: list[float]) -> None:
+        self.arrive, self.late, self.clock = arrive, late, clock
 
     def recv(self, copy=True):
         if self.arrive == 0:
+            self.clock[0] += self.rcvtimeo / 1000  # the receive waited out its timeout
             raise zmq.Again
         self.arrive -= 1
+        self.clock[0] += 1.0  # one second per message
         return b"x"
 
     def poll(self, timeout_ms):
@@ -86,11 +90,11 @@ class _LossySocket:
 
 
 def test_a_lossy_sample_is_timed_first_to_last_receive_and_drains_late_messages():
-    ticks = iter(range(100))  # one tick per clock read; the timeout costs no tick
-    report = _sink(_LossySocket(arrive=5, late=3), count=10, copy=True, frames=1,
-                   now=lambda: next(ticks))  # fmt: skip
-    # First receive at tick 0, the fifth at tick 4: the silence after is not counted.
-    assert report == {"received": 5, "elapsed": 4, "late": 3}
+    clock = [0.0]
+    report = _sink(_LossySocket(arrive=5, late=3, clock=clock), count=10, copy=True,
+                   frames=1, now=lambda: clock[0])  # fmt: skip
+    # First receive done at 1 s, the fifth at 5 s; the 3 s of silence after is not counted.
+    assert report == {"received": 5, "elapsed": 4.0, "late": 3}
 
 
 def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
