@@ -69,3 +69,17 @@ def test_trust_bench_quick_prints_its_figures_per_benchmark():
     for row in rows:
         deviation, contained, same = (float(v.rstrip("%")) for v in (row[4], row[6], row[7]))
         assert deviation >= 0 and 0 <= contained <= 100 and 0 <= same <= 100
+
+
+@pytest.mark.slow  # a real cluster among the runs
+def test_soak_bench_quick_reports_its_state_and_leaves_nothing():
+    from conftest import cluster_processes
+
+    done = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_soak.py")), "--quick"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for key in ("fds", "threads", "rss_mb", "children"):
+        assert any(line.startswith(key) for line in done.stdout.splitlines())
+    assert cluster_processes() == []

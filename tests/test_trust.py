@@ -58,7 +58,7 @@ def test_every_round_trip_is_kept_as_a_histogram(no_leftovers):
 
 def test_a_far_end_that_does_not_end_cleanly_fails_the_run(no_leftovers):
     with (
-        pytest.raises(PeerError, match=r"did not end cleanly \(exit code -15\)"),
+        pytest.raises(PeerError, match=r"did not end cleanly \(killed by signal 15 \(SIGTERM\)\)"),
         Link("echo", "tcp", "process", "127.0.0.1", 5.0, 1000) as link,
     ):
         link._process.send_signal(signal.SIGTERM)

@@ -33,7 +33,7 @@ from ..results.stats import relative_halfwidth
 from . import cluster as clusters
 from .celltask import CELL_TEST, UserTask
 from .reaper import processes_of
-from .samples import Sample, bounded, sampler
+from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
 
 _MORE_SAMPLES = "use more --repeat or more --tasks, or --precision"
 
@@ -173,37 +173,73 @@ class _ClusterSession:
 
     run: _FloodRun
     handle: clusters.ClusterHandle
-    samplers: dict[tuple[Any, ...], Sample] = field(default_factory=dict)
+    prepared: dict[tuple[Any, ...], tuple[Sample, Wait]] = field(default_factory=dict)
     # The cluster's own processes are not "other" load (unknown for someone else's).
     helper_pids: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._find_helpers()
+
+    def _find_helpers(self) -> None:
         if self.handle.profile_dir:
             self.helper_pids = [p.pid for p in processes_of(self.handle.profile_dir)]
 
     def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        params, test = self.run.params, self.run.test
-        key = tuple(sorted(point.items()))
+        test = self.run.test
         try:
-            if key not in self.samplers:
-                self.samplers[key] = self._prepare(point)
-            measured = bounded(self.handle, self.samplers[key], params.timeout, self.helper_pids)
+            return self._sample(point)
+        except EngineLost as exc:
+            if self.run.params.on_engine_loss != "continue" or not self.handle.managed:
+                raise RuntimeError(f"{describe(point, test)}: {exc}; {self._after(exc)}") from exc
+            self._replace_lost_engines(point, exc)
+            return self._sample(point)  # the lost sample, taken again on the full cluster
+        except ClusterLost as exc:
+            raise RuntimeError(f"{describe(point, test)}: {exc}") from exc
         except TimeoutError as exc:
             raise TimeoutError(f"{describe(point, test)}: {exc}") from None
         except ipp.error.RemoteError as exc:
             msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
             raise RuntimeError(msg) from exc
-        scheme = point.get("scheme") if self.handle.managed else "unknown"
-        return {"scheme": scheme, "benchmark": "flood", "test": test, **measured}
 
-    def _prepare(self, point: Mapping[str, Any]) -> Sample:
+    def _sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        key = tuple(sorted(point.items()))
+        if key not in self.prepared:
+            self.prepared[key] = self._prepare(point)
+        sample, wait = self.prepared[key]
+        measured = bounded(self.handle, sample, wait, self.helper_pids)
+        scheme = point.get("scheme") if self.handle.managed else "unknown"
+        return {"scheme": scheme, "benchmark": "flood", "test": self.run.test, **measured}
+
+    def _after(self, exc: EngineLost) -> str:
+        if self.handle.managed:
+            return (
+                "the cluster was stopped (the next run starts a fresh one); "
+                "--on-engine-loss continue replaces the engine and goes on"
+            )
+        return "the cluster is not the project's: it was left as it is, with the engines left"
+
+    def _replace_lost_engines(self, point: Mapping[str, Any], exc: EngineLost) -> None:
+        """Start engines to make up the count again (same controller), and note it."""
+        started = time.monotonic()
+        handle = clusters.managed(point["engines"], point["scheme"], self.run.params.timeout)
+        self.handle = handle
+        self.prepared.clear()  # engine ids changed: views and names must be set up again
+        self._find_helpers()
+        self.run.notes.append(
+            f"{describe(point, self.run.test)}: {exc}; replaced it and took the sample again "
+            f"({time.monotonic() - started:.1f} s)"
+        )
+
+    def _prepare(self, point: Mapping[str, Any]) -> tuple[Sample, Wait]:
         engine_ids = self.handle.engine_ids()[: point["engines"]]
         if self.run.cell is not None:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
+        controller = self.handle.cluster.controller if self.handle.cluster else None
+        wait = Wait(self.run.params.timeout, self.handle.client, tuple(engine_ids), controller)
         for _ in range(self.run.params.warmup):
-            bounded(self.handle, sample, self.run.params.timeout)
-        return sample
+            bounded(self.handle, sample, wait)
+        return sample, wait
 
 
 def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:

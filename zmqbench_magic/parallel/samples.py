@@ -13,8 +13,10 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import ipyparallel as ipp
 import numpy as np
 
 from ..method.control import gc_off
@@ -23,7 +25,7 @@ from . import cluster as clusters
 from .celltask import CELL_TEST, run_cell
 
 _DRAIN_S = 5.0
-Sample = Callable[[float], dict[str, Any]]
+_ENGINE_CHECK_S = 0.25
 
 
 def echo(x: Any) -> Any:
@@ -33,7 +35,7 @@ def echo(x: Any) -> Any:
 
 def sampler(
     handle: clusters.ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
-) -> Callable[[float], dict[str, Any]]:
+) -> Sample:
     client, tasks = handle.client, point["tasks"]
     if point["view"] == "direct":
         views = [client[i] for i in engine_ids]
@@ -48,15 +50,15 @@ def sampler(
         mapper = view.map_async
     if test == "map":
         duration = point["duration"]
-        return lambda timeout: _map_sample(mapper, duration, tasks, len(engine_ids), timeout)
+        return lambda wait: _map_sample(mapper, duration, tasks, len(engine_ids), wait)
     if test == CELL_TEST:
-        return lambda timeout: _cell_sample(submitters, tasks, len(engine_ids), timeout)
+        return lambda wait: _cell_sample(submitters, tasks, len(engine_ids), wait)
     argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
-    return lambda timeout: _flood_sample(submitters, argument, tasks, timeout)
+    return lambda wait: _flood_sample(submitters, argument, tasks, wait)
 
 
 def _timed(
-    submit: Callable[[], list[Any]], tasks: int, timeout: float
+    submit: Callable[[], list[Any]], tasks: int, wait: Wait
 ) -> tuple[list[Any], dict[str, Any]]:
     """Submit, then wait for every result: the pending results, and the sent and
     round-trip times every test reports."""
@@ -64,17 +66,15 @@ def _timed(
     start = now()
     pending = submit()
     sent = now() - start
-    _wait(pending, start, timeout)
+    _wait(pending, start, wait)
     roundtrip = now() - start
     return pending, {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
 
 
 def _flood_sample(
-    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, timeout: float
+    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, wait: Wait
 ) -> dict[str, Any]:
-    _, row = _timed(
-        lambda: [next(submitters)(echo, argument) for _ in range(tasks)], tasks, timeout
-    )
+    _, row = _timed(lambda: [next(submitters)(echo, argument) for _ in range(tasks)], tasks, wait)
     if isinstance(argument, np.ndarray):
         # The array travels to the engine and back: both directions count.
         row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
@@ -82,11 +82,9 @@ def _flood_sample(
 
 
 def _cell_sample(
-    submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, timeout: float
+    submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    pending, row = _timed(
-        lambda: [next(submitters)(run_cell) for _ in range(tasks)], tasks, timeout
-    )
+    pending, row = _timed(lambda: [next(submitters)(run_cell) for _ in range(tasks)], tasks, wait)
     task_times = [result.get() for result in pending]
     # With perfect balance, the engines together need this long for the work itself.
     compute, roundtrip = sum(task_times) / engines, row["roundtrip_s"]
@@ -100,27 +98,85 @@ def _cell_sample(
 
 
 def _map_sample(
-    mapper: Callable[..., Any], duration: float, tasks: int, engines: int, timeout: float
+    mapper: Callable[..., Any], duration: float, tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    _, row = _timed(lambda: [mapper(time.sleep, [duration] * tasks)], tasks, timeout)
+    _, row = _timed(lambda: [mapper(time.sleep, [duration] * tasks)], tasks, wait)
     # The ideal: every engine busy, the last round of tasks as long as the others.
     row["efficiency"] = math.ceil(tasks / engines) * duration / row["roundtrip_s"]
     return row
 
 
-def _wait(pending: list[Any], start: float, timeout: float) -> None:
+class EngineLost(RuntimeError):
+    """An engine of the sample went away (died, or was stopped) while it ran."""
+
+
+class ClusterLost(RuntimeError):
+    """The cluster's controller went away while a sample ran."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """How long a sample may wait for its results, and the engines it runs on."""
+
+    timeout: float
+    client: Any
+    engine_ids: tuple[int, ...]
+    controller: Any = None  # the project's controller launcher; None for another's
+
+    def check_engines(self, pending: list[Any]) -> None:
+        """``EngineLost`` naming the engines of the sample that have unregistered (the
+        controller saw them go) and the tasks that went with them; ``ClusterLost``
+        when the controller itself is gone (nothing would ever answer)."""
+        process = getattr(self.controller, "process", None)
+        if process is not None and not process.is_running():
+            msg = (
+                f"the controller (pid {process.pid}) exited during the sample: nothing can "
+                "register, resize or report engines any more; the cluster was stopped (the "
+                "next run starts a fresh one)"
+            )
+            raise ClusterLost(msg)
+        gone = sorted(set(self.engine_ids) - set(self.client.ids))
+        if gone:
+            lost = sum(not result.ready() for result in pending)
+            names = ", ".join(str(e) for e in gone)
+            msg = (
+                f"engine {names} of {len(self.engine_ids)} went away during the sample "
+                f"(it unregistered from the controller): {lost} of {len(pending)} "
+                "submissions had no result"
+            )
+            raise EngineLost(msg)
+
+
+Sample = Callable[[Wait], dict[str, Any]]
+
+
+def _wait(pending: list[Any], start: float, wait: Wait) -> None:
+    """Every result, in turn, looking every quarter second whether an engine or the
+    controller went (also while results keep coming: the schedulers can run on for a
+    while without the controller, on a cluster nobody can repair any more)."""
+    checked = time.perf_counter()
     for result in pending:
-        remaining = start + timeout - time.perf_counter()
-        if remaining <= 0 or not result.wait(remaining):
-            msg = f"tasks were still running {timeout:g} s after the first was submitted"
-            raise TimeoutError(msg)
-        result.get()  # raises the task's own error, if any
+        if time.perf_counter() - checked > _ENGINE_CHECK_S:
+            wait.check_engines(pending)
+            checked = time.perf_counter()
+        while not result.wait(_ENGINE_CHECK_S):
+            wait.check_engines(pending)
+            checked = time.perf_counter()
+            if time.perf_counter() - start > wait.timeout:
+                msg = f"tasks were still running {wait.timeout:g} s after the first was submitted"
+                raise TimeoutError(msg)
+        try:
+            result.get()  # raises the task's own error, if any
+        except ipp.error.EngineError as exc:
+            wait.check_engines(pending)  # names the engine, when the client knows it
+            raise EngineLost(f"an engine died while running a task: {exc}") from exc
+    wait.check_engines(pending)
 
 
 def bounded(
     handle: clusters.ClusterHandle,
     sample: Sample,
-    timeout: float,
+    wait: Wait,
     helper_pids: Iterable[int] = (),
 ) -> dict[str, Any]:
     """One sample, with the garbage collector off and the rest of the machine's load
@@ -133,7 +189,7 @@ def bounded(
     try:
         meter.start()
         with gc_off():
-            row = sample(timeout)
+            row = sample(wait)
         return {**row, "other_load": meter.stop()}
     finally:
         _settle(handle.client)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .address import check_address
 from .units import (
     format_duration,
     format_size,
@@ -70,6 +71,8 @@ class Param:
         """The allowed values, in words, for error messages and help."""
         if self.choices:
             return "one of " + ", ".join(_spell(c) for c in self.choices)
+        if self.kind == "address":
+            return "an interface, optionally with a port: 127.0.0.1, 127.0.0.1:5555, [::1]"
         low = self._spell_bound(self.low)
         high = self._spell_bound(self.high)
         if self.low is not None and self.high is not None:
@@ -139,6 +142,7 @@ def _parse_choice(text: Any) -> str:
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "size": parse_size,
+    "address": check_address,
     "fraction": parse_fraction,
     "duration": parse_duration,
     "int": int,

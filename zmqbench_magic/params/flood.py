@@ -54,6 +54,13 @@ URL_FILE = Param(
     "url_file", "", "use the running cluster whose client connection file this is",
     "url file", "str",
 )
+ON_ENGINE_LOSS = Param(
+    "on_engine_loss", "stop",
+    "when an engine goes away mid-run: stop (name it, stop the project's cluster) or "
+    "continue (start a new engine in its place and take the sample again; a cluster you "
+    "named is never changed, so it stops)",
+    "on engine loss", "choice", choices=("stop", "continue"),
+)
 # Task floods are slower than ZeroMQ samples: fewer rounds (6 still give a 95% interval
 # for each median), a longer wait.
 FLOOD_REPEAT = dataclasses.replace(REPEAT, default=6)
@@ -107,6 +114,7 @@ class FloodParams(BenchParams):
     profile: str = param_field(PROFILE)
     cluster_id: str = param_field(CLUSTER_ID)
     url_file: str = param_field(URL_FILE)
+    on_engine_loss: str = param_field(ON_ENGINE_LOSS)
     label: str = param_field(LABEL)
 
     benchmark = "flood"

@@ -84,9 +84,9 @@ COUNT = Param(
 )
 ADDRESS = Param(
     "address", "127.0.0.1",
-    "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555); "
+    "tcp interface to bind, optionally with a port (127.0.0.1, 127.0.0.1:5555, [::1]); "
     "a free port is chosen when none is given",
-    "tcp address", "str",
+    "tcp address", "address",
 )
 
 THR_METRICS = (

@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -24,6 +25,7 @@ from typing import Any
 import zmq
 
 from ..method.spawn import child_env, module_command
+from ..params.address import split_address
 from . import peer as peer_module
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ}
@@ -40,6 +42,9 @@ STEADY_MALLOC = {
     "MALLOC_TRIM_THRESHOLD_": str(1024 * 1024 * 1024),
 }
 _LIVENESS_POLL_MS = 100
+# The data sockets' send/receive timeout: how long a stalled loop waits before it
+# looks whether the far end is still there (then waits again, up to ``timeout``).
+LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
 _open_links: weakref.WeakSet[Link] = weakref.WeakSet()
 _inproc_ids = itertools.count()
@@ -75,6 +80,7 @@ class Link:
     ) -> None:
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
         self.hwm = hwm
+        self.ipv6 = False
         self.exit_code: int | None = None
         self.ctx = zmq.Context()
         self._tempdir: str | None = None
@@ -83,7 +89,8 @@ class Link:
         _open_links.add(self)
         try:
             self.ctrl = self._socket(zmq.PAIR)
-            self.data = self._socket(DATA_SOCKET[role])
+            # Short waits, so a dead far end is noticed within a fraction of a second.
+            self.data = self._socket(DATA_SOCKET[role], min(timeout, LIVENESS_S))
             self.data.sndhwm = self.data.rcvhwm = hwm
             ctrl_url, data_url = self._bind(address)
             self._start_peer(ctrl_url, data_url, hwm)
@@ -99,14 +106,23 @@ class Link:
         self.close()
         if kind is None and self._process is not None and self.exit_code != 0:
             # Its samples were taken by a far end that then failed: not to be trusted.
-            how = "had to be killed" if self.exit_code is None else f"exit code {self.exit_code}"
+            how = "had to be killed" if self.exit_code is None else _how_it_ended(self.exit_code)
             raise PeerError(f"the {self.describe()} did not end cleanly ({how})")
 
-    def _socket(self, kind: int) -> zmq.Socket:
+    def _socket(self, kind: int, wait_s: float | None = None) -> zmq.Socket:
         sock = self.ctx.socket(kind)
         sock.linger = 0
-        sock.sndtimeo = sock.rcvtimeo = int(self.timeout * 1000)
+        sock.sndtimeo = sock.rcvtimeo = int((wait_s or self.timeout) * 1000)
         return sock
+
+    def check_stall(self, since: float) -> None:
+        """A data loop has made no progress since ``since`` (``time.monotonic()``):
+        ``PeerError`` if the far end is gone, ``TimeoutError`` once that has lasted
+        ``timeout``; otherwise return, and the loop waits again."""
+        if not self.alive():
+            raise self._failure("exited")
+        if time.monotonic() - since > self.timeout:
+            raise self._failure(f"did not answer within {self.timeout:g} s", TimeoutError)
 
     def _bind(self, address: str) -> tuple[str, str]:
         if self.transport == "tcp":
@@ -123,20 +139,23 @@ class Link:
         return urls[0], urls[1]
 
     def _bind_tcp_data(self, address: str) -> str:
-        host, _, port = address.rpartition(":") if _has_port(address) else (address, "", "")
+        where = split_address(address)
+        if where.ipv6:
+            self.data.ipv6 = True  # ZeroMQ binds IPv6 only when asked to
+            self.ipv6 = True
         try:
-            if port:
-                self.data.bind(f"tcp://{host}:{port}")
+            if where.port is not None:
+                self.data.bind(f"tcp://{where.bind_host}:{where.port}")
+                port = where.port
             else:
-                port = str(self.data.bind_to_random_port(f"tcp://{host}"))
+                port = self.data.bind_to_random_port(f"tcp://{where.bind_host}")
         except zmq.ZMQError as exc:
             msg = (
                 f"cannot bind tcp address {address!r}: {exc}; give an address of one of this "
                 "machine's interfaces, optionally with a free port (e.g. 127.0.0.1:5555)"
             )
             raise ValueError(msg) from None
-        connect_host = "127.0.0.1" if host in ("*", "0.0.0.0", "") else host
-        return f"tcp://{connect_host}:{port}"
+        return f"tcp://{where.connect_host}:{port}"
 
     def _start_peer(self, ctrl_url: str, data_url: str, hwm: int) -> None:
         args = (self.role, ctrl_url, data_url, self.timeout, hwm)
@@ -199,7 +218,7 @@ class Link:
     def _failure(self, what: str, kind: type[Exception] = PeerError) -> Exception:
         detail = ""
         if self._process is not None and self._process.poll() is not None:
-            detail = f" (exit code {self._process.returncode}{self._stderr_tail()})"
+            detail = f" ({_how_it_ended(self._process.returncode)}{self._stderr_tail()})"
         return kind(f"the {self.describe()} {what}{detail}")
 
     def _stderr_tail(self) -> str:
@@ -229,9 +248,15 @@ class Link:
         _open_links.discard(self)
 
 
-def _has_port(address: str) -> bool:
-    host, sep, port = address.rpartition(":")
-    return bool(sep) and port.isdigit() and ":" not in host
+def _how_it_ended(code: int) -> str:
+    """``exit code 3``, or ``killed by signal 9 (SIGKILL)``."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = "unknown"
+    return f"killed by signal {-code} ({name})"
 
 
 def _stop_process(process: subprocess.Popen[bytes]) -> int | None:

@@ -14,11 +14,12 @@ import time
 from typing import Any
 
 import numpy as np
+import zmq
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..results.histogram import LogHistogram
-from .link import Link, PeerError
+from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
 
@@ -39,8 +40,7 @@ def throughput_sample(
     meter.start()
     with gc_off():
         start = now()
-        for _ in range(count):
-            send(message, copy=copy)
+        _send_all(link, send, message, copy, count)
         send_elapsed = now() - start
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
@@ -67,6 +67,34 @@ def throughput_sample(
     }, max(elapsed, send_elapsed)
 
 
+def _send_all(link: Link, send: Any, message: Any, copy: bool, count: int) -> None:
+    """Send ``count`` messages; when the queues stay full for a moment (the socket's
+    short timeout), check the far end is alive, then go on where it stopped."""
+    sent, stalled_at = 0, 0.0
+    while True:
+        i = sent
+        try:
+            for i in range(sent, count):  # noqa: B007 - after Again, i says where to resume
+                send(message, copy=copy)
+            return
+        except zmq.Again:
+            if i != sent or not stalled_at:  # progress since the last stall: a new one
+                stalled_at = time.monotonic() - LIVENESS_S
+            sent = i
+            link.check_stall(stalled_at)
+
+
+def _await_reply(link: Link, recv: Any, copy: bool) -> None:
+    stalled_at = time.monotonic() - LIVENESS_S
+    while True:
+        link.check_stall(stalled_at)
+        try:
+            recv(copy=copy)
+            return
+        except zmq.Again:
+            continue
+
+
 def latency_sample(
     link: Link, payload: Payload, count: int, copy: bool
 ) -> tuple[dict[str, Any], float]:
@@ -86,10 +114,21 @@ def latency_sample(
     meter.start()
     with gc_off():
         stamps[0] = now()
-        for i in range(1, count + 1):
-            send(message, copy=copy)
-            recv(copy=copy)
-            stamps[i] = now()
+        done = 0
+        while done < count:
+            i = done + 1
+            try:
+                for i in range(done + 1, count + 1):
+                    send(message, copy=copy)
+                    recv(copy=copy)
+                    stamps[i] = now()
+                done = count
+            except zmq.Again:
+                # The reply to round trip i is late (a REQ socket does not block on
+                # send while its far end is there): see whether the far end still is.
+                _await_reply(link, recv, copy)
+                stamps[i] = now()
+                done = i
     other_load = meter.stop()
     link.reply()  # echoed
     rtt_us = np.diff(np.asarray(stamps)) * 1e6

@@ -54,6 +54,7 @@ def serve(
         sock.rcvtimeo = timeout_ms
         sock.sndtimeo = timeout_ms
     data.rcvhwm = data.sndhwm = hwm
+    data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
     try:
         ctrl.connect(ctrl_url)
         data.connect(data_url)

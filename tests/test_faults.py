@@ -1,0 +1,225 @@
+"""Faults named, and named fast: a far end killed at start, mid-sample or between
+samples is reported within a second with how it ended; bad addresses are refused up
+front with the reason. Every test also checks that nothing is left behind."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+from IPython.core.error import UsageError
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.params import ThroughputParams
+from zmqbench_magic.sockets.link import PeerError
+
+NOTICE_S = 1.0  # the promise: a dead far end is named within this
+LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0, "timeout": 10}
+
+
+def _far_end(timeout: float = 10.0) -> psutil.Process:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = [
+            p for p in psutil.Process().children() if "sockets.peer" in " ".join(p.cmdline())
+        ]
+        if children:
+            return children[0]
+        time.sleep(0.005)
+    raise AssertionError("no far end started")
+
+
+def _kill_after(delay: float, killed_at: list[float]) -> threading.Thread:
+    def kill() -> None:
+        peer = _far_end()
+        time.sleep(delay)
+        killed_at.append(time.monotonic())
+        peer.kill()
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(("run", "phase"), [
+    (run_throughput, 0.0), (run_throughput, 1.0), (run_latency, 0.0), (run_latency, 1.0),
+])  # fmt: skip
+def test_a_far_end_killed_at_start_or_mid_sample_is_named_within_a_second(run, phase, no_leftovers):
+    killed_at: list[float] = []
+    _kill_after(phase, killed_at)
+    with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)") as caught:
+        run(**LONG)
+    noticed = time.monotonic() - killed_at[0]
+    assert noticed < NOTICE_S, f"named {noticed:.2f} s after the kill"
+    assert "tcp 100 B copy (peer process)" in str(caught.value)
+
+
+def test_a_far_end_killed_between_samples_is_named_within_a_second(no_leftovers):
+    killed_at: list[float] = []
+
+    def kill_after_the_first_sample(done: int, _total: int) -> None:
+        if done == 1:
+            killed_at.append(time.monotonic())
+            _far_end().kill()
+
+    with pytest.raises(PeerError, match=r"killed by signal 9 \(SIGKILL\)"):
+        run_latency(size=[1, 2], count=200, repeat=1, warmup=0, timeout=10,
+                    progress=kill_after_the_first_sample)  # fmt: skip
+    assert time.monotonic() - killed_at[0] < NOTICE_S
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [
+        ("127.0.0.1:99999", "port must be from 1 to 65535, or left out for a free one"),
+        ("127.0.0.1:0", "port must be from 1 to 65535"),
+        ("::1", "an IPv6 address goes in brackets, e.g. [::1]"),
+        ("[::1]:http", "port must be from 1 to 65535"),
+        ("[not-ipv6]", "'not-ipv6' in '[not-ipv6]' is not an IPv6 address"),
+        ("", "expected a tcp interface address"),
+    ],
+)
+def test_bad_addresses_are_refused_before_anything_starts(address, words):
+    with pytest.raises(ValueError) as caught:
+        ThroughputParams(address=address)
+    assert words in str(caught.value) and str(caught.value).startswith("address")
+
+
+def test_a_host_name_that_does_not_resolve_says_so(monkeypatch):
+    def no_such_host(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    # The resolver itself is not the subject here, and tests send nothing off-host.
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+    with pytest.raises(ValueError, match=r"cannot resolve the host name 'db7\.example' in"):
+        ThroughputParams(address="db7.example:5555")
+
+
+def test_ipv6_loopback_and_a_resolved_name_work(no_leftovers):
+    six = run_latency(address="[::1]", size=1, count=100, repeat=1, warmup=0)
+    assert len(six.df) == 1 and (six.df["rtt_us"] > 0).all()
+    named = run_throughput(address="localhost", size=100, count=200, repeat=1, warmup=0)
+    assert len(named.df) == 1
+
+
+def test_a_bad_address_is_a_usage_error_in_the_magic_and_status_2_in_the_cli(ip):
+    with pytest.raises(UsageError, match="port must be from 1 to 65535"):
+        ip.run_line_magic("zmqthr", "-q --no-chart --address 127.0.0.1:99999")
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "lat", "--address", "::1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "an IPv6 address goes in brackets" in done.stderr
+
+
+def _cluster_process(kind: str, timeout: float = 60.0) -> psutil.Process:
+    """One engine (``ipyparallel.engine``, not its nanny) or the controller of the
+    project's running cluster, once it has started."""
+    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.reaper import processes_of
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        handle = cluster.current()
+        if handle is not None and handle.profile_dir and len(handle.engine_ids()) >= 2:
+            for process in processes_of(handle.profile_dir):
+                cmdline = " ".join(process.cmdline())
+                if cmdline.rstrip().split(" --")[0].endswith(f"-m ipyparallel.{kind}"):
+                    return process
+        time.sleep(0.05)
+    raise AssertionError(f"no {kind} found")
+
+
+def _kill_in_flood(kind: str, delay: float, killed_at: list[float]) -> threading.Thread:
+    def kill() -> None:
+        victim = _cluster_process(kind)
+        time.sleep(delay)
+        killed_at.append(time.monotonic())
+        victim.kill()
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+FLOOD = {"tasks": 3000, "engines": 2, "repeat": 2, "warmup": 0, "timeout": 60}
+
+
+@pytest.mark.slow  # a real cluster
+def test_an_engine_killed_mid_flood_is_named_and_the_cluster_stopped():
+    from conftest import cluster_processes
+
+    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.flood import run_taskflood
+
+    cluster.stop()
+    killed_at: list[float] = []
+    killer = _kill_in_flood("engine", 2.0, killed_at)
+    with pytest.raises(RuntimeError, match=r"engine \d+ of 2 went away during the sample") as err:
+        run_taskflood(**{**FLOOD, "repeat": 50})
+    killer.join(5)
+    noticed = time.monotonic() - killed_at[0]
+    assert noticed < 10, f"named {noticed:.1f} s after the kill"
+    assert "submissions had no result" in str(err.value)
+    assert "the cluster was stopped" in str(err.value)
+    assert cluster.current() is None and cluster_processes() == []
+
+
+@pytest.mark.slow  # a real cluster
+def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
+    from conftest import cluster_processes
+
+    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.flood import run_taskflood
+
+    cluster.stop()
+    killed_at: list[float] = []
+    killer = _kill_in_flood("engine", 2.0, killed_at)
+    try:
+        result = run_taskflood(**{**FLOOD, "repeat": 20}, on_engine_loss="continue")
+        killer.join(5)
+        assert killed_at, "the engine was never killed"
+        assert len(result.df) == 20  # the lost sample was taken again
+        (note,) = [n for n in result.metadata["notes"] if "went away" in n]
+        assert "replaced it and took the sample again" in note
+        assert len(cluster.current().engine_ids()) == 2
+    finally:
+        cluster.stop()
+    assert cluster_processes() == []
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_killed_controller_is_named_not_waited_out():
+    from conftest import cluster_processes
+
+    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.flood import run_taskflood
+
+    cluster.stop()
+    killed_at: list[float] = []
+    killer = _kill_in_flood("controller", 2.0, killed_at)
+    with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited during the sample"):
+        run_taskflood(**{**FLOOD, "repeat": 50})
+    killer.join(5)
+    assert time.monotonic() - killed_at[0] < 5
+    assert cluster.current() is None and cluster_processes() == []
+
+
+def test_an_interrupt_in_an_endless_sample_is_one_line(ip, no_leftovers, kernel_sigint):
+    from IPython.utils.capture import capture_output
+
+    kernel_sigint(1.0)
+    with capture_output() as captured:
+        result = ip.run_line_magic("zmqthr", "-o --no-chart -n 1000000000 -r 1 --warmup 0")
+    assert result is not None and len(result.df) == 0  # no sample was whole
+    lines = [ln for ln in captured.stdout.splitlines() if ln.strip()]
+    assert lines == [
+        "note: interrupted after 0 whole round(s) of 1: 0 samples kept, the round in "
+        "progress was dropped"
+    ]
+    assert "Traceback" not in captured.stderr
