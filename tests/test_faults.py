@@ -164,7 +164,7 @@ def test_an_engine_killed_mid_flood_is_named_and_the_cluster_stopped():
         run_taskflood(**{**FLOOD, "repeat": 50})
     killer.join(5)
     noticed = time.monotonic() - killed_at[0]
-    assert noticed < 10, f"named {noticed:.1f} s after the kill"
+    assert noticed < 20, f"named {noticed:.1f} s after the kill"  # 6.3 s in a quiet run
     assert "submissions had no result" in str(err.value)
     assert "the cluster was stopped" in str(err.value)
     assert cluster.current() is None and cluster_processes() == []
@@ -206,7 +206,9 @@ def test_a_killed_controller_is_named_not_waited_out():
     with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited during the sample"):
         run_taskflood(**{**FLOOD, "repeat": 50})
     killer.join(5)
-    assert time.monotonic() - killed_at[0] < 5
+    # Looked for while results are awaited, once the submission is done (3.7 s in a
+    # quiet run here; the bound leaves room for a busy machine).
+    assert time.monotonic() - killed_at[0] < 15
     assert cluster.current() is None and cluster_processes() == []
 
 

@@ -69,7 +69,8 @@ def _another_value(control):
         other = next(v for _, v in reversed(control.options) if v != control.value)
         return other, other
     if isinstance(control, widgets.Text):
-        return "elsewhere", "elsewhere"
+        # A valid address too (a loopback one: a host name would be looked up).
+        return "127.0.0.2", "127.0.0.2"
     return control.max, control.max  # the numeric boxes and sliders
 
 
