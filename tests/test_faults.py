@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import psutil
 import pytest
@@ -34,16 +35,24 @@ def _far_end(timeout: float = 10.0) -> psutil.Process:
     raise AssertionError("no far end started")
 
 
-def _kill_after(delay: float, killed_at: list[float]) -> threading.Thread:
+def _kill_later(
+    find: Callable[[], psutil.Process], delay: float, killed_at: list[float]
+) -> threading.Thread:
+    """Kill what ``find`` returns ``delay`` s after it appears; note when."""
+
     def kill() -> None:
-        peer = _far_end()
+        victim = find()
         time.sleep(delay)
         killed_at.append(time.monotonic())
-        peer.kill()
+        victim.kill()
 
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()
     return thread
+
+
+def _kill_after(delay: float, killed_at: list[float]) -> threading.Thread:
+    return _kill_later(_far_end, delay, killed_at)
 
 
 @pytest.mark.parametrize(("run", "phase"), [
@@ -136,15 +145,7 @@ def _cluster_process(kind: str, timeout: float = 60.0) -> psutil.Process:
 
 
 def _kill_in_flood(kind: str, delay: float, killed_at: list[float]) -> threading.Thread:
-    def kill() -> None:
-        victim = _cluster_process(kind)
-        time.sleep(delay)
-        killed_at.append(time.monotonic())
-        victim.kill()
-
-    thread = threading.Thread(target=kill, daemon=True)
-    thread.start()
-    return thread
+    return _kill_later(lambda: _cluster_process(kind), delay, killed_at)
 
 
 FLOOD = {"tasks": 3000, "engines": 2, "repeat": 2, "warmup": 0, "timeout": 60}

@@ -6,13 +6,14 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES
+from ..results.compare import point_columns
 from .figures import HEIGHT, WIDTH
 
 
 def comparison_chart(table: pd.DataFrame) -> alt.Chart:
     """A comparison (``a.compare(b)``): the ratio candidate / baseline per point with
     its 95% interval, and the line at 1 (no difference); colour gives the verdict."""
-    keys = [c for c in table.columns if c not in _COMPARISON_COLUMNS]
+    keys = point_columns(table)
     frame = table.assign(point=table[keys].astype(str).agg(" ".join, axis=1) if keys else "all")
     base = alt.Chart(frame, width=WIDTH, height=max(HEIGHT // 2, 22 * len(frame)))
     verdict = alt.Color(
@@ -35,9 +36,3 @@ def comparison_chart(table: pd.DataFrame) -> alt.Chart:
     return (bars + points + even).properties(
         title=f"Comparison of {COLUMN_TITLES.get(metric, metric)}"
     )
-
-
-_COMPARISON_COLUMNS = {
-    "metric", "baseline", "candidate", "n_baseline", "n_candidate",
-    "ratio", "ci_low", "ci_high", "p_value", "verdict",
-}  # fmt: skip

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 _TICK_S = 1 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 BUSY_THRESHOLD = 0.25
@@ -76,4 +77,18 @@ class CpuMeter:
         return round(min(1.0, max(0.0, others / capacity)), 3)
 
 
-__all__ = ["BUSY_THRESHOLD", "CpuMeter"]
+def busy_warnings(rows: Iterable[Mapping[str, Any]], where: str) -> list[str]:
+    """A warning naming the samples of one point taken while other processes used more
+    than ``BUSY_THRESHOLD`` of the machine (NaN, not known, never counts)."""
+    busy = [r for r in rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
+    if not busy:
+        return []
+    worst = max(r["other_load"] for r in busy)
+    return [
+        f"{where}: {len(busy)} sample(s) taken while other processes used more than "
+        f"{BUSY_THRESHOLD:.0%} of the machine (up to {worst:.0%}): samples "
+        f"{sorted(r['sample'] for r in busy)}"
+    ]
+
+
+__all__ = ["BUSY_THRESHOLD", "CpuMeter", "busy_warnings"]

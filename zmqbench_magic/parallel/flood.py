@@ -24,7 +24,7 @@ from typing import Any
 import ipyparallel as ipp
 
 from ..method.control import Progress, StopFlag
-from ..method.load import BUSY_THRESHOLD
+from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule
 from ..params import FloodParams
 from ..params.units import format_duration, format_size
@@ -153,12 +153,7 @@ class _FloodRun:
             point_rows = [r for r in rows if all(r.get(k) == v for k, v in point.items())]
             where = describe(point, self.test)
             warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
-            busy = [r for r in point_rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
-            if busy:
-                warnings.append(
-                    f"{where}: {len(busy)} sample(s) taken while other processes used more "
-                    f"than {BUSY_THRESHOLD:.0%} of the machine"
-                )
+            warnings += busy_warnings(point_rows, where)
         metadata = {
             **environment(), **self.identity, "gc": "off in the timed loops (client)",
             "notes": self.notes,

@@ -80,7 +80,7 @@ def compare(
             continue
         point = dict(zip(columns, key, strict=True))
         rows.append(_compare_point(point, left, right, metric, better, tolerance))
-    table = pd.DataFrame(rows, columns=[*columns, *_RESULT_COLUMNS])
+    table = pd.DataFrame(rows, columns=[*columns, *RESULT_COLUMNS])
     table.attrs["shift"] = common_shift(table)
     return table
 
@@ -103,7 +103,7 @@ def common_shift(table: pd.DataFrame) -> str:
     )
 
 
-_RESULT_COLUMNS = [
+RESULT_COLUMNS = [
     "metric", "baseline", "candidate", "n_baseline", "n_candidate",
     "ratio", "ci_low", "ci_high", "p_value", "verdict",
 ]  # fmt: skip
@@ -154,4 +154,9 @@ def verdict(
     return "faster" if up == (better == "higher") else "slower"
 
 
-__all__ = ["ALPHA", "compare", "verdict"]
+def point_columns(table: pd.DataFrame) -> list[str]:
+    """The columns of a comparison that say which point a row is (the match columns)."""
+    return [c for c in table.columns if c not in RESULT_COLUMNS]
+
+
+__all__ = ["ALPHA", "RESULT_COLUMNS", "compare", "point_columns", "verdict"]

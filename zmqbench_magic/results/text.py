@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..params import COPY
 from ..params.units import format_duration, format_size
+from .compare import point_columns
 
 
 def _flood_line(point: Mapping[str, Any], samples: str) -> str:
@@ -86,7 +87,7 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
     """One line per compared point: ``size=1024: 1.12x [1.05, 1.20], p=0.002, faster``."""
     if table.empty:
         return ["no point is in both results: check --match"]
-    keys = [c for c in table.columns if c not in _COMPARISON_COLUMNS]
+    keys = point_columns(table)
     lines = []
     for row in table.to_dict("records"):
         where = " ".join(f"{k}={row[k]}" for k in keys)
@@ -96,9 +97,3 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
             f"p={row['p_value']:.3g}: {row['verdict']}"
         )
     return lines
-
-
-_COMPARISON_COLUMNS = {
-    "metric", "baseline", "candidate", "n_baseline", "n_candidate",
-    "ratio", "ci_low", "ci_high", "p_value", "verdict",
-}  # fmt: skip

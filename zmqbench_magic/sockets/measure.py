@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import zmq
-
 from ..method.calibrate import calibrate
 from ..method.control import Progress, StopFlag
-from ..method.load import BUSY_THRESHOLD
+from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
     COPY,
@@ -226,19 +224,13 @@ class _FarEnd:
         message = run.payload or Payload.blank(point["size"])
         one = partial(run.sample, link, message, copy=point["copy"])
         key = _key(point)
-        try:
-            if key not in run.counts:
-                run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
-            count = run.counts[key]
-            for _ in range(run.params.warmup):
-                one(max(2, count // _WARMUP_FRACTION))
-            measured, _ = one(count)
-        except zmq.Again:
-            # A send blocks once the queues are full: the peer died, or stopped reading.
-            if not link.alive():
-                raise PeerError(f"the {link.describe()} exited") from None
-            msg = f"the {link.describe()} did not answer within {run.params.timeout:g} s"
-            raise TimeoutError(msg) from None
+        # A stalled loop asks the link itself whether the far end is alive (loops.py).
+        if key not in run.counts:
+            run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
+        count = run.counts[key]
+        for _ in range(run.params.warmup):
+            one(max(2, count // _WARMUP_FRACTION))
+        measured, _ = one(count)
         return {
             "frames": len(message.frames), "count": count, "benchmark": run.params.benchmark,
             "hwm": link.hwm, "far_end": link.far_end_id, **measured,
@@ -261,12 +253,4 @@ def _point_warnings(rows: list[dict[str, Any]], metric: str, point: Mapping[str,
             f"of {worst['count']} delivered); rates count only delivered messages, timed first "
             "to last receive. libzmq is known to drop messages over ipc (libzmq issue #4660)"
         )
-    busy = [r for r in rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
-    if busy:
-        worst_load = max(r["other_load"] for r in busy)
-        warnings.append(
-            f"{describe(point)}: {len(busy)} sample(s) taken while other processes used "
-            f"more than {BUSY_THRESHOLD:.0%} of the machine (up to {worst_load:.0%}): "
-            f"samples {sorted(r['sample'] for r in busy)}"
-        )
-    return warnings
+    return warnings + busy_warnings(rows, describe(point))

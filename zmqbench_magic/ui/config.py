@@ -17,7 +17,7 @@ from traitlets import Bool, TraitError, TraitType
 from traitlets.config import Configurable
 
 from ..params import BENCHMARKS, BenchParams, Param
-from ..params.units import format_size
+from .options import spell_value
 
 
 class ParamTrait(TraitType):
@@ -55,16 +55,10 @@ def _declarations() -> Iterator[tuple[Param, dict[str, Any]]]:
     yield from seen.values()
 
 
-def _spell(param: Param, value: Any) -> str:
-    if param.kind == "size":
-        return format_size(value)
-    return str(value).lower() if value != "" else "none"
-
-
 def _help(param: Param, defaults: Mapping[str, Any]) -> str:
     by_value: dict[str, list[str]] = {}
     for benchmark, value in defaults.items():
-        by_value.setdefault(_spell(param, value), []).append(benchmark)
+        by_value.setdefault(spell_value(param, value), []).append(benchmark)
     if len(by_value) == 1:
         default = next(iter(by_value))
     else:

@@ -31,12 +31,13 @@ def _type_for(param: Param) -> Callable[[str], Any]:
     return convert
 
 
-def _spell_default(param: Param) -> str:
+def spell_value(param: Param, value: Any) -> str:
+    """A value as an option takes it: ``1k``, ``true``, ``0.1``; ``none`` for empty."""
     if param.kind == "size":
-        return format_size(param.default)
+        return format_size(value)
     if param.kind == "bool":
-        return str(param.default).lower()
-    return str(param.default)
+        return str(value).lower()
+    return str(value) if value != "" else "none"
 
 
 def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
@@ -52,7 +53,7 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
             "metavar": param.name.upper(),
             # argparse formats help with %: a literal one (5%) is written %%.
             "help": f"{param.help}{unit}. Allowed: {param.allowed()}; "
-            f"default {_spell_default(param)}.{sweep}".replace("%", "%%"),
+            f"default {spell_value(param, param.default)}.{sweep}".replace("%", "%%"),
         }
         if param.sweep:
             kwargs["nargs"] = "+"
