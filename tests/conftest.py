@@ -29,8 +29,6 @@ MAGICS = {"thr": "zmqthr", "lat": "zmqlat", "flood": "taskflood"}
 @pytest.fixture(scope="session")
 def ip() -> Any:
     shell = start_ipython()
-    # A terminal shell formats text only; ipykernel also sends SVG to the front end.
-    shell.display_formatter.active_types = [*shell.display_formatter.active_types, "image/svg+xml"]
     shell.run_line_magic("load_ext", "zmqbench_magic")
     return shell
 

@@ -49,6 +49,21 @@ def test_throughput_summary_and_files(tmp_path):
     assert len(result.df) == 8
     assert len(pd.read_csv(csv_path)) == 8
     assert svg_path.read_text().lstrip().startswith("<svg")
+    assert "to save the chart" not in done.stderr  # it was saved
+
+
+def test_without_a_chart_file_one_line_says_how_to_get_it_and_png_works(tmp_path):
+    quick = ["lat", "-n", "100", "-r", "2", "--warmup", "0", "--size", "1"]
+    done = _run(*quick)
+    assert done.returncode == 0, done.stderr
+    assert "zmqbench: add --svg PATH or --png PATH to save the chart" in done.stderr
+    assert "object>" not in done.stdout + done.stderr
+    png = tmp_path / "lat.png"
+    done = _run(*quick, "--png", str(png))
+    assert done.returncode == 0, done.stderr
+    assert png.read_bytes().startswith(b"\x89PNG")
+    done = _run(*quick, "--png", str(tmp_path / "nowhere" / "lat.png"))
+    assert done.returncode == 2 and "no folder" in done.stderr
 
 
 def test_latency_quiet_json(tmp_path):

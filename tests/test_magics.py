@@ -34,14 +34,30 @@ def test_quiet_output_and_variable(ip, no_leftovers):
 @pytest.mark.parametrize(
     ("magic", "title"), [("zmqthr", "PUSH/PULL throughput"), ("zmqlat", "REQ/REP round trip")]
 )
-def test_chart_is_an_offline_svg(ip, magic, title, no_leftovers):
+def test_a_terminal_gets_no_object_repr_but_a_line_saying_how_to_save_the_chart(
+    ip, magic, title, tmp_path, no_leftovers
+):
     with capture_output() as captured:
-        ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k --copy true false")
-    (output,) = captured.outputs
-    svg = output.data["image/svg+xml"]
-    assert svg.lstrip().startswith("<svg") and title in svg
-    assert "http://" not in svg.replace("http://www.w3.org", "")  # nothing to fetch
-    assert "cdn" not in svg.lower()
+        ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k")
+    assert captured.outputs == []  # nothing displayed: a terminal would print its repr
+    assert "object>" not in captured.stdout
+    assert captured.stdout.strip() == (
+        "(no chart in a terminal: add --svg PATH or --png PATH to save it)"
+    )
+    svg, png = tmp_path / "chart.svg", tmp_path / "chart.png"
+    with capture_output() as captured:
+        ip.run_line_magic(magic, f"{QUICK} --size 100 1k --svg {svg} --png {png}")
+    assert f"chart saved to {svg}" in captured.stdout and f"chart saved to {png}" in captured.stdout
+    assert "no chart in a terminal" not in captured.stdout
+    text = svg.read_text()
+    assert text.lstrip().startswith("<svg") and title in text
+    assert "http://" not in text.replace("http://www.w3.org", "")  # nothing to fetch
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_chart_path_in_no_folder_is_refused_before_measuring(ip, tmp_path):
+    with pytest.raises(UsageError, match="no folder"):
+        ip.run_line_magic("zmqthr", f"{QUICK} --png {tmp_path}/missing/chart.png")
 
 
 def test_help_is_built_from_the_params(ip):

@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from .method.schedule import Interrupted
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .params.units import parse_fraction
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
-from .ui.options import param_options, params_from_options
+from .ui.options import check_output_path, param_options, params_from_options
 from .ui.progress import ProgressLine, StreamLine
 
 
@@ -73,6 +74,7 @@ def _output_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--json", metavar="PATH", help="save the result as JSON")
     sub.add_argument("--csv", metavar="PATH", help="save one row per sample as CSV")
     sub.add_argument("--svg", metavar="PATH", help="save the chart as SVG (offline)")
+    sub.add_argument("--png", metavar="PATH", help="save the chart as PNG (offline)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         params = params_from_options(params_class, vars(args))
+        for path in (args.json, args.csv, args.svg, args.png):
+            check_output_path(path)
         result = _measure(measure, params, args.quiet)
     except Interrupted as interrupt:
         if interrupt.result is None:
@@ -127,11 +131,10 @@ def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         table.to_json(args.json, orient="records", indent=1)
     if args.csv:
         table.to_csv(args.csv, index=False)
-    if args.svg:
-        from .charts import chart_to_svg, comparison_chart
+    if args.svg or args.png:
+        from .charts import comparison_chart
 
-        with open(args.svg, "w") as svg:
-            svg.write(chart_to_svg(comparison_chart(table)))
+        _save_chart(comparison_chart(table), args)
     return 0
 
 
@@ -140,13 +143,23 @@ def _save(result: ResultSet, args: argparse.Namespace) -> None:
         result.save(args.json)
     if args.csv:
         result.to_csv(args.csv)
-    if args.svg and result.rows:
-        from .charts import chart_to_svg, default_chart
+    if not result.rows:
+        return
+    if args.svg or args.png:
+        from .charts import default_chart
 
-        with open(args.svg, "w") as svg:
-            svg.write(
-                chart_to_svg(default_chart(result.benchmark, result.df, result.distributions))
-            )
+        _save_chart(default_chart(result.benchmark, result.df, result.distributions), args)
+    elif not args.quiet:
+        # A terminal draws no chart: one line says how to get it.
+        print("zmqbench: add --svg PATH or --png PATH to save the chart", file=sys.stderr)
+
+
+def _save_chart(chart: Any, args: argparse.Namespace) -> None:
+    from .charts import save_chart
+
+    for kind in ("svg", "png"):
+        if getattr(args, kind):
+            save_chart(chart, getattr(args, kind), kind)
 
 
 if __name__ == "__main__":

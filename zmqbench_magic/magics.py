@@ -2,8 +2,9 @@
 
 They parse options built from the parameter declarations, call the same functions
 as the Python API and the CLI, print a one-line summary per point unless ``-q``,
-store the result with ``-v NAME``, return it with ``-o``, and show an offline SVG
-chart unless ``--no-chart``.
+store the result with ``-v NAME``, return it with ``-o``, and show the chart unless
+``--no-chart`` (offline: a live Vega view with a PNG and SVG beside it, see
+:mod:`.charts.render`; ``--svg``/``--png PATH`` save it).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.display import SVG, display
+from IPython.display import display
 
 from .method.schedule import Interrupted
 from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet
 from .sockets.measure import run_latency, run_throughput
 from .ui.config import BenchDefaults, configured
-from .ui.options import given_options, param_options
+from .ui.options import check_output_path, given_options, param_options
 from .ui.progress import DisplayLine, ProgressLine, StreamLine
 
 
@@ -48,6 +49,8 @@ def _output_arguments(func: Callable[..., Any]) -> Any:
             (("-o", "--output"), {"action": "store_true", "help": "return the result object"}),
             (("-v", "--variable"), {"metavar": "NAME", "help": "store the result in NAME"}),
             (("--no-chart",), {"action": "store_true", "help": "do not show the chart"}),
+            (("--svg",), {"metavar": "PATH", "help": "save the chart as SVG (offline)"}),
+            (("--png",), {"metavar": "PATH", "help": "save the chart as PNG (offline)"}),
             (
                 ("--widget",),
                 {
@@ -219,6 +222,8 @@ class ZmqBench(Magics, BenchDefaults):
             return self._panel(args, params_class)
         try:
             params = params_class(**self._values(params_class, args))
+            check_output_path(args.svg)
+            check_output_path(args.png)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         result = self._measure(measure, params, quiet=args.quiet or self.quiet)
@@ -265,16 +270,35 @@ class ZmqBench(Magics, BenchDefaults):
         return {**configured(self, params_class), **given_options(params_class, vars(args))}
 
     def _show(self, result: ResultSet, args: Any) -> None:
-        if not (args.quiet or self.quiet):
+        quiet = args.quiet or self.quiet
+        if not quiet:
             print(result)
-        if self.chart and not args.no_chart and result.rows:
-            # Imported here: altair and vl-convert cost ~1 s to import, and -q --no-chart
-            # runs should not pay it.
-            from .charts import chart_to_svg, default_chart
+        show = self.chart and not args.no_chart
+        if not result.rows or not (show or args.svg or args.png):
+            return
+        # Imported here: altair and vl-convert cost ~1 s to import, and -q --no-chart
+        # runs should not pay it.
+        from .charts import chart_bundle, default_chart, save_chart
 
-            display(
-                SVG(chart_to_svg(default_chart(result.benchmark, result.df, result.distributions)))
-            )
+        chart = default_chart(result.benchmark, result.df, result.distributions)
+        for kind in ("svg", "png"):
+            path = getattr(args, kind)
+            if path:
+                try:
+                    saved = save_chart(chart, path, kind)
+                except OSError as exc:
+                    raise UsageError(f"could not save the chart: {exc}") from None
+                if not quiet:
+                    print(f"chart saved to {saved}")
+        if not show:
+            return
+        if getattr(self.shell, "kernel", None) is None:
+            # A terminal draws no chart: say how to get one instead of an object's repr.
+            if not (args.svg or args.png):
+                print("(no chart in a terminal: add --svg PATH or --png PATH to save it)")
+            return
+        data, metadata = chart_bundle(chart)
+        display(data, metadata=metadata, raw=True)
 
 
 # The name before %config existed; kept for code that registered the class itself.

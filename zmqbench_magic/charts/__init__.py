@@ -21,11 +21,24 @@ from .figures import (
     speedup_chart,
     throughput_chart,
 )
-from .render import chart_to_svg
+from .render import (
+    VEGA_MIMETYPE,
+    chart_bundle,
+    chart_title,
+    chart_to_png,
+    chart_to_svg,
+    chart_to_vega,
+    save_chart,
+)
 
 __all__ = [
+    "VEGA_MIMETYPE",
     "bandwidth_chart",
+    "chart_bundle",
+    "chart_title",
+    "chart_to_png",
     "chart_to_svg",
+    "chart_to_vega",
     "comparison_chart",
     "default_chart",
     "echo_chart",
@@ -34,6 +47,7 @@ __all__ = [
     "latency_cdf_chart",
     "latency_chart",
     "map_chart",
+    "save_chart",
     "speedup_chart",
     "throughput_chart",
 ]

@@ -11,35 +11,49 @@ import pandas as pd
 from ..params import COPY
 from ..params.units import format_size
 from ..results.histogram import LogHistogram
-from .figures import HEIGHT, WIDTH
+from .layout import HEIGHT, WIDTH, color, picked, selector, titled, x_axis
 
 
-def latency_cdf_chart(distributions: Sequence[Mapping[str, Any]]) -> alt.Chart:
+def latency_cdf_chart(distributions: Sequence[Mapping[str, Any]]) -> alt.TopLevelMixin:
     """The distribution of every round trip: the fraction of round trips at or below
     each time (log), one line per point (transport, size and copy mode)."""
     rows = []
     several_runs = len({d.get("run") for d in distributions}) > 1
-    for entry in distributions:
+    in_order = sorted(
+        distributions,
+        key=lambda d: (str(d.get("run")), d["transport"], int(d["size"]), not d["copy"]),
+    )
+    for entry in in_order:
         series = _point_label(entry)
         if several_runs:
             series = f"{entry.get('run')}: {series}"
         histogram = LogHistogram.from_json(entry["rtt_hist"])
         rows += [{"series": series, "rtt_us": v, "fraction": f} for v, f in histogram.cdf()]
     frame = pd.DataFrame(rows)
-    return (
+    pick = selector("series", "pick_cdf")
+    entries = frame["series"].nunique()
+    chart = (
         alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(interpolate="step-before")
+        .mark_line(interpolate="step-after")
         .encode(
-            x=alt.X("rtt_us:Q", scale=alt.Scale(type="log"), title="round trip (µs)"),
+            x=x_axis(frame, "rtt_us", "round trip (µs)", ticks_at_values=False),
             y=alt.Y(
                 "fraction:Q",
                 title="fraction of round trips at or below",
                 scale=alt.Scale(domain=[0, 1]),
             ),
-            color=alt.Color("series:N", title="point"),
+            color=color(frame, "series", "point"),
+            opacity=picked(pick),
+            tooltip=[
+                alt.Tooltip("series:N", title="point"),
+                alt.Tooltip("rtt_us:Q", title="round trip (µs)", format=",.1f"),
+                alt.Tooltip("fraction:Q", title="fraction at or below", format=".4f"),
+            ],
         )
-        .properties(title="Every round trip: the distribution (CDF)")
+        .add_params(pick)
     )
+    note = frame["series"].iloc[0] if entries == 1 else ""
+    return titled(chart, "Every round trip: the distribution (CDF)", note)
 
 
 def _point_label(entry: Mapping[str, Any]) -> str:

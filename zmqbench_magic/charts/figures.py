@@ -1,7 +1,10 @@
 """Pure functions from a tidy result DataFrame to an altair chart.
 
-Each chart plots the median of the samples of each point. Axis titles come from the
-parameter and metric declarations in :mod:`zmqbench_magic.params`.
+Each chart plots the median of the samples of each point, with its 95% interval as a
+bar, and says the median, the interval, the number of samples and the point's
+settings on hover; clicking a legend entry picks out its series. Axis titles come
+from the parameter and metric declarations in :mod:`zmqbench_magic.params`; sizes,
+axes and legends from :mod:`.layout`.
 """
 
 from __future__ import annotations
@@ -13,230 +16,210 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
-from ..results.analysis import medians, medians_with_intervals, zero_copy_speedup
+from ..results.analysis import medians_with_intervals, zero_copy_speedup
+from .layout import (
+    HEIGHT,
+    ROW_WIDTH,
+    WIDTH,
+    color,
+    legend,
+    log_y,
+    picked,
+    plural,
+    selector,
+    side_by_side,
+    subtitle,
+    titled,
+    tooltip,
+    x_axis,
+)
 
-WIDTH, HEIGHT = 360, 260
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
 _POINT_COLUMNS = [p.name for p in ZmqParams.sweep_fields()]
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
+_ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "peer": "far end: {}"}
 
 
-def _size_axis() -> alt.X:
-    return alt.X("size:Q", scale=alt.Scale(type="log"), title=COLUMN_TITLES["size"])
-
-
-def _log_y(column: str, title: str | None = None) -> alt.Y:
-    return alt.Y(f"{column}:Q", scale=alt.Scale(type="log"), title=title or COLUMN_TITLES[column])
-
-
-def _copy_color() -> alt.Color:
-    return alt.Color("mode:N", title=COLUMN_TITLES["copy"])
-
-
-def _transport_color() -> alt.Color:
-    return alt.Color("transport:N", title=COLUMN_TITLES["transport"])
-
-
-def _copy_mode(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(mode=frame["copy"].map(COPY.label))
-
-
-def _folded(
-    df: pd.DataFrame, metrics: list[str], label: str, columns: list[str] = _POINT_COLUMNS
-) -> pd.DataFrame:
-    """Median of each metric per point, one row per (point, metric)."""
+def _points(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """One row per point and metric: the median (``value``), its 95% interval and its
+    number of samples; ``metric`` names the metric in words."""
     by = [c for c in columns if c in df.columns]
-    frames = [medians(df, m, by).rename(columns={m: "value"}).assign(**{label: m}) for m in metrics]
-    folded = pd.concat(frames, ignore_index=True)
-    folded[label] = folded[label].map(COLUMN_TITLES)
-    return folded
+    frames = [
+        medians_with_intervals(df, m, by).rename(columns={m: "value"}).assign(metric=m)
+        for m in metrics
+    ]
+    frame = pd.concat(frames, ignore_index=True).dropna(subset=["value"])
+    frame["metric"] = frame["metric"].map(COLUMN_TITLES)
+    if "copy" in frame.columns:
+        frame["mode"] = frame["copy"].map(COPY.label)
+    return frame
 
 
-def _by_transport(chart: alt.Chart, frame: pd.DataFrame) -> alt.Chart:
+def _lines(
+    frame: pd.DataFrame, x: alt.X, y: alt.Y, series: str, series_title: str, fields: Sequence[str],
+    fmt: str, width: int = WIDTH, *, name: str,
+) -> alt.LayerChart:  # fmt: skip
+    """Median lines with points, one colour per ``series``, one point shape per metric
+    when there are several, and the medians' 95% interval bars."""
+    pick = selector(series, f"pick_{name}")
+    metrics = frame["metric"].nunique()
+    shape = (
+        alt.Shape("metric:N", legend=legend("metric", metrics)) if metrics > 1 else alt.Undefined
+    )
+    base = alt.Chart(frame, width=width, height=HEIGHT)
+    lines = (
+        base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
+        .encode(
+            x=x, y=y, color=color(frame, series, series_title), shape=shape,
+            detail="metric:N", opacity=picked(pick),
+            tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
+        )
+        .add_params(pick)
+    )  # fmt: skip
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
+        opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
+    )  # fmt: skip
+    return alt.layer(lines, bars)
+
+
+def _facet_width(frame: pd.DataFrame) -> int:
+    return min(WIDTH, ROW_WIDTH // max(1, frame["transport"].nunique()))
+
+
+def _by_transport(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Side-by-side panels when several transports were measured."""
     if frame["transport"].nunique() > 1:
         return chart.facet(column=alt.Column("transport:N", title=COLUMN_TITLES["transport"]))
     return chart
 
 
-def _metric_lines(
-    frame: pd.DataFrame, label: str, y_title: str, color: alt.Color, value_format: str,
-    x: alt.X | None = None, fields: tuple[str, ...] = ("transport", "size", "mode"),
-    **extra: Any,
-) -> alt.Chart:  # fmt: skip
-    """Lines of folded metrics vs size: one dash and point shape per metric (``label``).
-
-    vl-convert draws no symbols in a strokeDash legend, so the dashes go unlabelled
-    and the point shapes of the same field carry the legend."""
-    return (
-        alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            x=x or _size_axis(),
-            y=_log_y("value", y_title),
-            color=color,
-            strokeDash=alt.StrokeDash(f"{label}:N", legend=None),
-            shape=alt.Shape(f"{label}:N", title=label),
-            tooltip=[*fields, label, alt.Tooltip("value:Q", format=value_format)],
-            **extra,
-        )
-    )
-
-
-def _with_intervals(
-    frame: pd.DataFrame, df: pd.DataFrame, metric: str, label: str, columns: list[str]
-) -> pd.DataFrame:
-    """``frame`` (folded medians) with the 95% interval of ``metric``'s median on its
-    rows (``ci_low``, ``ci_high``; empty on the other metrics' rows)."""
-    by = [c for c in columns if c in df.columns]
-    intervals = medians_with_intervals(df, metric, by).drop(columns=[metric])
-    intervals[label] = COLUMN_TITLES[metric]
-    return frame.merge(intervals, on=[*by, label], how="left")
-
-
-def _interval_bars(chart: alt.Chart, x: alt.X, color: alt.Color) -> alt.Chart:
-    """Error bars from ``ci_low`` to ``ci_high`` (the median's 95% interval)."""
-    return chart.mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=x, y=alt.Y("ci_low:Q"), y2=alt.Y2("ci_high:Q"), color=color
-    )
-
-
-def throughput_chart(df: pd.DataFrame) -> alt.Chart:
+def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
-    copy mode (pyzmq's "performance crossover" figure); the bars on the delivered rate
-    are its median's 95% interval."""
-    frame = _folded(df, ["msgs_per_s", "send_msgs_per_s"], "rate")
-    frame = _copy_mode(_with_intervals(frame, df, "msgs_per_s", "rate", _POINT_COLUMNS))
-    lines = _metric_lines(frame, "rate", "messages per second", _copy_color(), ",.0f")
-    bars = _interval_bars(alt.Chart(frame), _size_axis(), _copy_color())
-    chart = alt.layer(lines, bars)
-    return _by_transport(chart, frame).properties(
-        title=f"ZeroMQ PUSH/PULL throughput, {frame['size'].nunique()} sizes (median of samples)"
+    copy mode (pyzmq's "performance crossover" figure)."""
+    frame = _points(df, ["msgs_per_s", "send_msgs_per_s"], _POINT_COLUMNS)
+    x = x_axis(frame, "size", sizes=True)
+    # Send-only is often NaN (too few messages to fill the queues): then the axis
+    # names the one rate drawn.
+    rates = frame["metric"].unique()
+    y = log_y("value", rates[0] if len(rates) == 1 else "messages per second (msgs/s)")
+    lines = _lines(frame, x, y, "mode", COLUMN_TITLES["copy"], _POINT_COLUMNS, ",.0f",
+                   _facet_width(frame), name="throughput")  # fmt: skip
+    sizes = plural(frame["size"].nunique(), "size")
+    return titled(
+        _by_transport(lines, frame),
+        f"ZeroMQ PUSH/PULL throughput, {sizes} (median of samples)",
+        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
     )
 
 
-def bandwidth_chart(df: pd.DataFrame) -> alt.Chart:
+def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
-    frame = _copy_mode(medians(df, "mbit_per_s", [c for c in _POINT_COLUMNS if c in df]))
-    chart = (
-        alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(point=True)
-        .encode(x=_size_axis(), y=_log_y("mbit_per_s"), color=_copy_color())
+    frame = _points(df, ["mbit_per_s"], _POINT_COLUMNS)
+    lines = _lines(frame, x_axis(frame, "size", sizes=True), log_y("value", "bandwidth (Mbit/s)"),
+                   "mode", COLUMN_TITLES["copy"], _POINT_COLUMNS, ",.1f", _facet_width(frame),
+                   name="bandwidth")  # fmt: skip
+    return titled(
+        _by_transport(lines, frame),
+        "ZeroMQ delivered bandwidth",
+        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
     )
-    return _by_transport(chart, frame).properties(title="ZeroMQ delivered bandwidth")
 
 
-def speedup_chart(df: pd.DataFrame) -> alt.Chart:
+def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Zero-copy speed-up (zero-copy / copy delivered rate) vs size, with the break-even
     line at 1: where the line crosses it is the crossover size."""
-    frame = zero_copy_speedup(df)
-    base = alt.Chart(frame, width=WIDTH, height=HEIGHT)
-    ratio_axis = alt.Y(
-        "speedup:Q", scale=alt.Scale(type="log"), title="zero-copy / copy (delivered)"
+    frame = zero_copy_speedup(df).assign(metric="zero-copy / copy")
+    frame = frame.rename(columns={"speedup": "value"})
+    x = x_axis(frame, "size", sizes=True)
+    y = log_y("value", "zero-copy / copy, delivered (ratio)")
+    chart = _lines(frame, x, y, "transport", COLUMN_TITLES["transport"], ["size"], ".2f",
+                   name="speedup")  # fmt: skip
+    even = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(strokeDash=[4, 4])
+    even = even.encode(y="value:Q")
+    return titled(
+        alt.layer(chart, even),
+        "Relative speed of zero-copy sends",
+        "above the dashed line, zero-copy is faster",
     )
-    line = base.mark_line(point=True).encode(
-        x=_size_axis(),
-        y=ratio_axis,
-        color=_transport_color(),
-        tooltip=["transport", "size", alt.Tooltip("speedup:Q", format=".2f")],
-    ) + _interval_bars(base, _size_axis(), _transport_color())
-    even = (
-        alt.Chart(pd.DataFrame({"speedup": [1.0]}))
-        .mark_rule(strokeDash=[4, 4])
-        .encode(y="speedup:Q")
-    )
-    return (line + even).properties(title="Relative speed of zero-copy sends")
 
 
-def latency_chart(df: pd.DataFrame) -> alt.Chart:
-    """Round-trip latency percentiles (p50, p99) vs size, coloured by transport; the bars
-    on p50 are its median's 95% interval over the samples."""
-    frame = _folded(df, ["p50_us", "p99_us"], "percentile")
-    frame = _copy_mode(_with_intervals(frame, df, "p50_us", "percentile", _POINT_COLUMNS))
-    copy_opacity = alt.Opacity(
-        "mode:N", title=COLUMN_TITLES["copy"], scale=alt.Scale(range=[1, 0.5])
+def latency_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Round-trip latency percentiles (p50, p99) vs size, one colour per transport and
+    copy mode; the bars are each median's 95% interval over the samples."""
+    frame = _points(df, ["p50_us", "p99_us"], _POINT_COLUMNS)
+    varying = [c for c in ("transport", "mode") if frame[c].nunique() > 1] or ["transport"]
+    frame["series"] = frame[varying].astype(str).agg(" ".join, axis=1)
+    y = log_y("value", "round trip (µs)")
+    chart = _lines(frame, x_axis(frame, "size", sizes=True), y, "series", " ".join(varying),
+                   _POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip
+    sizes = plural(frame["size"].nunique(), "size")
+    return titled(
+        chart,
+        f"ZeroMQ REQ/REP round trip, {sizes}",
+        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
     )
-    lines = _metric_lines(
-        frame, "percentile", "round trip (µs)", _transport_color(), ".1f", opacity=copy_opacity
-    )
-    chart = alt.layer(lines, _interval_bars(alt.Chart(frame), _size_axis(), _transport_color()))
-    return chart.properties(title=f"ZeroMQ REQ/REP round trip, {frame['size'].nunique()} sizes")
 
 
 def _series(frame: pd.DataFrame) -> pd.DataFrame:
     """A line label from whichever of engines, view and scheme vary."""
     varying = [c for c in ("engines", "view", "scheme") if frame[c].nunique() > 1]
-    names = {"engines": "{} engines", "view": "{}", "scheme": "{}"}
-    labels = frame[varying].astype(str).apply(
-        lambda row: " ".join(names[c].format(row[c]) for c in varying), axis=1
-    ) if varying else f"{frame['engines'].iloc[0]} engines"  # fmt: skip
-    return frame.assign(series=labels)
+
+    def label(row: pd.Series) -> str:
+        words = [plural(int(row[c]), "engine") if c == "engines" else str(row[c]) for c in varying]
+        return " ".join(words) or plural(int(row["engines"]), "engine")
+
+    return frame.assign(series=frame.apply(label, axis=1) if len(frame) else [])
 
 
-def flood_chart(df: pd.DataFrame) -> alt.Chart:
+_FLOOD_WORDS = {"view": "{} view", "scheme": "scheme {}"}
+
+
+def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
-    count / view / scheme (the classic IPython-parallel flood figure); the bars on the
-    round trip are its median's 95% interval."""
-    frame = _folded(df, ["sent_s", "roundtrip_s"], "time", _FLOOD_COLUMNS)
-    frame = _series(_with_intervals(frame, df, "roundtrip_s", "time", _FLOOD_COLUMNS))
-    tasks_axis = alt.X("tasks:Q", scale=alt.Scale(type="log"), title=COLUMN_TITLES["tasks"])
-    series = alt.Color("series:N", title="cluster")
-    lines = _metric_lines(frame, "time", "seconds", series, ".4f", x=tasks_axis,
-                          fields=("series", "tasks"))  # fmt: skip
-    chart = alt.layer(lines, _interval_bars(alt.Chart(frame), tasks_axis, series))
-    return chart.properties(title=f"ipyparallel task flood, up to {frame['tasks'].max():,} tasks")
+    count / view / scheme (the classic IPython-parallel flood figure)."""
+    frame = _series(_points(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
+    chart = _lines(frame, x_axis(frame, "tasks"), log_y("value", "time (s)"), "series",
+                   "cluster", _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
+    return titled(
+        chart,
+        f"ipyparallel task flood, up to {plural(int(frame['tasks'].max()), 'task')}",
+        subtitle(frame, ["view", "scheme"], _FLOOD_WORDS),
+    )
 
 
-def engines_chart(df: pd.DataFrame) -> alt.Chart:
+def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Tasks per second vs number of engines, one line per number of tasks."""
-    frame = medians(df, "tasks_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns])
-    return (
-        alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("engines:O", title=COLUMN_TITLES["engines"]),
-            y=alt.Y("tasks_per_s:Q", title=COLUMN_TITLES["tasks_per_s"]),
-            color=alt.Color("tasks:O", title=COLUMN_TITLES["tasks"]),
-        )
-        .properties(title="Throughput of tiny tasks by number of engines")
-    )
+    frame = _points(df, ["tasks_per_s"], _FLOOD_COLUMNS)
+    frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
+    engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
+    y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"] + " (tasks/s)")
+    chart = _lines(frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines")
+    return titled(chart, "Tiny tasks per second by number of engines")
 
 
-def echo_chart(df: pd.DataFrame) -> alt.Chart:
+def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Array echo bandwidth (both directions) vs array size."""
-    frame = _series(medians(df, "mbit_per_s", [c for c in _FLOOD_COLUMNS if c in df.columns]))
-    return (
-        alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            x=_size_axis(), y=_log_y("mbit_per_s"), color=alt.Color("series:N", title="cluster")
-        )
-        .properties(title="ipyparallel array echo bandwidth")
-    )
+    frame = _series(_points(df, ["mbit_per_s"], _FLOOD_COLUMNS))
+    chart = _lines(frame, x_axis(frame, "size", sizes=True), log_y("value", "bandwidth (Mbit/s)"),
+                   "series", "cluster", _FLOOD_COLUMNS, ",.1f", name="echo")  # fmt: skip
+    return titled(chart, "ipyparallel array echo bandwidth", subtitle(frame, ["series"]))
 
 
-def map_chart(df: pd.DataFrame) -> alt.Chart:
+def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """map efficiency (ideal parallel time / actual) vs task duration."""
-    frame = _series(medians(df, "efficiency", [c for c in _FLOOD_COLUMNS if c in df.columns]))
+    frame = _series(_points(df, ["efficiency"], _FLOOD_COLUMNS))
     frame = frame.assign(duration_ms=frame["duration"] * 1e3)
-    return (
-        alt.Chart(frame, width=WIDTH, height=HEIGHT)
-        .mark_line(point=True)
-        .encode(
-            # symlog: a 0 ms duration (pure overhead) stays on the axis.
-            x=alt.X("duration_ms:Q", scale=alt.Scale(type="symlog"), title="task duration (ms)"),
-            y=alt.Y(
-                "efficiency:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1])
-            ),
-            color=alt.Color("series:N", title="cluster"),
-        )
-        .properties(title="map_async(time.sleep) efficiency")
-    )
+    # symlog: a 0 ms duration (pure overhead) stays on the axis.
+    x = x_axis(frame, "duration_ms", "task duration (ms)", scale="symlog")
+    y = alt.Y("value:Q", title="map efficiency (fraction of ideal)", scale=alt.Scale(domain=[0, 1]))
+    chart = _lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ".3f", name="map")
+    return titled(chart, "map_async(time.sleep) efficiency", subtitle(frame, ["series"]))
 
 
 def default_chart(
     benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
-) -> alt.Chart:
+) -> alt.TopLevelMixin:
     """What a magic shows: throughput with the speed-up beside it when both copy modes
     were measured; latency percentiles with the distribution of every round trip beside
     them (given the result's ``distributions``); for a task flood, its test's chart."""
@@ -244,24 +227,22 @@ def default_chart(
         if distributions:
             from .distribution import latency_cdf_chart
 
-            return alt.hconcat(latency_chart(df), latency_cdf_chart(distributions)).resolve_scale(
-                color="independent"
-            )
+            return side_by_side(latency_chart(df), latency_cdf_chart(distributions))
         return latency_chart(df)
     if benchmark == "flood":
         return _flood_default(df)
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
-        return alt.hconcat(chart, speedup_chart(df)).resolve_scale(color="independent")
+        return side_by_side(chart, speedup_chart(df))
     return chart
 
 
-def _flood_default(df: pd.DataFrame) -> alt.Chart:
+def _flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
     test = df["test"].iloc[0]
     if test == "echo":
         return echo_chart(df)
     if test == "map":
         return map_chart(df)
     if df["engines"].nunique() > 1:
-        return alt.hconcat(flood_chart(df), engines_chart(df)).resolve_scale(color="independent")
+        return side_by_side(flood_chart(df), engines_chart(df))
     return flood_chart(df)

@@ -24,15 +24,16 @@ def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
 
 def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
     """The median of ``metric`` per group, with its 95% interval (``ci_low``,
-    ``ci_high``; order statistics, see :func:`..stats.median_ci`)."""
+    ``ci_high``; order statistics, see :func:`..stats.median_ci`) and the number of
+    samples it was taken from (``samples``)."""
     rows = []
     for key, group in df.groupby(by, sort=True):
         values = group[metric].dropna().tolist()
         low, high, _ = median_ci(values)
         median = float(pd.Series(values, dtype=float).median())
         rows.append({**dict(zip(by, key, strict=True)), metric: median,
-                     "ci_low": low, "ci_high": high})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high"])
+                     "ci_low": low, "ci_high": high, "samples": len(values)})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high", "samples"])
 
 
 def zero_copy_speedup(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:

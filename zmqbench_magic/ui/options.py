@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..params import BenchParams, Param
@@ -68,3 +69,13 @@ def given_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> dict[
 def params_from_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> BenchParams:
     """Build the params object from parsed options, leaving unset ones at their default."""
     return params(**given_options(params, parsed))
+
+
+def check_output_path(path: str | None) -> None:
+    """Refuse, before a run, a file the result or chart could not be saved to after it."""
+    if path is None:
+        return
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        msg = f"cannot save to {path}: there is no folder {folder}"
+        raise ValueError(msg)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import altair as alt
 import ipywidgets as widgets
 
-from ..charts import chart_to_svg, default_chart
+from ..charts import chart_bundle, default_chart
 from ..params import BenchParams
 from ..results import ResultSet
 from .controls import control_value, make_control
@@ -192,16 +192,10 @@ class BenchmarkPanel:
         if self.result is None or not self.result.rows:
             return
         chart = self._chart_for(self.result)
-        svg = chart_to_svg(chart)
+        data, metadata = chart_bundle(chart)
         self.chart = chart
         # One assignment, so the front end swaps the old chart for the new in place.
-        self.output.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {"image/svg+xml": svg, "text/plain": f"<{self.title} chart>"},
-                "metadata": {},
-            },
-        )
+        self.output.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
 
     def _show_placeholder(self) -> None:
         self.output.outputs = (

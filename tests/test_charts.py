@@ -1,0 +1,226 @@
+"""Every chart the project makes, over sweeps of 1, 2 and 7 values: it fits a 900 px
+output area, no text is cut, legends sit with the chart they explain, a single value
+gets a point axis, titles agree in number, axes span the data, and the display bundle
+carries a Vega 5 view, a PNG and an SVG. tests/test_browser.py measures the same
+charts' text in a real browser; tests/test_kernel_output.py checks a real kernel's
+output."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import altair as alt
+import pytest
+import vl_convert
+from chart_frames import flood_frame, zmq_result
+
+from zmqbench_magic.charts import (
+    VEGA_MIMETYPE,
+    bandwidth_chart,
+    chart_bundle,
+    chart_to_svg,
+    comparison_chart,
+    default_chart,
+    echo_chart,
+    engines_chart,
+    flood_chart,
+    latency_cdf_chart,
+    latency_chart,
+    map_chart,
+    speedup_chart,
+    throughput_chart,
+)
+from zmqbench_magic.charts.layout import MAX_WIDTH, plural
+
+SWEEPS = (1, 2, 7)
+
+
+@functools.cache
+def _thr(values: int, transports: tuple[str, ...] = ("inproc",)):
+    return zmq_result("thr", values, transports=transports, copies=(True, False))
+
+
+@functools.cache
+def _lat(values: int):
+    return zmq_result("lat", values, transports=("inproc", "tcp"))
+
+
+def _chart(kind: str, values: int) -> alt.TopLevelMixin:
+    """One chart of each kind the project makes, drawn from a sweep of ``values``."""
+    makers = {
+        "throughput": lambda: throughput_chart(_thr(values).df),
+        "throughput by transport": lambda: throughput_chart(
+            _thr(values, ("inproc", "ipc", "tcp")).df
+        ),
+        "bandwidth": lambda: bandwidth_chart(_thr(values).df),
+        "speedup": lambda: speedup_chart(_thr(values).df),
+        "thr default": lambda: default_chart("thr", _thr(values).df),
+        "latency": lambda: latency_chart(_lat(values).df),
+        "cdf": lambda: latency_cdf_chart(_lat(values).distributions),
+        "lat default": lambda: default_chart("lat", _lat(values).df, _lat(values).distributions),
+        "flood": lambda: flood_chart(flood_frame("flood", values)),
+        "engines": lambda: engines_chart(flood_frame("flood", 2, engines=range(1, values + 1))),
+        "flood default": lambda: default_chart("flood", flood_frame("flood", values, (1, 2))),
+        "echo": lambda: echo_chart(flood_frame("echo", values)),
+        "map": lambda: map_chart(flood_frame("map", values)),
+        "comparison": lambda: comparison_chart(_thr(values).compare(_thr(values))),
+    }
+    return makers[kind]()
+
+
+KINDS = [
+    "throughput", "throughput by transport", "bandwidth", "speedup", "thr default",
+    "latency", "cdf", "lat default", "flood", "engines", "flood default", "echo", "map",
+    "comparison",
+]  # fmt: skip
+CASES = [(kind, values) for kind in KINDS for values in SWEEPS]
+
+
+def _scenegraph(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
+    return vl_convert.vegalite_to_scenegraph(chart.to_dict(), vl_version=f"v{major}_{minor}")
+
+
+def _items(node: dict[str, Any], x: float = 0, y: float = 0) -> Iterator[tuple[dict, float, float]]:
+    """Every mark item with its absolute position (groups offset their children)."""
+    for item in node.get("items", []):
+        yield item, x + item.get("x", 0), y + item.get("y", 0)
+        if "items" in item:
+            yield from _items(item, x + item.get("x", 0), y + item.get("y", 0))
+
+
+def _texts(scene: dict[str, Any]) -> list[str]:
+    return [item["text"] for item, _, _ in _items(scene["scenegraph"]) if "text" in item]
+
+
+@pytest.mark.parametrize(("kind", "values"), CASES)
+def test_every_chart_fits_900_px_and_no_text_is_cut(kind, values):
+    chart = _chart(kind, values)
+    svg = chart_to_svg(chart)
+    width = float(re.search(r'<svg[^>]*?width="([\d.]+)"', svg).group(1))
+    assert width <= MAX_WIDTH, f"{kind} over {values} values is {width:.0f} px wide"
+    scene = _scenegraph(chart)
+    texts = _texts(scene)
+    assert texts, "the chart has no text at all"
+    # vega cuts a label that is over its limit and ends it with an ellipsis.
+    cut = [t for t in texts if isinstance(t, str) and t.endswith("…")]
+    assert cut == [], f"{kind}: cut text {cut}"
+    # Every text's anchor is on the canvas (the browser test measures whole words).
+    origin_x, origin_y = scene["origin"]
+    for item, x, y in _items(scene["scenegraph"]):
+        if "text" in item and item.get("opacity", 1) and item["text"] != "":
+            assert -origin_x - 1 <= x <= scene["width"] - origin_x + 1, (kind, item["text"])
+            assert -origin_y - 1 <= y <= scene["height"] - origin_y + 1, (kind, item["text"])
+
+
+@pytest.mark.parametrize("kind", ["thr default", "lat default", "flood default"])
+def test_legends_sit_with_the_chart_they_explain(kind):
+    """In a figure of two charts, each legend is drawn inside its own chart's cell (a
+    shared legend is drawn at the top level, to the right of both)."""
+    scene = _scenegraph(_chart(kind, 7))
+    (root,) = scene["scenegraph"]["items"]
+    cells = [g for g in root["items"] if g.get("role") == "scope"]
+    assert len(cells) == 2, f"{kind} is not two charts side by side"
+    assert [g for g in root["items"] if g.get("role") == "legend"] == []  # none shared
+    found = 0
+    for number, cell in enumerate(cells):
+        (view,) = cell["items"]
+        # A legend starts within its own chart and ends before the next one begins.
+        right = cells[1]["items"][0]["x"] if number == 0 else scene["width"]
+        for legend in (g for g in view["items"] if g.get("role") == "legend"):
+            (box,) = legend["items"]
+            x = view["x"] + box["x"]
+            assert view["x"] - 1 <= x and x + box["width"] <= right, (cell["name"], x)
+            found += 1
+    assert found, f"{kind} has no legend"
+
+
+@pytest.mark.parametrize("kind", ["throughput", "latency", "bandwidth", "echo", "flood"])
+def test_a_single_value_gets_a_point_axis_and_two_get_a_log_axis(kind):
+    one = _chart(kind, 1).to_dict()
+    two = _chart(kind, 2).to_dict()
+    assert _x_encoding(one)["type"] == "ordinal"
+    assert _x_encoding(two)["type"] == "quantitative"
+    assert _x_encoding(two)["scale"]["type"] == "log"
+
+
+def _x_encoding(spec: dict[str, Any]) -> dict[str, Any]:
+    while "encoding" not in spec or "x" not in spec["encoding"]:
+        spec = (spec.get("layer") or spec.get("spec", {}).get("layer") or [spec.get("spec")])[0]
+    return spec["encoding"]["x"]
+
+
+def test_the_x_axis_spans_the_data_exactly():
+    """No decade of empty axis past the data (the latency axis ran to ~8M for 1M)."""
+    x = _x_encoding(_chart("latency", 7).to_dict())
+    sizes = sorted(_lat(7).df["size"].unique())
+    assert x["scale"]["domain"] == [sizes[0], sizes[-1]]
+    assert x["scale"]["nice"] is False
+    assert x["axis"]["values"] == sizes  # a tick at every measured size
+
+
+def test_titles_and_legends_agree_in_number():
+    assert plural(1, "size") == "1 size" and plural(7, "size") == "7 sizes"
+    one = json.dumps(_chart("thr default", 1).to_dict())
+    assert "1 size " in one and "1 sizes" not in one
+    flood = json.dumps(_chart("flood default", 2).to_dict())
+    assert "1 engine" in flood and "1 engines" not in flood and "2 engines" in flood
+
+
+def test_a_legend_of_one_entry_is_dropped_and_the_value_named_in_the_subtitle():
+    df = _thr(2).df
+    chart = throughput_chart(df[df["copy"]]).to_dict()
+    assert chart["title"]["subtitle"].startswith("inproc, copy sends")
+    color = chart["layer"][0]["encoding"]["color"] if "layer" in chart else None
+    assert color is not None and color["legend"] is None
+
+
+def _axis_titles(spec: Any) -> Iterator[str]:
+    if isinstance(spec, dict):
+        for channel in ("x", "y"):
+            title = spec.get("encoding", {}).get(channel, {}).get("title")
+            if isinstance(title, str):
+                yield title
+        for value in spec.values():
+            yield from _axis_titles(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _axis_titles(value)
+
+
+# Counts, settings and fractions: no unit to give.
+UNITLESS = {"fraction of round trips at or below", "engines", "tasks"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_axis_title_carries_a_unit(kind):
+    titles = set(_axis_titles(_chart(kind, 2).to_dict()))
+    assert titles, f"{kind} has no axis titles"
+    for title in titles - UNITLESS:
+        assert re.search(r"\(.+\)$", title), f"{kind}: axis title without a unit: {title!r}"
+
+
+def test_the_bundle_is_a_vega5_view_a_png_and_an_svg_with_nothing_to_fetch():
+    data, metadata = chart_bundle(_chart("thr default", 2))
+    assert set(data) == {VEGA_MIMETYPE, "image/png", "image/svg+xml", "text/plain"}
+    vega = data[VEGA_MIMETYPE]
+    assert vega["$schema"].endswith("/vega/v5.json")
+    assert "tooltip" in json.dumps(vega)  # the hover
+    assert any(s.get("name", "").startswith("pick_") for s in vega.get("signals", [])) or (
+        "pick_" in json.dumps(vega)
+    )  # the legend selection
+    png = base64.b64decode(data["image/png"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert data["image/svg+xml"].lstrip().startswith("<svg")
+    assert data["text/plain"] == "<chart: ZeroMQ PUSH/PULL throughput, 2 sizes (median of samples)>"
+    assert metadata[VEGA_MIMETYPE]["embed_options"]["actions"]["editor"] is False
+    everything = json.dumps(data)
+    urls = set(re.findall(r"https?://[^\s\"'<>)]+", everything))
+    assert {u for u in urls if "w3.org" not in u and "vega.github.io/schema" not in u} == set()
+    # Vega 5 draws the spec: compile it again with vega's own parser through vl-convert.
+    assert vl_convert.vega_to_svg(vega).lstrip().startswith("<svg")

@@ -1,0 +1,151 @@
+"""What every chart shares: its size, its axes, its legends, its titles and tooltips.
+
+One place decides how a figure fits a notebook's output area (900 px, JupyterLab's
+is about 970 px in a 1,400 px window with the file browser open), so the figures
+only say what they plot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import altair as alt
+import pandas as pd
+
+from ..params import COLUMN_TITLES
+from ..params.units import GiB, KiB, MiB
+
+# One chart's plotting area; two sit side by side, each with its axes and legend
+# below it, inside MAX_WIDTH.
+WIDTH, HEIGHT = 300, 220
+MAX_WIDTH = 900
+# Facets of one chart (one per transport) share the width of one row.
+ROW_WIDTH = 660
+# Legend labels are never cut: vega's default limit (160 px) clipped
+# "delivered (msgs/s" and "median round trip (µ".
+_NO_LIMIT = 0
+
+# Byte counts on an axis spelled as the options take them (1k = 1024 B).
+SIZE_LABEL_EXPR = (
+    f"datum.value >= {GiB} && datum.value % {GiB} == 0 ? datum.value / {GiB} + 'G' : "
+    f"datum.value >= {MiB} && datum.value % {MiB} == 0 ? datum.value / {MiB} + 'M' : "
+    f"datum.value >= {KiB} && datum.value % {KiB} == 0 ? datum.value / {KiB} + 'k' : "
+    "format(datum.value, ',')"
+)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 size``, ``7 sizes``, ``1 engine``: a count with its noun agreeing."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
+def x_axis(
+    frame: pd.DataFrame, column: str, title: str | None = None, *, sizes: bool = False,
+    scale: str = "log", ticks_at_values: bool = True,
+) -> alt.X:  # fmt: skip
+    """An x axis that spans the data: a point axis for a single value (a linear axis
+    of one value crowds its tick labels), otherwise ``scale`` over exactly the
+    measured range, with a tick at each measured value (up to 8) so each point can be
+    read off."""
+    title = title or COLUMN_TITLES[column]
+    values = sorted(frame[column].dropna().unique().tolist())
+    label = {"labelExpr": SIZE_LABEL_EXPR} if sizes else {"format": ",~r"}
+    if len(values) <= 1:
+        return alt.X(f"{column}:O", title=title, axis=alt.Axis(labelAngle=0, **label))
+    low, high = values[0], values[-1]
+    if scale == "log" and low <= 0:
+        scale = "symlog"
+    if len(values) <= 8 and ticks_at_values:
+        label["values"] = values
+    return alt.X(
+        f"{column}:Q",
+        title=title,
+        scale=alt.Scale(type=scale, domain=[low, high], nice=False, zero=False, padding=12),
+        axis=alt.Axis(labelOverlap="greedy", labelFlush=False, **label),
+    )
+
+
+def log_y(column: str, title: str, domain: Sequence[float] | None = None) -> alt.Y:
+    """A log y axis that starts and ends near the data (no decade of empty space)."""
+    scale = alt.Scale(type="log", nice=False, zero=False, padding=12)
+    if domain is not None:
+        scale = alt.Scale(type="log", domain=list(domain), nice=False, zero=False, padding=12)
+    return alt.Y(f"{column}:Q", title=title, scale=scale)
+
+
+def legend(title: str, entries: int) -> alt.Legend:
+    """A legend below its chart, in columns that fit the chart's width, never cut."""
+    return alt.Legend(
+        title=title, orient="bottom", direction="vertical" if entries > 4 else "horizontal",
+        columns=2 if entries > 4 else entries, labelLimit=_NO_LIMIT, titleLimit=_NO_LIMIT,
+        symbolType="circle",
+    )  # fmt: skip
+
+
+def color(frame: pd.DataFrame, field: str, title: str) -> alt.Color:
+    """Colour by ``field``, with a legend only when it has several values (a legend of
+    one entry says nothing; :func:`subtitle` names that value instead)."""
+    order = list(dict.fromkeys(frame[field]))  # as measured (sizes and counts ascending)
+    palette = alt.Scale(scheme="category10" if len(order) <= 10 else "category20")
+    if len(order) <= 1:
+        return alt.Color(f"{field}:N", legend=None, sort=order, scale=palette)
+    return alt.Color(f"{field}:N", legend=legend(title, len(order)), sort=order, scale=palette)
+
+
+def subtitle(
+    frame: pd.DataFrame, fields: Iterable[str], words: dict[str, str] | None = None
+) -> str:
+    """The settings that were the same at every point, in words: ``tcp, copy``."""
+    words = words or {}
+    parts = []
+    for field in fields:
+        if field in frame.columns and frame[field].nunique() == 1:
+            value = frame[field].iloc[0]
+            parts.append(words.get(field, "{}").format(value))
+    return ", ".join(parts)
+
+
+def selector(field: str, name: str) -> alt.Parameter:
+    """Click a legend entry to pick out its series (shift-click adds more). ``name``
+    keeps two charts' selections apart when they sit side by side."""
+    return alt.selection_point(fields=[field], bind="legend", name=name)
+
+
+def picked(param: alt.Parameter) -> alt.OpacityValue:
+    return alt.condition(param, alt.value(1.0), alt.value(0.12))
+
+
+def tooltip(
+    frame: pd.DataFrame, fields: Sequence[str], value: str, value_title: str, fmt: str
+) -> list[alt.Tooltip]:
+    """The exact figures on hover: the median, its 95% interval and how many samples,
+    then every setting of the point."""
+    tips = [
+        alt.Tooltip(f"{value}:Q", title=value_title, format=fmt),
+        alt.Tooltip("ci_low:Q", title="95% interval from", format=fmt),
+        alt.Tooltip("ci_high:Q", title="95% interval to", format=fmt),
+    ]
+    if "samples" in frame.columns:
+        tips.append(alt.Tooltip("samples:Q", title="samples"))
+    return tips + [
+        alt.Tooltip(f"{f}:N", title=COLUMN_TITLES.get(f, f)) for f in fields if f in frame.columns
+    ]
+
+
+def titled(chart: alt.TopLevelMixin, title: str, note: str = "") -> alt.TopLevelMixin:
+    """A title, and a subtitle naming what was the same everywhere; never cut."""
+    params = {"text": title, "anchor": "start", "limit": _NO_LIMIT}
+    if note:
+        params |= {"subtitle": note, "subtitleColor": "#555"}
+    return chart.properties(title=alt.TitleParams(**params))
+
+
+def side_by_side(*charts: alt.TopLevelMixin) -> alt.HConcatChart:
+    """Charts in a row, each keeping its own scales and its legends below it (shared
+    legends would gather at the far right, beside the wrong chart)."""
+    channels = ("color", "shape", "opacity", "strokeDash")
+    return (
+        alt.hconcat(*charts, spacing=24)
+        .resolve_scale(**dict.fromkeys(channels, "independent"))
+        .resolve_legend(**dict.fromkeys(channels, "independent"))
+    )
