@@ -15,6 +15,7 @@ import ipyparallel as ipp
 import numpy as np
 import psutil
 import pytest
+from IPython.utils.capture import capture_output
 from conftest import cluster_processes
 from IPython.core.error import UsageError
 
@@ -143,12 +144,21 @@ def test_direct_view_deals_tasks_to_every_engine():
 def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
     run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
     profile_dir = cluster.current().profile_dir
-    ip.run_line_magic("taskflood", "--stop")
+    cluster_id = cluster.current().cluster.cluster_id
+    with capture_output() as captured:
+        ip.run_line_magic("taskflood", "--stop")
+    assert captured.stdout.strip() == (
+        f"stopped the cluster zmqbench_magic started (cluster id {cluster_id}, scheme "
+        "leastload): its controller and 1 engine"
+    )
+    with capture_output() as captured:
+        ip.run_line_magic("taskflood", "--stop")
+    assert "nothing to stop" in captured.stdout
     assert cluster.current() is None
     assert cluster_processes() == []
     assert not __import__("os").path.exists(profile_dir)
     result = run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
-    assert result.metadata["notes"][0].startswith("started a leastload cluster of 1 engines")
+    assert result.metadata["notes"][0].startswith("started a leastload cluster of 1 engine in")
 
 
 def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monkeypatch):

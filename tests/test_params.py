@@ -93,3 +93,24 @@ def test_high_water_mark_bounds_queued_bytes():
     assert high_water_mark(1 << 20) == 128
     assert high_water_mark(GiB) == 2
     assert all(high_water_mark(s) * s <= params.QUEUE_BYTES for s in (64 << 10, 1 << 20, 64 << 20))
+
+
+def test_a_size_with_few_messages_a_sample_is_cautioned_before_the_run():
+    from zmqbench_magic.params import LatencyParams, ThroughputParams
+
+    assert ThroughputParams(size=["1k", "64M"]).cautions() == []
+    (caution,) = ThroughputParams(size=["1k", "256M"]).cautions()
+    assert "size 256M (268435456 B)" in caution and "only a few messages" in caution
+    assert "round trips" in LatencyParams(size="512M").cautions()[0]
+
+
+def test_a_slow_point_is_spelled_without_contradicting_itself():
+    """1 GB at 0.49 msgs/s is 4.2 Gbit/s: the line says 0.49, never '0 msgs/s'."""
+    from zmqbench_magic.results.text import summary_line
+
+    nan = float("nan")
+    point = {"transport": "tcp", "size": 2**30, "copy": True, "msgs_per_s": 0.49,
+             "send_msgs_per_s": nan, "mbit_per_s": 0.49 * 2**30 * 8 / 1e6, "n": 1,
+             "ci_low": nan, "ci_high": nan, "ci_level": 0}  # fmt: skip
+    line = summary_line("thr", point)
+    assert "0.49 msgs/s delivered" in line and "4.21 Gbit/s" in line and "n/a sent" in line

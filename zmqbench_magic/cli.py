@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         params = params_from_options(params_class, vars(args))
         for path in (args.json, args.csv, args.svg, args.png):
             check_output_path(path)
+        for caution in params.cautions():
+            print(f"zmqbench: warning: {caution}", file=sys.stderr)
         result = _measure(measure, params, args.quiet)
     except Interrupted as interrupt:
         if interrupt.result is None:

@@ -183,7 +183,7 @@ class ZmqBench(Magics, BenchDefaults):
         if args.stop:
             from .parallel import cluster
 
-            cluster.stop()
+            print(cluster.stop())
             return None
         if cell is None:
             return self._run(args, FloodParams, run_taskflood)
@@ -226,6 +226,8 @@ class ZmqBench(Magics, BenchDefaults):
             check_output_path(args.png)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        for caution in params.cautions():
+            print(f"warning: {caution}", file=sys.stderr)
         result = self._measure(measure, params, quiet=args.quiet or self.quiet)
         self._show(result, args)
         if args.variable:

@@ -20,6 +20,7 @@ import altair as alt
 
 from .charts import default_chart
 from .params import FloodParams, LatencyParams, ThroughputParams
+from .params.units import plural
 from .results import ResultSet
 from .sockets.measure import run_latency, run_throughput
 from .ui.panel import BenchmarkPanel
@@ -94,7 +95,7 @@ class TaskFloodPanel(BenchmarkPanel):
         if named:
             self._say("a running cluster you named is never resized: runs use its engines")
         elif clusters.current() is None:
-            self._say(f"no cluster yet: Run starts one of {change['new']} engines")
+            self._say(f"no cluster yet: Run starts one of {plural(change['new'], 'engine')}")
         else:
             self._start(self._resize)
 
@@ -105,7 +106,7 @@ class TaskFloodPanel(BenchmarkPanel):
         while (have := clusters.engine_count()) is not None and (
             wanted := self.controls["engines"].value
         ) != have:
-            self._say(f"resizing the cluster to {wanted} engines…")
+            self._say(f"resizing the cluster to {plural(wanted, 'engine')}…")
             self._say(clusters.resize(wanted, self.controls["timeout"].value))
 
 

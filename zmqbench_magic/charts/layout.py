@@ -13,7 +13,9 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES
-from ..params.units import GiB, KiB, MiB
+from ..params.units import GiB, KiB, MiB, plural
+
+__all__ = ["plural"]  # re-exported: the charts' titles count with it
 
 # One chart's plotting area; two sit side by side, each with its axes and legend
 # below it, inside MAX_WIDTH.
@@ -32,11 +34,6 @@ SIZE_LABEL_EXPR = (
     f"datum.value >= {KiB} && datum.value % {KiB} == 0 ? datum.value / {KiB} + 'k' : "
     "format(datum.value, ',')"
 )
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """``1 size``, ``7 sizes``, ``1 engine``: a count with its noun agreeing."""
-    return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
 def x_axis(

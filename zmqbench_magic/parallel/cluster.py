@@ -31,6 +31,7 @@ import ipyparallel as ipp
 from traitlets.config import Config
 
 from ..method.spawn import child_env, module_command
+from ..params.units import plural
 from .reaper import end_cluster_processes, kill, process_trees
 
 _PING_MS = 250
@@ -74,7 +75,7 @@ class ClusterHandle:
             kill(leftovers)  # the engines' nannies, should they outlive them
         _wait_for_count(self.client, engines, timeout)
         self.events.append(
-            f"resized the cluster from {have} to {engines} engines in "
+            f"resized the cluster from {have} to {plural(engines, 'engine')} in "
             f"{time.monotonic() - started:.1f} s"
         )
 
@@ -153,7 +154,7 @@ def resize(engines: int, timeout: float) -> str:
     except BaseException:
         stop()
         raise
-    return handle.events[-1] if handle.events else f"the cluster has {engines} engines"
+    return handle.events[-1] if handle.events else f"the cluster has {plural(engines, 'engine')}"
 
 
 def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
@@ -200,7 +201,8 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
         raise
     handle = ClusterHandle(client, scheme, cluster, profile_dir, reaper)
     handle.events.append(
-        f"started a {scheme} cluster of {engines} engines in {time.monotonic() - started:.1f} s"
+        f"started a {scheme} cluster of {plural(engines, 'engine')} in "
+        f"{time.monotonic() - started:.1f} s"
     )
     return handle
 
@@ -231,12 +233,19 @@ def _connection_file(profile: str, cluster_id: str) -> Path:
     return Path(get_ipython_dir()) / f"profile_{profile or 'default'}" / "security" / name
 
 
-def stop() -> None:
-    """Stop the cluster the project started, if any (``%taskflood --stop``)."""
+def stop() -> str:
+    """Stop the cluster the project started, if any (``%taskflood --stop``); say what
+    was stopped, or that there was nothing to stop."""
     global _current
     handle, _current = _current, None
-    if handle is not None:
-        handle.stop()
+    if handle is None or handle.cluster is None:  # only clusters it started are kept
+        return "no cluster started by zmqbench_magic is running: nothing to stop"
+    engines, cluster_id = len(handle.engine_ids()), handle.cluster.cluster_id
+    handle.stop()
+    return (
+        f"stopped the cluster zmqbench_magic started (cluster id {cluster_id}, scheme "
+        f"{handle.scheme}): its controller and {plural(engines, 'engine')}"
+    )
 
 
 def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
@@ -245,7 +254,7 @@ def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
     while len(client.ids) != engines:
         if time.monotonic() > deadline:
             msg = (
-                f"the cluster has {len(client.ids)} engines registered, not {engines}, "
+                f"the cluster has {plural(len(client.ids), 'engine')} registered, not {engines}, "
                 f"after {timeout:g} s"
             )
             raise TimeoutError(msg)

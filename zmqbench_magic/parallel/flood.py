@@ -27,7 +27,7 @@ from ..method.control import Progress, StopFlag
 from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule
 from ..params import FloodParams
-from ..params.units import format_duration, format_size
+from ..params.units import format_duration, format_size, plural
 from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import relative_halfwidth
 from . import cluster as clusters
@@ -250,8 +250,8 @@ def _connect(params: FloodParams) -> clusters.ClusterHandle:
     if max(params.engines) > available:
         handle.stop()
         msg = (
-            f"engines {max(params.engines)}: the running cluster has {available} engines, "
-            "and the project never resizes a cluster it did not start"
+            f"engines {max(params.engines)}: the running cluster has "
+            f"{plural(available, 'engine')}, and the project never resizes a cluster it did not start"
         )
         raise ValueError(msg)
     return handle
@@ -269,5 +269,5 @@ def describe(point: Mapping[str, Any], test: str) -> str:
         extra = f", {format_size(point['size'])} B arrays"
     if "duration" in point:
         extra = f", {format_duration(point['duration'])} sleeps"
-    where = f"{point['engines']} engines, {point['view']}/{point.get('scheme', '')}"
+    where = f"{plural(point['engines'], 'engine')}, {point['view']}/{point.get('scheme', '')}"
     return f"{test} {point['tasks']} tasks, {where}{extra}"

@@ -205,6 +205,11 @@ class BenchParams:
     def _check_combinations(self) -> None:
         """Checks across fields, after each field is valid on its own."""
 
+    def cautions(self) -> list[str]:
+        """Settings that are allowed but make figures to be read with care, in words,
+        said before a run starts (and kept with its result)."""
+        return []
+
 
 def _validated(param: Param, value: Any) -> Any:
     if not param.sweep:

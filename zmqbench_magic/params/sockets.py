@@ -43,6 +43,25 @@ def check_memory(size: int) -> None:
         raise ValueError(msg)
 
 
+# From this size on, a sample holds only a handful of messages: at loopback's few
+# GB/s a 0.1 s sample is a message or two, and calibration's first try alone (10
+# messages) moves gigabytes.
+FEW_MESSAGES_SIZE = 256 * MiB
+
+
+def few_messages_caution(sizes: tuple[int, ...], what: str) -> list[str]:
+    """A warning, before the run, for sizes whose samples hold only a few messages."""
+    large = [s for s in sizes if s >= FEW_MESSAGES_SIZE]
+    if not large:
+        return []
+    spelled = ", ".join(spell_size(s) for s in large)
+    return [
+        f"size {spelled}: a sample holds only a few {what} of this size, so it takes "
+        "seconds and gigabytes of memory, and its figure rests on a handful of them; "
+        f"sizes up to {spell_size(FEW_MESSAGES_SIZE // 4)} give many a sample"
+    ]
+
+
 def available_memory() -> int | None:
     """MemAvailable from /proc/meminfo, or None where that is not known."""
     try:
@@ -160,6 +179,10 @@ class ZmqParams(BenchParams):
 
     def _check_memory(self) -> None:
         check_memory(max(self.size))
+
+    def cautions(self) -> list[str]:
+        what = "messages" if self.benchmark == "thr" else "round trips"
+        return few_messages_caution(self.size, what)
 
 
 @dataclass(frozen=True)

@@ -98,3 +98,8 @@ def format_duration(seconds: float) -> str:
         if value >= 1 and abs(value - round(value)) < 1e-9:
             return f"{round(value)}{unit}"
     return f"{seconds:g}"
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 size``, ``7 sizes``, ``1 engine``: a count with its noun agreeing."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"

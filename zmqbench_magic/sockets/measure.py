@@ -187,7 +187,7 @@ class _RunState:
             if histogram is not None:
                 key = _key({k: row[k] for k in (*points[0], "frames")})
                 histograms[key] = histograms.get(key, LogHistogram()) + histogram
-        warnings = []
+        warnings = self.params.cautions()
         for point in points:
             point_rows = [r for r in rows if all(r[k] == v for k, v in point.items())]
             warnings += _point_warnings(point_rows, self.params.metrics[0].name, point)

@@ -26,6 +26,7 @@ import ipywidgets as widgets
 
 from ..charts import chart_bundle, default_chart
 from ..params import BenchParams
+from ..params.units import plural
 from ..results import ResultSet
 from .controls import control_value, make_control
 
@@ -95,7 +96,8 @@ class BenchmarkPanel:
         params = self.params()
         points = len(list(params.points()))
         self._set_progress(0, points * params.repeat)
-        self._say(f"running {points} point{'s' if points != 1 else ''}, {params.repeat} rounds…")
+        cautions = "".join(f"\nwarning: {c}" for c in params.cautions())
+        self._say(f"running {plural(points, 'point')}, {params.repeat} rounds…{cautions}")
         self._start(lambda: self._measure(params))
         return self.wait() if wait else None
 
