@@ -15,9 +15,9 @@ import ipyparallel as ipp
 import numpy as np
 import psutil
 import pytest
-from IPython.utils.capture import capture_output
 from conftest import cluster_processes
 from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 
 from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.flood import run_taskflood

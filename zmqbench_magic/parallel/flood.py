@@ -251,7 +251,8 @@ def _connect(params: FloodParams) -> clusters.ClusterHandle:
         handle.stop()
         msg = (
             f"engines {max(params.engines)}: the running cluster has "
-            f"{plural(available, 'engine')}, and the project never resizes a cluster it did not start"
+            f"{plural(available, 'engine')}, and the project never resizes a cluster it "
+            "did not start"
         )
         raise ValueError(msg)
     return handle
