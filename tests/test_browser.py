@@ -36,7 +36,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 NOTEBOOK = Path(__file__).parent.parent / "examples" / "04_dashboard.ipynb"
-SCREENSHOT = os.environ.get("ZMQBENCH_SCREENSHOT")  # where to keep a picture of the panel
+# A folder to keep the pictures in (the README's come from here).
+SCREENSHOT = os.environ.get("ZMQBENCH_SCREENSHOT")
 # The front ends: how to start the server, and where the notebook opens.
 FRONT_ENDS = {
     "jupyterlab": ("jupyterlab", "--LabApp", "/lab/tree/04_dashboard.ipynb?reset"),
@@ -63,7 +64,8 @@ def server(request, tmp_path):
     directories, serving a copy of the notebook (so the example is never rewritten)."""
     module, app, path = FRONT_ENDS[request.param]
     assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install -y chromium"
-    shutil.copy(NOTEBOOK, tmp_path)
+    for notebook in NOTEBOOK.parent.glob("*.ipynb"):
+        shutil.copy(notebook, tmp_path)
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # No "would you like news?" toast over the page.
@@ -162,13 +164,13 @@ def _run_all(page: Page) -> None:
 
 
 def _chart_svg(panel: Locator) -> str:
-    """The SVG the page shows in the panel's one output (rendered as an image)."""
-    image = panel.locator(".widget-output img")
-    assert image.count() == 1, "the chart is shown once, in place"
-    assert image.evaluate("img => img.complete && img.naturalWidth > 0"), "the image did not draw"
-    source = image.get_attribute("src")
-    assert source.startswith("data:image/svg+xml")
-    return urllib.parse.unquote(source.split(",", 1)[1])
+    """The chart the page shows in the panel's one output: a live Vega view, drawn by
+    the front end's own vega as SVG (the PNG and SVG beside it are not used here)."""
+    view = panel.locator(".widget-output .jp-RenderedVega5")
+    assert view.count() == 1, "the chart is shown once, in place, as a live Vega view"
+    svg = view.locator("svg.marks")
+    svg.wait_for(timeout=30_000)
+    return svg.evaluate("s => s.outerHTML")
 
 
 def _widen_size_range(panel: Locator, steps: int) -> None:
@@ -183,12 +185,95 @@ def _widen_size_range(panel: Locator, steps: int) -> None:
     track.click(position={"x": box["width"] * target / last, "y": box["height"] / 2})
 
 
+_PANEL_TITLES = {
+    "throughput": "ZeroMQ PUSH/PULL throughput",
+    "latency": "ZeroMQ REQ/REP round trip",
+    "flood": "ipyparallel task flood",
+}
+
+
+def _panel(page: Page, name: str) -> Locator:
+    return page.locator(".zmqbench-panel", has_text=_PANEL_TITLES[name]).first
+
+
+# The boxes of a panel's controls and of its chart's legends and text, each against the
+# output area the panel sits in and (text) the chart's own canvas.
+_BOXES_JS = """panel => {
+  const area = panel.closest('.jp-OutputArea-output').getBoundingClientRect();
+  const box = e => { const r = e.getBoundingClientRect();
+                     return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  const name = e => (e.textContent || e.className.baseVal || e.className || e.tagName)
+                      .toString().slice(0, 40);
+  const controls = [...panel.querySelectorAll(
+      '.widget-inline-hbox, .widget-toggle-buttons, button, .widget-label')]
+    .filter(e => e.offsetParent !== null).map(e => ({name: name(e), ...box(e)}));
+  const svg = panel.querySelector('.jp-RenderedVega5 svg.marks');
+  const legends = [...svg.querySelectorAll('g.role-legend')]
+    .map(e => ({name: e.getAttribute('aria-label') || 'legend', ...box(e)}));
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent)
+    .map(t => ({name: t.textContent, ...box(t)}));
+  const labels = [...panel.querySelectorAll('.widget-label:not(.widget-readout)')]
+    .filter(e => e.offsetParent !== null && e.textContent)
+    .map(e => getComputedStyle(e).textAlign);
+  return {area: box(panel.closest('.jp-OutputArea-output')), canvas: box(svg),
+          controls, legends, texts, labels};
+}"""
+
+
+def _everything_inside_the_output_area(panel: Locator) -> None:
+    """No control, legend or chart text lies outside the visible output area (nor any
+    chart text outside the chart), and every control's label is aligned alike."""
+    panel.scroll_into_view_if_needed()
+    boxes = panel.evaluate(_BOXES_JS)
+    area, canvas = boxes["area"], boxes["canvas"]
+    for kind in ("controls", "legends", "texts"):
+        for item in boxes[kind]:
+            assert area["left"] - 1 <= item["left"] and item["right"] <= area["right"] + 1, (
+                f"{kind[:-1]} {item['name']!r} sticks out of the output area: {item} vs {area}"
+            )
+    for text in boxes["texts"]:
+        assert canvas["left"] - 1 <= text["left"] and text["right"] <= canvas["right"] + 1, text
+        assert canvas["top"] - 1 <= text["top"] and text["bottom"] <= canvas["bottom"] + 1, text
+    assert boxes["legends"], "the chart has no legend to check"
+    assert set(boxes["labels"]) == {"right"}, f"labels aligned {set(boxes['labels'])}"
+
+
+def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
+    """Hover a point: vega's tooltip gives its median, interval and samples."""
+    panel.scroll_into_view_if_needed()
+    point = panel.locator('.jp-RenderedVega5 svg path[aria-roledescription="point"]').first
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    # As a hand moves: vega 5 shows a tooltip on moving over a mark, not on arriving.
+    page.mouse.move(x - 20, y - 20)
+    page.mouse.move(x, y, steps=5)
+    tooltip = page.locator("#vg-tooltip-element")
+    tooltip.wait_for(state="visible", timeout=10_000)
+    text = tooltip.inner_text()
+    for words in ("median", "95% interval from", "samples", "message size"):
+        assert words in text, f"{words!r} not in the tooltip: {text!r}"
+    if SCREENSHOT:
+        page.screenshot(path=Path(SCREENSHOT) / "tooltip.png", clip=_around(point, tooltip))
+
+
+def _around(*items: Locator) -> dict[str, float]:
+    boxes = [i.bounding_box() for i in items]
+    left = max(0, min(b["x"] for b in boxes) - 380)
+    top = max(0, min(b["y"] for b in boxes) - 260)
+    right = max(b["x"] + b["width"] for b in boxes) + 260
+    bottom = max(b["y"] + b["height"] for b in boxes) + 120
+    return {"x": left, "y": top, "width": right - left, "height": bottom - top}
+
+
 def test_the_panel_redraws_its_chart_in_place_offline(server):
+    front_end = "jupyterlab" if "/lab/" in server else "notebook7"
     refused: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            # A laptop's window: JupyterLab's output area is then ~970 px wide.
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.route("**/*", lambda route: _local_only(route, refused))
             page.goto(server)
             _run_all(page)
@@ -209,9 +294,12 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
             # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
             assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
             assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
-            if SCREENSHOT:
-                page.set_viewport_size({"width": 1800, "height": 1500})  # the whole panel
-                panel.screenshot(path=SCREENSHOT)
+            for name in ("throughput", "latency", "flood"):
+                box = _panel(page, name)
+                _everything_inside_the_output_area(box)
+                if SCREENSHOT:
+                    box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+            _a_hover_shows_the_exact_figures(page, panel)
         finally:
             browser.close()
     # Whatever the page asked of the outside was refused, and the chart drew anyway.

@@ -23,6 +23,7 @@ from .figures import (
 )
 from .render import (
     VEGA_MIMETYPE,
+    Figure,
     chart_bundle,
     chart_title,
     chart_to_png,
@@ -33,6 +34,7 @@ from .render import (
 
 __all__ = [
     "VEGA_MIMETYPE",
+    "Figure",
     "bandwidth_chart",
     "chart_bundle",
     "chart_title",

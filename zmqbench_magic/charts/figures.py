@@ -52,6 +52,8 @@ def _points(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) ->
     frame["metric"] = frame["metric"].map(COLUMN_TITLES)
     if "copy" in frame.columns:
         frame["mode"] = frame["copy"].map(COPY.label)
+        # Colours in the declared order (copy, then zero-copy), whatever was run first.
+        frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
     return frame
 
 
@@ -80,7 +82,8 @@ def _lines(
         x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
         opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
     )  # fmt: skip
-    return alt.layer(lines, bars)
+    # The bars first: drawn over the points, they would take the pointer off them.
+    return alt.layer(bars, lines)
 
 
 def _facet_width(frame: pd.DataFrame) -> int:

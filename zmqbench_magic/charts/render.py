@@ -84,6 +84,28 @@ def chart_bundle(chart: alt.TopLevelMixin) -> tuple[dict[str, Any], dict[str, An
     }
 
 
+class Figure:
+    """A chart as every front end shows it: ``Figure(bandwidth_chart(r.df))`` as a
+    cell's last line draws the live view with its PNG and SVG beside it (see the module
+    docstring), where altair's own display would need a CDN."""
+
+    def __init__(self, chart: alt.TopLevelMixin) -> None:
+        self.chart = chart
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return chart_bundle(self.chart)
+
+    def save(self, path: str | Path, kind: str | None = None) -> Path:
+        """Write the chart as SVG or PNG (``kind``, or the file's suffix)."""
+        kind = kind or Path(path).suffix.lstrip(".").lower()
+        if kind not in ("svg", "png"):
+            msg = f"a chart is saved as svg or png, got {kind or 'no suffix'!r} for {path}"
+            raise ValueError(msg)
+        return save_chart(self.chart, path, kind)
+
+
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, kind: str) -> Path:
     """Write ``chart`` to ``path`` as ``"svg"`` or ``"png"``."""
     path = Path(path)

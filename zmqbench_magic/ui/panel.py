@@ -34,6 +34,11 @@ from .controls import control_value, make_control
 _STOP_GRACE_S = 60.0
 
 
+# ipywidgets aligns a slider's description to the right and a row of toggle buttons'
+# to the left; one rule for every control of a panel lines them all up on the right.
+_PANEL_STYLE = "<style>.zmqbench-panel .widget-label:not(.widget-readout){text-align:right}</style>"
+
+
 class BenchmarkPanel:
     """Controls for every parameter, Run / Stop / Clear, progress, export and a chart.
 
@@ -211,7 +216,8 @@ class BenchmarkPanel:
     def _say(self, text: str) -> None:
         # A long sweep's summary scrolls inside its box rather than pushing the chart down.
         self.status.value = (
-            "<pre style='margin:0;line-height:1.3;max-height:9em;overflow:auto'>"
+            "<pre style='margin:0;line-height:1.3;max-height:9em;overflow:auto;"
+            "white-space:pre'>"
             f"{html.escape(text)}</pre>"
         )
 
@@ -250,7 +256,7 @@ class BenchmarkPanel:
         buttons = [self.run_button, self.stop_button, self.clear_button]
         self.widget = widgets.VBox(
             [
-                widgets.HTML(f"<b>{html.escape(self.title)}</b>"),
+                widgets.HTML(f"{_PANEL_STYLE}<b>{html.escape(self.title)}</b>"),
                 *main,
                 settings,
                 widgets.HBox([*buttons, self.progress, self.progress_label]),
@@ -259,6 +265,7 @@ class BenchmarkPanel:
                 self.output,
             ]
         )
+        self.widget.add_class("zmqbench-panel")
 
     def _press(self, action: Callable[[], Any]) -> None:
         """A button's action: a bad setting is reported in the panel, not raised into
