@@ -83,3 +83,14 @@ def test_soak_bench_quick_reports_its_state_and_leaves_nothing():
     for key in ("fds", "threads", "rss_mb", "children"):
         assert any(line.startswith(key) for line in done.stdout.splitlines())
     assert cluster_processes() == []
+
+
+def test_chart_bench_quick_prints_the_three_ways():
+    done = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_charts.py")), "--quick"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for way in ("vega5 + png + svg", "JupyterChart offline", "html inline"):
+        assert way in done.stdout
+    assert "ratio saved bytes, JupyterChart / ours:" in done.stdout

@@ -304,3 +304,35 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
             browser.close()
     # Whatever the page asked of the outside was refused, and the chart drew anyway.
     print("requests refused:", refused or "none")
+
+
+def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server):
+    """examples/01_throughput.ipynb as stored (never run here, so not trusted): its
+    charts are live Vega views drawn by the front end's own vega, nothing fetched."""
+    url = server.replace("04_dashboard", "01_throughput")
+    front_end = "jupyterlab" if "/lab/" in server else "notebook7"
+    refused: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/*", lambda route: _local_only(route, refused))
+            page.goto(url)
+            page.wait_for_function(f"window.jupyterapp && {_CURRENT}?.content?.widgets?.length",
+                                   timeout=120_000)  # fmt: skip
+            trusted = page.evaluate(
+                f"{_CURRENT}.content.widgets.filter(c => c.model.type === 'code')"
+                ".map(c => c.model.trusted)"
+            )
+            assert not any(trusted), "the stored notebook should open untrusted"
+            chart = page.locator(".jp-RenderedVega5 svg.marks").first
+            chart.wait_for(timeout=60_000)
+            assert "ZeroMQ PUSH/PULL throughput" in chart.evaluate("s => s.textContent")
+            if SCREENSHOT:
+                chart.scroll_into_view_if_needed()
+                page.locator(".jp-RenderedVega5").first.screenshot(
+                    path=Path(SCREENSHOT) / f"untrusted-{front_end}.png"
+                )
+        finally:
+            browser.close()
+    assert refused == [], f"the page asked the outside for {refused}"

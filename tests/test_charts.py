@@ -224,3 +224,19 @@ def test_the_bundle_is_a_vega5_view_a_png_and_an_svg_with_nothing_to_fetch():
     assert {u for u in urls if "w3.org" not in u and "vega.github.io/schema" not in u} == set()
     # Vega 5 draws the spec: compile it again with vega's own parser through vl-convert.
     assert vl_convert.vega_to_svg(vega).lstrip().startswith("<svg")
+
+
+def test_a_notebook_viewer_without_vega_shows_the_picture():
+    """nbconvert (what notebook viewers on code hosts run) draws the SVG beside the
+    Vega spec, and nothing it writes for the chart comes from a CDN."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    data, metadata = chart_bundle(_chart("thr default", 2))
+    cell = nbformat.v4.new_code_cell("%zmqthr", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
+    html, _ = HTMLExporter().from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
+    (output,) = re.findall(r'<div class="jp-RenderedSVG[^>]*>(.*?)</div>', html, re.S)
+    (picture,) = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', output)
+    assert "PUSH/PULL throughput" in base64.b64decode(picture).decode()
+    assert not re.search(r"<script[^>]*vega", html)  # no vega loaded from anywhere
