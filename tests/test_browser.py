@@ -82,8 +82,11 @@ def server(request, tmp_path):
     ]  # fmt: skip
     if module == "jupyterlab":
         command.append("--LabApp.extension_manager=readonly")
+    # Its own data directory too: the notebook-signature database there (what makes a
+    # notebook trusted) starts empty, as on a machine that never ran the examples.
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-           "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}  # fmt: skip
+           "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
     log = (tmp_path / "server.log").open("wb")
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log,
                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
@@ -318,8 +321,11 @@ def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.route("**/*", lambda route: _local_only(route, refused))
             page.goto(url)
-            page.wait_for_function(f"window.jupyterapp && {_CURRENT}?.content?.widgets?.length",
-                                   timeout=120_000)  # fmt: skip
+            page.wait_for_function(
+                f"window.jupyterapp && {_CURRENT}?.context?.isReady"
+                f" && {_CURRENT}.content.widgets.length > 3",
+                timeout=120_000,
+            )
             trusted = page.evaluate(
                 f"{_CURRENT}.content.widgets.filter(c => c.model.type === 'code')"
                 ".map(c => c.model.trusted)"
