@@ -2,9 +2,10 @@
 
 In one run, alternating, the same throughput sweep (tcp, 1k to 64k, copy, a fixed
 count) is measured by ``run_throughput()`` directly and by ``ThroughputPanel.run()``
-(a worker thread, progress updates, the chart drawn as SVG and swapped in place):
+(a worker thread, progress updates, the chart's Vega spec, PNG and SVG made and
+swapped in place):
 medians of the wall time and the ratio panel / direct. Then how long the redraw
-alone takes (chart + SVG, as the panel does it) for one run's result and for ten runs
+alone takes (chart + its display bundle, as the panel does it) for one run's result and for ten runs
 accumulated.
 
     python bench/bench_panel.py            # ~20 s on 2 cores
@@ -18,7 +19,7 @@ import statistics
 import time
 
 from zmqbench_magic import run_throughput
-from zmqbench_magic.charts import chart_to_svg, default_chart
+from zmqbench_magic.charts import chart_bundle, default_chart
 from zmqbench_magic.widgets import ThroughputPanel
 
 SWEEP = {"size": ["1k", "64k"], "count": 2000, "repeat": 2, "warmup": 0}
@@ -32,7 +33,7 @@ def timed(action) -> float:
 
 def redraw_seconds(result, rounds: int) -> float:
     return statistics.median(
-        timed(lambda: chart_to_svg(default_chart(result.benchmark, result.df)))
+        timed(lambda: chart_bundle(default_chart(result.benchmark, result.df)))
         for _ in range(rounds)
     )
 

@@ -117,7 +117,7 @@ def test_engine_sweep_resizes_the_cluster_without_restarting_it():
     assert list(result.df["engines"].unique()) == [1, 3, 2]
     notes = result.metadata["notes"]
     assert [n.split(" in ")[0] for n in notes] == [
-        "resized the cluster from 2 to 1 engines",
+        "resized the cluster from 2 to 1 engine",
         "resized the cluster from 1 to 3 engines",
         "resized the cluster from 3 to 2 engines",
     ]
@@ -193,7 +193,7 @@ def test_a_task_timeout_names_the_point_and_stops_the_cluster():
     cluster.managed(1, "leastload", 60)  # so the short timeout below covers only the tasks
     with pytest.raises(
         TimeoutError,
-        match=r"map 4 tasks, 1 engines, lb/leastload, 2s sleeps: "
+        match=r"map 4 tasks, 1 engine, lb/leastload, 2s sleeps: "
         r"tasks were still running 1 s after",
     ):
         run_taskflood(test="map", duration=2, tasks=4, engines=1, repeat=1, warmup=0, timeout=1)
