@@ -342,3 +342,43 @@ def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server):
         finally:
             browser.close()
     assert refused == [], f"the page asked the outside for {refused}"
+
+
+def test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser():
+    """Every chart kind over sweeps of 1, 2 and 7 values, as the SVG every viewer gets,
+    drawn by chromium: each text's measured box lies inside the chart's canvas, and
+    the canvas fits 900 px."""
+    from test_charts import CASES, _chart
+
+    from zmqbench_magic.charts import chart_to_svg
+    from zmqbench_magic.charts.layout import MAX_WIDTH
+
+    pictures = "".join(
+        f'<div data-case="{kind} / {values}">{chart_to_svg(_chart(kind, values))}</div>'
+        for kind, values in CASES
+    )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/*", lambda route: route.abort())  # nothing to fetch at all
+            page.set_content(f"<html><body style='margin:0'>{pictures}</body></html>")
+            report = page.evaluate(
+                """() => [...document.querySelectorAll('div[data-case]')].map(div => {
+                     const svg = div.querySelector('svg').getBoundingClientRect();
+                     const out = [...div.querySelectorAll('text')].filter(t => t.textContent)
+                       .map(t => [t.textContent, t.getBoundingClientRect()])
+                       .filter(([_, r]) => r.left < svg.left - 1 || r.right > svg.right + 1 ||
+                                           r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
+                       .map(([text]) => text);
+                     return {name: div.dataset.case, width: svg.width, outside: out,
+                             texts: div.querySelectorAll('text').length};
+                   })"""
+            )
+        finally:
+            browser.close()
+    assert len(report) == len(CASES)
+    for chart in report:
+        assert chart["texts"] > 0, chart["name"]
+        assert chart["width"] <= MAX_WIDTH, chart
+        assert chart["outside"] == [], chart

@@ -25,6 +25,7 @@ from zmqbench_magic.charts import (
     chart_bundle,
     chart_to_svg,
     comparison_chart,
+    cpu_chart,
     default_chart,
     echo_chart,
     engines_chart,
@@ -58,6 +59,8 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
             _thr(values, ("inproc", "ipc", "tcp")).df
         ),
         "bandwidth": lambda: bandwidth_chart(_thr(values).df),
+        "cpu": lambda: cpu_chart(_thr(values).df),
+        "cpu latency": lambda: cpu_chart(_lat(values).df),
         "speedup": lambda: speedup_chart(_thr(values).df),
         "thr default": lambda: default_chart("thr", _thr(values).df),
         "latency": lambda: latency_chart(_lat(values).df),
@@ -74,7 +77,8 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
 
 
 KINDS = [
-    "throughput", "throughput by transport", "bandwidth", "speedup", "thr default",
+    "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "speedup",
+    "thr default",
     "latency", "cdf", "lat default", "flood", "engines", "flood default", "echo", "map",
     "comparison",
 ]  # fmt: skip

@@ -66,6 +66,23 @@ def test_throughput_on_each_transport(bench, transport, no_leftovers):
     # The derived figures agree with the raw timings they came from.
     assert list(df["msgs_per_s"] * df["elapsed_s"]) == pytest.approx(list(df["received"] - 1))
     assert list(df["mbit_per_s"]) == pytest.approx(list(df["msgs_per_s"] * df["size"] * 8 / 1e6))
+    _check_cpu(df, transport)
+
+
+def _check_cpu(df, transport: str) -> None:
+    """Each end's CPU per message: measured, and on the clock its far end allows."""
+    assert (df["send_cpu_us_per_msg"] > 0).all() and (df["recv_cpu_us_per_msg"] > 0).all()
+    assert set(df["cpu_clock"]) == {"thread" if transport == "inproc" else "process"}
+
+
+def test_a_threads_cpu_time_never_exceeds_the_time_it_ran(bench, no_leftovers):
+    """With a thread far end each end counts its own thread's CPU, which cannot be more
+    than the wall time of the loop (plus the CPU clock's resolution)."""
+    df = bench("thr", size=[100, 64 * 1024], transport="inproc", count=20000, repeat=2,
+               warmup=0).df  # fmt: skip
+    send_cpu_s = df["send_cpu_us_per_msg"] * df["count"] / 1e6
+    assert (send_cpu_s <= df["send_elapsed_s"] * 1.05 + 0.005).all()
+    assert (send_cpu_s >= 0.05 * df["send_elapsed_s"]).all()  # it did run, and was timed
 
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
@@ -81,6 +98,7 @@ def test_latency_on_each_transport(bench, transport, no_leftovers):
     assert (df["p99_us"] <= df["max_us"]).all()
     assert ((df["min_us"] <= df["rtt_us"]) & (df["rtt_us"] <= df["max_us"])).all()
     assert list(df["rtt_us"] * df["count"]) == pytest.approx(list(df["elapsed_s"] * 1e6))
+    _check_cpu(df, transport)
 
 
 def test_thread_peer_on_tcp_shows_the_in_kernel_pair(bench, no_leftovers):

@@ -12,6 +12,7 @@ from .comparison import comparison_chart
 from .distribution import latency_cdf_chart
 from .figures import (
     bandwidth_chart,
+    cpu_chart,
     default_chart,
     echo_chart,
     engines_chart,
@@ -42,6 +43,7 @@ __all__ = [
     "chart_to_svg",
     "chart_to_vega",
     "comparison_chart",
+    "cpu_chart",
     "default_chart",
     "echo_chart",
     "engines_chart",

@@ -129,6 +129,22 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     )
 
 
+def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """CPU time per message (per round trip for latency) of each end vs size, coloured
+    by copy mode: what moving a message costs the machine, not only how fast it goes."""
+    frame = _points(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], _POINT_COLUMNS)
+    y = log_y("value", "CPU per message (µs)")
+    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", COLUMN_TITLES["copy"],
+                   _POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
+    clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
+    note = subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS)
+    return titled(
+        _by_transport(lines, frame),
+        "CPU per message, each end",
+        f"{note}; clock: {clocks}" if note else f"clock: {clocks}",
+    )
+
+
 def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Zero-copy speed-up (zero-copy / copy delivered rate) vs size, with the break-even
     line at 1: where the line crosses it is the crossover size."""

@@ -108,14 +108,36 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
+# The send-only rate is reported only over counts this many times what the queues
+# between the two ends hold; below that it mostly times how fast the queues fill.
+SEND_ONLY_MIN_QUEUES = 10
+# CPU per message, each end (netperf's "service demand"); one declaration for both
+# benchmarks, where a latency "message" is one round trip.
+_CPU_CLOCK = (
+    "; a far end in its own process counts the whole process (ZeroMQ's I/O thread "
+    "included), a far end in a thread counts that thread and the driver its own"
+)
+SEND_CPU = Metric(
+    "send_cpu_us_per_msg", "sender CPU per message (µs)",
+    "CPU time of the sending end (latency: the driver) per message or round trip"
+    + _CPU_CLOCK, "lower",
+)
+RECV_CPU = Metric(
+    "recv_cpu_us_per_msg", "receiver CPU per message (µs)",
+    "CPU time of the receiving end (latency: the echoing far end) per message or round "
+    "trip" + _CPU_CLOCK, "lower",
+)
 THR_METRICS = (
     Metric("msgs_per_s", "delivered (msgs/s)",
            "messages delivered per second, first to last receive at the receiver", "higher"),
     Metric("send_msgs_per_s", "send-only (msgs/s)",
            "messages per second through the sender's send calls alone; not measured (NaN) "
-           "when a sample's count is under 10 times what the queues hold", "higher"),
+           f"when a sample's count is under {SEND_ONLY_MIN_QUEUES} times what the queues "
+           "hold", "higher"),
     Metric("mbit_per_s", "bandwidth (Mbit/s)", "delivered payload megabits (10^6) per second",
            "higher"),
+    SEND_CPU,
+    RECV_CPU,
 )
 LAT_METRICS = (
     Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample", "lower"),
@@ -129,6 +151,8 @@ LAT_METRICS = (
            "lower"),
     Metric("max_us", "slowest round trip (µs)",
            "slowest round trip of the sample (the summary: of the point)", "lower"),
+    SEND_CPU,
+    RECV_CPU,
 )
 # fmt: on
 

@@ -18,14 +18,11 @@ import zmq
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
+from ..params.sockets import SEND_ONLY_MIN_QUEUES
 from ..results.histogram import LogHistogram
 from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
-
-# The send-only rate is reported only over counts this many times what the queues
-# between the two ends hold; below that it mostly times how fast the queues fill.
-SEND_ONLY_MIN_QUEUES = 10
 
 
 def throughput_sample(
@@ -37,11 +34,12 @@ def throughput_sample(
     send = link.data.send if frames == 1 else link.data.send_multipart
     now = time.perf_counter
     meter = CpuMeter(link.pids)
+    cpu = cpu_clock(link)
     meter.start()
     with gc_off():
-        start = now()
+        start, cpu_start = now(), cpu()
         _send_all(link, send, message, copy, count)
-        send_elapsed = now() - start
+        send_elapsed, send_cpu = now() - start, cpu() - cpu_start
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
         delivered = link.reply(timeout=2 * link.timeout)
@@ -64,7 +62,17 @@ def throughput_sample(
         "send_elapsed_s": send_elapsed,
         "queue_capacity": capacity,
         "other_load": other_load,
+        "send_cpu_us_per_msg": send_cpu / count * 1e6,
+        "recv_cpu_us_per_msg": delivered["cpu_s"] / received * 1e6,
+        "cpu_clock": delivered["cpu_clock"],
     }, max(elapsed, send_elapsed)
+
+
+def cpu_clock(link: Link) -> Any:
+    """The driver's CPU clock for a loop: the whole process when the far end is another
+    process (ZeroMQ's I/O thread does much of the work), else only this thread (the
+    far end's thread shares the process and counts itself)."""
+    return time.process_time if link.peer == "process" else time.thread_time
 
 
 def _send_all(link: Link, send: Any, message: Any, copy: bool, count: int) -> None:
@@ -111,8 +119,10 @@ def latency_sample(
     # One clock read per round trip: the gaps between reads are the round trips.
     stamps = [0.0] * (count + 1)
     meter = CpuMeter(link.pids)
+    cpu = cpu_clock(link)
     meter.start()
     with gc_off():
+        cpu_start = cpu()
         stamps[0] = now()
         done = 0
         while done < count:
@@ -129,8 +139,9 @@ def latency_sample(
                 _await_reply(link, recv, copy)
                 stamps[i] = now()
                 done = i
+    send_cpu = cpu() - cpu_start
     other_load = meter.stop()
-    link.reply()  # echoed
+    echoed = link.reply()
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
     p50, p90, p99, p999 = np.percentile(rtt_us, [50, 90, 99, 99.9])
     elapsed = stamps[-1] - stamps[0]
@@ -144,5 +155,8 @@ def latency_sample(
         "min_us": float(rtt_us.min()),
         "elapsed_s": elapsed,
         "other_load": other_load,
+        "send_cpu_us_per_msg": send_cpu / count * 1e6,
+        "recv_cpu_us_per_msg": echoed["cpu_s"] / count * 1e6,
+        "cpu_clock": echoed["cpu_clock"],
         "rtt_hist": LogHistogram.of(rtt_us),
     }, elapsed

@@ -9,7 +9,8 @@ Control protocol (JSON over a PAIR socket; the driver binds, the peer connects):
 * peer -> ``{"ready": pid}`` once both sockets are connected;
 * driver -> ``{"cmd": "sink" | "echo", "count": n, "copy": bool, "frames": k}``,
   peer -> ``{"armed": true}``, then the data moves, then peer ->
-  ``{"received": m, "elapsed": s}`` (sink: first to last receive) or
+  ``{"received": m, "elapsed": s, "cpu_s": c, "cpu_clock": "process" | "thread"}``
+  (sink: first to last receive; the CPU this end spent in its loop) or
   ``{"echoed": m}``;
 * driver -> ``{"cmd": "quit"}`` ends the peer; any error is sent as ``{"error": text}``.
 
@@ -79,10 +80,16 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         # No garbage collection inside the loop, as on the driver's side. A thread peer
         # shares the driver's interpreter, whose own loop already turned it off.
         own_process = threading.current_thread() is threading.main_thread()
+        # CPU of this end: the whole process (ZeroMQ's I/O thread works for it) when
+        # it has one of its own; else this thread (the driver counts its own).
+        clock = time.process_time if own_process else time.thread_time
         if own_process:
             gc.disable()
         try:
+            cpu_start = clock()
             done = loop(data, command["count"], command["copy"], command["frames"])
+            done |= {"cpu_s": clock() - cpu_start,
+                     "cpu_clock": "process" if own_process else "thread"}  # fmt: skip
         finally:
             if own_process:
                 gc.enable()
