@@ -58,7 +58,7 @@ def x_axis(
         f"{column}:Q",
         title=title,
         scale=alt.Scale(type=scale, domain=[low, high], nice=False, zero=False, padding=12),
-        axis=alt.Axis(labelOverlap="greedy", labelFlush=False, **label),
+        axis=alt.Axis(labelOverlap="greedy", **label),
     )
 
 
