@@ -43,8 +43,9 @@ def test_defaults_and_scalars_become_one_point():
     p = ThroughputParams()
     assert (p.size, p.copy, p.transport, p.copy_threshold) == ((1024,), (True,), ("tcp",), (65536,))
     assert list(p.points()) == [
-        {"size": 1024, "copy": True, "transport": "tcp", "peer": "process", "copy_threshold": 65536}
-    ]
+        {"size": 1024, "copy": True, "transport": "tcp", "peer": "process", "loop": "python",
+         "copy_threshold": 65536}
+    ]  # fmt: skip
 
 
 def test_grid_is_the_product_with_transport_outermost_and_repeats_dropped():

@@ -37,7 +37,7 @@ from .layout import (
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
 _POINT_COLUMNS = [p.name for p in ZmqParams.sweep_fields()]
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
-_ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "peer": "far end: {}"}
+_ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
 
 
 def _points(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
@@ -53,7 +53,11 @@ def _points(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) ->
     if "copy" in frame.columns:
         frame["mode"] = frame["copy"].map(COPY.label)
         # Colours in the declared order (copy, then zero-copy), whatever was run first.
-        frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
+        order = ["copy"]
+        if "loop" in frame.columns and frame["loop"].nunique() > 1:
+            frame["mode"] = frame["loop"] + " " + frame["mode"]
+            order = ["loop", "copy"]
+        frame = frame.sort_values(order, ascending=False, kind="stable", ignore_index=True)
     return frame
 
 
@@ -112,7 +116,7 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         _by_transport(lines, frame),
         f"ZeroMQ PUSH/PULL throughput, {sizes} (median of samples)",
-        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
+        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
     )
 
 
@@ -125,7 +129,7 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         _by_transport(lines, frame),
         "ZeroMQ delivered bandwidth",
-        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
+        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
     )
 
 
@@ -137,7 +141,7 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", COLUMN_TITLES["copy"],
                    _POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
     clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
-    note = subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS)
+    note = subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS)
     return titled(
         _by_transport(lines, frame),
         "CPU per message, each end",
@@ -176,7 +180,7 @@ def latency_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         chart,
         f"ZeroMQ REQ/REP round trip, {sizes}",
-        subtitle(frame, ["transport", "mode", "peer"], _ZMQ_WORDS),
+        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
     )
 
 

@@ -91,6 +91,13 @@ PEER = Param(
     "(process for tcp/ipc, thread for inproc, which requires it)",
     "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
 )
+LOOP = Param(
+    "loop", "python",
+    "the language of both ends' hot loops: python (pyzmq calls, as in pyzmq's perf.py) "
+    "or native (C over the same libzmq, sockets and options, with the GIL released; "
+    "built once with the machine's C compiler)",
+    "loop", "choice", choices=("python", "native"), sweep=True,
+)
 COPY_THRESHOLD = Param(
     "copy_threshold", zmq.COPY_THRESHOLD,
     "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
@@ -178,6 +185,7 @@ class ZmqParams(BenchParams):
     copy: tuple[bool, ...] = param_field(COPY)
     transport: tuple[str, ...] = param_field(TRANSPORT)
     peer: tuple[str, ...] = param_field(PEER)
+    loop: tuple[str, ...] = param_field(LOOP)
     copy_threshold: tuple[int, ...] = param_field(COPY_THRESHOLD)
     count: int = param_field(COUNT)
     repeat: int = param_field(REPEAT)

@@ -9,8 +9,10 @@ landing in one sample and not another is noise, not ZeroMQ.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,25 +22,30 @@ from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..params.sockets import SEND_ONLY_MIN_QUEUES
 from ..results.histogram import LogHistogram
+from . import native
 from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
 
 
 def throughput_sample(
-    link: Link, payload: Payload, count: int, copy: bool
+    link: Link, payload: Payload, count: int, copy: bool, loop: str = "python"
 ) -> tuple[dict[str, Any], float]:
     frames, message = len(payload.frames), payload.message
-    link.command(cmd="sink", count=count, copy=copy, frames=frames)
+    link.command(cmd="sink", count=count, copy=copy, frames=frames, loop=loop)
     link.reply()  # armed: the sink sits in its receive loop
     send = link.data.send if frames == 1 else link.data.send_multipart
+    if loop == "native":
+        send_all = partial(_send_all_native, link, native_bytes(payload), copy, count)
+    else:
+        send_all = partial(_send_all, link, send, message, copy, count)
     now = time.perf_counter
     meter = CpuMeter(link.pids)
     cpu = cpu_clock(link)
     meter.start()
     with gc_off():
         start, cpu_start = now(), cpu()
-        _send_all(link, send, message, copy, count)
+        send_all()
         send_elapsed, send_cpu = now() - start, cpu() - cpu_start
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
@@ -92,6 +99,26 @@ def _send_all(link: Link, send: Any, message: Any, copy: bool, count: int) -> No
             link.check_stall(stalled_at)
 
 
+def native_bytes(payload: Payload) -> bytes:
+    """The one frame the native loop sends, as bytes (copied once, before timing)."""
+    (frame,) = payload.frames
+    return frame if isinstance(frame, bytes) else bytes(memoryview(frame))
+
+
+def _send_all_native(link: Link, message: bytes, copy: bool, count: int) -> None:
+    """As :func:`_send_all`, in C: a timeout returns how far it got."""
+    lib = native.library()
+    handle, size, sent, stalled_at = link.data.underlying, len(message), 0, 0.0
+    while True:
+        went = native.check(lib, lib.zb_send(handle, message, size, count - sent, int(not copy)))
+        if sent + went == count:
+            return
+        if went or not stalled_at:  # progress since the last stall: a new one
+            stalled_at = time.monotonic() - LIVENESS_S
+        sent += went
+        link.check_stall(stalled_at)
+
+
 def _await_reply(link: Link, recv: Any, copy: bool) -> None:
     stalled_at = time.monotonic() - LIVENESS_S
     while True:
@@ -104,42 +131,24 @@ def _await_reply(link: Link, recv: Any, copy: bool) -> None:
 
 
 def latency_sample(
-    link: Link, payload: Payload, count: int, copy: bool
+    link: Link, payload: Payload, count: int, copy: bool, loop: str = "python"
 ) -> tuple[dict[str, Any], float]:
     """One latency sample; its ``rtt_hist`` (every round trip, bucketed) goes to the
     point's distribution, the rest to the sample's row."""
     frames, message = len(payload.frames), payload.message
-    link.command(cmd="echo", count=count, copy=copy, frames=frames)
+    link.command(cmd="echo", count=count, copy=copy, frames=frames, loop=loop)
     link.reply()  # armed
-    if frames == 1:
-        send, recv = link.data.send, link.data.recv
-    else:
-        send, recv = link.data.send_multipart, link.data.recv_multipart
-    now = time.perf_counter
     # One clock read per round trip: the gaps between reads are the round trips.
-    stamps = [0.0] * (count + 1)
     meter = CpuMeter(link.pids)
     cpu = cpu_clock(link)
     meter.start()
     with gc_off():
         cpu_start = cpu()
-        stamps[0] = now()
-        done = 0
-        while done < count:
-            i = done + 1
-            try:
-                for i in range(done + 1, count + 1):
-                    send(message, copy=copy)
-                    recv(copy=copy)
-                    stamps[i] = now()
-                done = count
-            except zmq.Again:
-                # The reply to round trip i is late (a REQ socket does not block on
-                # send while its far end is there): see whether the far end still is.
-                _await_reply(link, recv, copy)
-                stamps[i] = now()
-                done = i
-    send_cpu = cpu() - cpu_start
+        if loop == "native":
+            stamps = _ping_native(link, native_bytes(payload), copy, count)
+        else:
+            stamps = _ping(link, message, frames, copy, count)
+        send_cpu = cpu() - cpu_start
     other_load = meter.stop()
     echoed = link.reply()
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
@@ -160,3 +169,51 @@ def latency_sample(
         "cpu_clock": echoed["cpu_clock"],
         "rtt_hist": LogHistogram.of(rtt_us),
     }, elapsed
+
+
+def _ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> list[float]:
+    """``count`` round trips; their stamps (``[0]``: the start), each as its reply came."""
+    if frames == 1:
+        send, recv = link.data.send, link.data.recv
+    else:
+        send, recv = link.data.send_multipart, link.data.recv_multipart
+    now = time.perf_counter
+    stamps = [0.0] * (count + 1)
+    stamps[0] = now()
+    done = 0
+    while done < count:
+        i = done + 1
+        try:
+            for i in range(done + 1, count + 1):
+                send(message, copy=copy)
+                recv(copy=copy)
+                stamps[i] = now()
+            done = count
+        except zmq.Again:
+            # The reply to round trip i is late (a REQ socket does not block on
+            # send while its far end is there): see whether the far end still is.
+            _await_reply(link, recv, copy)
+            stamps[i] = now()
+            done = i
+    return stamps
+
+
+def _ping_native(link: Link, message: bytes, copy: bool, count: int) -> np.ndarray:
+    """As :func:`_ping`, in C; a timeout while a reply is awaited returns to check the
+    far end, and the next call waits for that same reply."""
+    lib = native.library()
+    stamps = np.zeros(count + 1)
+    pointer = stamps.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    pending, stalled_at, done = ctypes.c_int(0), 0.0, 0
+    stamps[0] = time.perf_counter()
+    while True:
+        now_done = native.check(lib, lib.zb_ping(
+            link.data.underlying, message, len(message), done, count, int(not copy),
+            ctypes.byref(pending), pointer,
+        ))  # fmt: skip
+        if now_done == count:
+            return stamps
+        if now_done != done or not stalled_at:
+            stalled_at = time.monotonic() - LIVENESS_S
+        done = now_done
+        link.check_stall(stalled_at)

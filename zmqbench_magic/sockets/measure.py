@@ -114,6 +114,20 @@ def _points(params: BenchParams, payload: Payload | None) -> list[dict[str, Any]
     return points
 
 
+def _check_native(payload: Payload | None) -> None:
+    """Before anything starts: the native loop is built (or a ValueError says what to
+    install) and can send the payload."""
+    from . import native
+
+    native.library()
+    if payload is not None and len(payload.frames) > 1:
+        msg = (
+            f"the native loop sends one frame, got a message of {len(payload.frames)} "
+            "frames: use --loop python for multipart messages"
+        )
+        raise ValueError(msg)
+
+
 def _key(point: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted(point.items()))
 
@@ -127,6 +141,8 @@ def _run(
     stop: StopFlag | None,
 ) -> ResultSet:
     points = _points(params, payload)
+    if any(p["loop"] == "native" for p in points):
+        _check_native(payload)
     headline = params.metrics[0].name
     schedule = Schedule(
         points,
@@ -222,7 +238,7 @@ class _FarEnd:
         run, link = self.run, self.link
         link.data.copy_threshold = point["copy_threshold"]
         message = run.payload or Payload.blank(point["size"])
-        one = partial(run.sample, link, message, copy=point["copy"])
+        one = partial(run.sample, link, message, copy=point["copy"], loop=point["loop"])
         key = _key(point)
         # A stalled loop asks the link itself whether the far end is alive (loops.py).
         if key not in run.counts:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import gc
 import json
 import os
@@ -75,7 +76,10 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         command = json.loads(ctrl.recv())
         if command["cmd"] == "quit":
             return
-        loop = _sink if command["cmd"] == "sink" else _echo
+        if command.get("loop") == "native":
+            loop = _sink_native if command["cmd"] == "sink" else _echo_native
+        else:
+            loop = _sink if command["cmd"] == "sink" else _echo
         _send(ctrl, {"armed": True})
         # No garbage collection inside the loop, as on the driver's side. A thread peer
         # shares the driver's interpreter, whose own loop already turned it off.
@@ -123,6 +127,33 @@ def _sink(
         last = now() - data.rcvtimeo / 1000
         return {"received": received, "elapsed": last - first, "late": _drain(data)}
     return {"received": received, "elapsed": now() - first}
+
+
+def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """As :func:`_sink`, in C: every receive is stamped, so a lossy sample's last
+    receive is exact."""
+    from . import native
+
+    lib = native.library()
+    first, last = ctypes.c_double(), ctypes.c_double()
+    received = native.check(
+        lib, lib.zb_sink(data.underlying, count, ctypes.byref(first), ctypes.byref(last))
+    )
+    if received == 0:
+        return {"received": 0, "elapsed": 0.0}
+    done = {"received": received, "elapsed": last.value - first.value}
+    return done if received == count else done | {"late": _drain(data)}
+
+
+def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """As :func:`_echo`, in C; a silence longer than the receive timeout ends it."""
+    from . import native
+
+    lib = native.library()
+    echoed = native.check(lib, lib.zb_echo(data.underlying, count, int(not copy)))
+    if echoed < count:
+        raise zmq.Again(f"echoed {echoed} of {count} requests, then nothing came")
+    return {"echoed": echoed}
 
 
 def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:

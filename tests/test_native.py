@@ -1,0 +1,113 @@
+"""The native loop (``--loop native``): C over pyzmq's own libzmq, on real sockets over
+all three transports, through the function and the magic; a native far end killed
+mid-sample is named within a second and leaves nothing; no C compiler is a clear
+error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from conftest import TINY
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+from test_faults import LONG, NOTICE_S, _kill_after
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.sockets import native
+from zmqbench_magic.sockets.link import PeerError
+
+BOTH = ["python", "native"]
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
+def test_native_throughput_on_each_transport(transport, no_leftovers):
+    df = run_throughput(size=[100, 64 * 1024], copy=[True, False], transport=transport,
+                        loop=BOTH, count=2000, repeat=2, warmup=0).df  # fmt: skip
+    assert list(df["loop"].unique()) == BOTH
+    native_rows = df[df["loop"] == "native"]
+    assert len(native_rows) == 2 * 2 * 2
+    if transport != "ipc":  # libzmq may drop over ipc; the row then says so
+        assert (native_rows["received"] == native_rows["count"]).all()
+    assert (native_rows["msgs_per_s"] > 0).all()
+    # Timed first to last receive, as the Python loop is.
+    assert list(native_rows["msgs_per_s"] * native_rows["elapsed_s"]) == pytest.approx(
+        list(native_rows["received"] - 1)
+    )
+    assert (native_rows["send_cpu_us_per_msg"] > 0).all()
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
+def test_native_latency_on_each_transport(transport, no_leftovers):
+    result = run_latency(size=[1, 1024], copy=[True, False], transport=transport, loop=BOTH,
+                         **TINY)  # fmt: skip
+    df = result.df[result.df["loop"] == "native"]
+    assert len(df) == 2 * 2 * TINY["repeat"]
+    assert (df["min_us"] > 0).all() and (df["p50_us"] <= df["p99_us"]).all()
+    assert (df["p99_us"] <= df["max_us"]).all()
+    assert list(df["rtt_us"] * df["count"]) == pytest.approx(list(df["elapsed_s"] * 1e6))
+    # Every round trip of both loops is kept in the point's distribution.
+    loops = {d["loop"] for d in result.distributions}
+    assert loops == set(BOTH)
+
+
+def test_the_magic_sweeps_the_loop(ip, no_leftovers):
+    with capture_output():
+        result = ip.run_line_magic(
+            "zmqthr", "-q -o --no-chart -n 2000 -r 2 --warmup 0 --loop python native --size 1k"
+        )
+    assert list(result.df["loop"].unique()) == BOTH
+    with capture_output():
+        result = ip.run_line_magic(
+            "zmqlat", "-q -o --no-chart -n 200 -r 2 --warmup 0 --loop native -t inproc"
+        )
+    assert set(result.df["loop"]) == {"native"}
+    with pytest.raises(UsageError, match="loop must be one of python, native, got rust"):
+        ip.run_line_magic("zmqthr", "--loop rust")
+
+
+@pytest.mark.parametrize("run", [run_throughput, run_latency])
+def test_a_native_far_end_killed_mid_sample_is_named_within_a_second(run, no_leftovers):
+    killed_at: list[float] = []
+    _kill_after(1.0, killed_at)
+    with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)"):
+        run(**LONG, loop="native")
+    noticed = time.monotonic() - killed_at[0]
+    assert noticed < NOTICE_S, f"named {noticed:.2f} s after the kill"
+
+
+def test_a_multipart_payload_is_refused_by_the_native_loop():
+    with pytest.raises(ValueError, match="native loop sends one frame"):
+        run_throughput(payload=[b"head", b"body"], loop="native", count=10, repeat=1)
+
+
+def test_without_a_c_compiler_native_says_what_to_install(tmp_path):
+    """A fresh cache and no compiler on PATH: the build is refused with the remedy."""
+    code = textwrap.dedent("""
+        from zmqbench_magic import run_throughput
+        try:
+            run_throughput(loop="native", count=10, repeat=1)
+        except ValueError as exc:
+            print(exc)
+    """)
+    env = {**os.environ, "PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("CC", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--loop native needs a C compiler" in done.stdout
+    assert "apt-get install gcc" in done.stdout
+    assert not (tmp_path / "cache" / "zmqbench_magic").exists() or not any(
+        (tmp_path / "cache" / "zmqbench_magic").glob("*.so")
+    )
+
+
+def test_the_loops_are_built_against_the_libzmq_pyzmq_loaded():
+    lib = native.library()
+    assert "libzmq" in native.libzmq_path().name
+    done = subprocess.run(["ldd", lib._name], capture_output=True, text=True, check=True)
+    assert str(native.libzmq_path()) in done.stdout

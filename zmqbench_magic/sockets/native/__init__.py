@@ -1,0 +1,106 @@
+"""The native loop (``--loop native``): the hot loops of :mod:`..loops` in C
+(``loops.c``), built once with the machine's C compiler against the very libzmq that
+pyzmq loaded, and called through ctypes, which releases the GIL for the call.
+
+Python and native figures then differ only by the language of the loop: same
+library, same sockets (pyzmq makes them, with the same options), same timing rules.
+Where no compiler exists, :func:`library` raises a ``ValueError`` saying what to
+install; everything else works without it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import zmq
+
+SOURCE = Path(__file__).with_name("loops.c")
+_INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)
+
+
+def libzmq_path() -> Path:
+    """The libzmq file this process loaded for pyzmq (its wheel bundles its own)."""
+    zmq.Context  # noqa: B018 - the backend, and so libzmq, is loaded by now
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            match = re.search(r"(/\S*libzmq[^/\s]*\.so[^/\s]*)$", line.strip())
+            if match:
+                return Path(match.group(1))
+    msg = "could not find the libzmq pyzmq loaded (the native loop needs Linux /proc)"
+    raise ValueError(msg)
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(root) / "zmqbench_magic"
+
+
+@cache
+def library() -> ctypes.CDLL:
+    """The compiled loops, built on first use (a few seconds) and cached per source,
+    libzmq and interpreter; a ``ValueError`` naming what to install if that fails."""
+    libzmq = libzmq_path()
+    key = hashlib.sha256(
+        SOURCE.read_bytes() + str(libzmq).encode() + sys.version.encode()
+    ).hexdigest()[:16]
+    target = _cache_dir() / f"loops-{key}.so"
+    if not target.exists():
+        _build(libzmq, target)
+    lib = ctypes.CDLL(str(target))
+    _declare(lib)
+    return lib
+
+
+def _build(libzmq: Path, target: Path) -> None:
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        msg = (
+            "--loop native needs a C compiler to build its loops once, and none was "
+            "found (cc, gcc or $CC): install one (Debian/Ubuntu: apt-get install gcc; "
+            "conda: conda install c-compiler), or use --loop python"
+        )
+        raise ValueError(msg)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the target and renamed into place: two kernels building at once
+    # never load a half-written file.
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        built = Path(work) / target.name
+        command = [
+            compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(SOURCE),
+            str(libzmq), f"-Wl,-rpath,{libzmq.parent}",
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            msg = f"building the native loop failed ({' '.join(command)}):\n{done.stderr}"
+            raise ValueError(msg)
+        os.replace(built, target)
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    p, size = ctypes.c_void_p, ctypes.c_size_t
+    lib.zb_send.argtypes = [p, ctypes.c_char_p, size, _INT64, ctypes.c_int]
+    lib.zb_sink.argtypes = [p, _INT64, _DOUBLE_P, _DOUBLE_P]
+    lib.zb_ping.argtypes = [p, ctypes.c_char_p, size, _INT64, _INT64, ctypes.c_int,
+                            ctypes.POINTER(ctypes.c_int), _DOUBLE_P]  # fmt: skip
+    lib.zb_echo.argtypes = [p, _INT64, ctypes.c_int]
+    for name in ("zb_send", "zb_sink", "zb_ping", "zb_echo"):
+        getattr(lib, name).restype = _INT64
+    lib.zb_errno.restype = ctypes.c_int
+
+
+def check(lib: ctypes.CDLL, result: int) -> int:
+    """``result`` of a loop, or the libzmq error it ended on, raised as pyzmq would."""
+    if result < 0:
+        number = lib.zb_errno()
+        raise zmq.ZMQError(number, os.strerror(number) if number != errno.EAGAIN else None)
+    return result

@@ -1,0 +1,123 @@
+/* The hot loops of a sample in C, driving the libzmq that pyzmq loaded, on sockets
+ * pyzmq made (their handles come from Socket.underlying). Called through ctypes,
+ * which releases the GIL for the call. Each loop returns how far it got: a socket
+ * timeout (EAGAIN) hands control back to Python, which checks the far end is alive
+ * and calls again from there, as the Python loops do.
+ *
+ * Only the few libzmq entry points used here are declared (the wheel ships no
+ * zmq.h); zmq_msg_t is libzmq's opaque 64-byte message. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef struct { unsigned char opaque[64]; } __attribute__((aligned(8))) zmq_msg_t;
+typedef void(zmq_free_fn)(void *data, void *hint);
+
+int zmq_send(void *socket, const void *buf, size_t len, int flags);
+int zmq_msg_init(zmq_msg_t *msg);
+int zmq_msg_init_data(zmq_msg_t *msg, void *data, size_t size, zmq_free_fn *ffn, void *hint);
+int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags);
+int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags);
+int zmq_msg_close(zmq_msg_t *msg);
+size_t zmq_msg_size(const zmq_msg_t *msg);
+void *zmq_msg_data(zmq_msg_t *msg);
+int zmq_errno(void);
+
+/* Python's time.perf_counter() on Linux: stamps from both sides compare. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The payload is owned by Python for the whole sample: nothing to free. */
+static void keep(void *data, void *hint) { (void)data; (void)hint; }
+
+static int send_one(void *socket, const char *buf, size_t size, int zero_copy) {
+    if (!zero_copy)
+        return zmq_send(socket, buf, size, 0);
+    zmq_msg_t msg;
+    zmq_msg_init_data(&msg, (void *)buf, size, keep, NULL);
+    int rc = zmq_msg_send(&msg, socket, 0);
+    if (rc < 0)
+        zmq_msg_close(&msg);
+    return rc;
+}
+
+/* The error of the last call, for Python to name (EAGAIN: a timeout). */
+int zb_errno(void) { return zmq_errno(); }
+int zb_eagain(void) { return EAGAIN; }
+
+/* Send up to `count` messages of `size` bytes; returns how many went (fewer on a
+ * timeout), or -1 on another error. */
+int64_t zb_send(void *socket, const char *buf, size_t size, int64_t count, int zero_copy) {
+    for (int64_t i = 0; i < count; i++)
+        if (send_one(socket, buf, size, zero_copy) < 0)
+            return zmq_errno() == EAGAIN ? i : -1;
+    return count;
+}
+
+/* Receive up to `count` messages. The first receive's time goes to *first, every
+ * later one's to *last (one clock read per message costs ~20 ns here, unlike in
+ * Python). Returns how many arrived (fewer on a timeout), or -1 on another error. */
+int64_t zb_sink(void *socket, int64_t count, double *first, double *last) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    int64_t received = 0;
+    for (; received < count; received++) {
+        if (zmq_msg_recv(&msg, socket, 0) < 0) {
+            int error = zmq_errno();
+            zmq_msg_close(&msg);
+            return error == EAGAIN ? received : -1;
+        }
+        *last = now();
+        if (received == 0)
+            *first = *last;
+    }
+    zmq_msg_close(&msg);
+    return received;
+}
+
+/* Round trips `done + 1` to `count`: send, wait for the reply, stamp stamps[i]
+ * (stamps[0] is the start). *pending says the request of round trip `done + 1` is
+ * already out (a timeout ended the last call while its reply was awaited); it is
+ * set again if this call ends that way. Returns the round trips done, or -1. */
+int64_t zb_ping(void *socket, const char *buf, size_t size, int64_t done, int64_t count,
+                int zero_copy, int *pending, double *stamps) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    for (; done < count; done++) {
+        if (!*pending && send_one(socket, buf, size, zero_copy) < 0)
+            break;
+        *pending = 1;
+        if (zmq_msg_recv(&msg, socket, 0) < 0)
+            break;
+        *pending = 0;
+        stamps[done + 1] = now();
+    }
+    int error = done < count ? zmq_errno() : 0;
+    zmq_msg_close(&msg);
+    return done < count && error != EAGAIN ? -1 : done;
+}
+
+/* Send back each of `count` requests; with `zero_copy` the received message itself,
+ * else a copy of its bytes. Returns how many were echoed, or -1. */
+int64_t zb_echo(void *socket, int64_t count, int zero_copy) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    int64_t done = 0;
+    for (; done < count; done++) {
+        if (zmq_msg_recv(&msg, socket, 0) < 0)
+            break;
+        int rc = zero_copy ? zmq_msg_send(&msg, socket, 0)
+                           : zmq_send(socket, zmq_msg_data(&msg), zmq_msg_size(&msg), 0);
+        if (rc < 0)
+            break;
+        if (zero_copy)
+            zmq_msg_init(&msg); /* sent: msg now empty, ready for the next receive */
+    }
+    int error = done < count ? zmq_errno() : 0;
+    zmq_msg_close(&msg);
+    return done < count && error != EAGAIN ? -1 : done;
+}
