@@ -1,5 +1,6 @@
 """zmqbench_magic vs a bare pyzmq loop written the pyzmq-perf way, and vs code no
-one here wrote (pyzmq's ``perf/perf.py``, libzmq's ``perf/`` C tools), in one run.
+one here wrote (pyzmq's ``perf/perf.py``, libzmq's ``perf/`` C tools), in one run;
+and the project's native loop (``loop="native"``) beside libzmq's C tools.
 
 For each size, both measure tcp PUSH/PULL throughput (delivered msgs/s) and REQ/REP
 round-trip latency at the same settings: the same count, copy=True, high-water mark
@@ -32,10 +33,10 @@ from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import high_water_mark
 from zmqbench_magic.params.units import format_size
 
-SIZES = (100, 64 * 1024, 1024 * 1024)
+SIZES = (1, 100, 64 * 1024, 1024 * 1024)
 # Messages / round trips per sample: each sample lasts roughly 0.2-0.5 s here.
-THR_COUNT = {100: 200_000, 64 * 1024: 8_000, 1024 * 1024: 800}
-LAT_COUNT = {100: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
+THR_COUNT = {1: 200_000, 100: 200_000, 64 * 1024: 8_000, 1024 * 1024: 800}
+LAT_COUNT = {1: 3_000, 100: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
 BARE = Path(__file__).with_name("bare_perf.py")
 
 
@@ -95,13 +96,13 @@ def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     return 2 * _number_after(remote.stdout, "average latency")
 
 
-def project_throughput(count: int, size: int) -> float:
-    result = run_throughput(size=size, count=count, repeat=1, warmup=1)
+def project_throughput(count: int, size: int, loop: str = "python") -> float:
+    result = run_throughput(size=size, count=count, repeat=1, warmup=1, loop=loop)
     return float(result.df["msgs_per_s"].iloc[0])
 
 
-def project_latency(count: int, size: int) -> float:
-    result = run_latency(size=size, count=count, repeat=1, warmup=1)
+def project_latency(count: int, size: int, loop: str = "python") -> float:
+    result = run_latency(size=size, count=count, repeat=1, warmup=1, loop=loop)
     return float(result.df["rtt_us"].iloc[0])
 
 
@@ -131,16 +132,19 @@ def main(argv: list[str] | None = None) -> int:
         ("thr", "throughput (msgs/s)", THR_COUNT, ",.0f"),
         ("lat", "latency (µs RTT)", LAT_COUNT, ",.1f"),
     ):
+        project = project_throughput if test == "thr" else project_latency
         figures = {
-            "project": project_throughput if test == "thr" else project_latency,
+            "project": project,
             "bare pyzmq": partial(_bare, test),
+            "native": partial(project, loop="native"),
         }
         if args.perf_py:
             figures["perf.py"] = partial(perf_py, args.perf_py, test)
         if args.libzmq_perf:
             figures["libzmq C"] = partial(libzmq_perf, args.libzmq_perf, test)
         header = "".join(f"{name:>14}" for name in figures)
-        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}")
+        versus_c = "native/C" if args.libzmq_perf else ""
+        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{versus_c:>10}")
         for size in SIZES:
             count = max(counts[size] // scale, 10)
             values = measure(figures, count, size, rounds)
@@ -149,7 +153,11 @@ def main(argv: list[str] | None = None) -> int:
             spread = (max(ratios) - min(ratios)) / statistics.median(ratios) if rounds > 1 else 0
             cells = "".join(f"{m:>14{unit}}" for m in medians.values())
             ratio = medians["project"] / medians["bare pyzmq"]
-            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}")
+            native_c = (
+                f"{medians['native'] / medians['libzmq C']:>10.2f}" if args.libzmq_perf else ""
+            )
+            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}"
+                  f"{native_c}")  # fmt: skip
     return 0
 
 
