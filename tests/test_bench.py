@@ -20,7 +20,7 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
     rows = [
         ln.split() for ln in done.stdout.splitlines() if ln.startswith(("throughput", "latency"))
     ]
-    assert len(rows) == 6
+    assert len(rows) == 8  # 4 sizes x (throughput, latency)
     ratios = [float(row[-2]) for row in rows]
     assert all(ratio > 0 for ratio in ratios)
 

@@ -82,6 +82,7 @@ class Link:
         self.hwm = hwm
         self.ipv6 = False
         self.exit_code: int | None = None
+        self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
         self.ctx = zmq.Context()
         self._tempdir: str | None = None
         self._process: subprocess.Popen[bytes] | None = None

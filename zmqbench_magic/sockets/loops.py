@@ -36,7 +36,7 @@ def throughput_sample(
     link.reply()  # armed: the sink sits in its receive loop
     send = link.data.send if frames == 1 else link.data.send_multipart
     if loop == "native":
-        send_all = partial(_send_all_native, link, native_bytes(payload), copy, count)
+        send_all = partial(_send_all_native, link, native_bytes(link, payload), copy, count)
     else:
         send_all = partial(_send_all, link, send, message, copy, count)
     now = time.perf_counter
@@ -99,10 +99,14 @@ def _send_all(link: Link, send: Any, message: Any, copy: bool, count: int) -> No
             link.check_stall(stalled_at)
 
 
-def native_bytes(payload: Payload) -> bytes:
-    """The one frame the native loop sends, as bytes (copied once, before timing)."""
+def native_bytes(link: Link, payload: Payload) -> bytes:
+    """The one frame the native loop sends, as bytes (copied once, before timing),
+    pinned to the link: a zero-copy message still queued when a sample fails points
+    at these bytes, which must outlive the sockets (closed with the link)."""
     (frame,) = payload.frames
-    return frame if isinstance(frame, bytes) else bytes(memoryview(frame))
+    message = frame if isinstance(frame, bytes) else bytes(memoryview(frame))
+    link.pinned = message
+    return message
 
 
 def _send_all_native(link: Link, message: bytes, copy: bool, count: int) -> None:
@@ -145,7 +149,7 @@ def latency_sample(
     with gc_off():
         cpu_start = cpu()
         if loop == "native":
-            stamps = _ping_native(link, native_bytes(payload), copy, count)
+            stamps = _ping_native(link, native_bytes(link, payload), copy, count)
         else:
             stamps = _ping(link, message, frames, copy, count)
         send_cpu = cpu() - cpu_start
