@@ -20,9 +20,12 @@ SIZES = {1: [64], 2: [1, 1024 * 1024], 7: [1, 16, 256, 1024, 16384, 65536, 1024 
 QUICK = {"count": 200, "repeat": 3, "warmup": 0}
 
 
-def zmq_result(benchmark: str, values: int, transports=("inproc",), copies=(True,)):
+def zmq_result(
+    benchmark: str, values: int, transports=("inproc",), copies=(True,), loops=("python",)
+):
     run = run_throughput if benchmark == "thr" else run_latency
-    return run(size=SIZES[values], transport=list(transports), copy=list(copies), **QUICK)
+    return run(size=SIZES[values], transport=list(transports), copy=list(copies),
+               loop=list(loops), **QUICK)  # fmt: skip
 
 
 def flood_frame(test: str, values: int, engines=(2,)) -> pd.DataFrame:

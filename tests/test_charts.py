@@ -34,6 +34,7 @@ from zmqbench_magic.charts import (
     latency_chart,
     map_chart,
     speedup_chart,
+    tax_chart,
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural
@@ -51,6 +52,13 @@ def _lat(values: int):
     return zmq_result("lat", values, transports=("inproc", "tcp"))
 
 
+@functools.cache
+def _loops(benchmark: str, values: int):
+    """Both loops, so the Python tax has pairs."""
+    return zmq_result(benchmark, values, transports=("inproc", "tcp"), copies=(True, False),
+                      loops=("python", "native"))  # fmt: skip
+
+
 def _chart(kind: str, values: int) -> alt.TopLevelMixin:
     """One chart of each kind the project makes, drawn from a sweep of ``values``."""
     makers = {
@@ -61,6 +69,9 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
         "bandwidth": lambda: bandwidth_chart(_thr(values).df),
         "cpu": lambda: cpu_chart(_thr(values).df),
         "cpu latency": lambda: cpu_chart(_lat(values).df),
+        "tax": lambda: tax_chart(_loops("thr", values).df),
+        "tax latency": lambda: tax_chart(_loops("lat", values).df),
+        "thr both loops": lambda: default_chart("thr", _loops("thr", values).df),
         "speedup": lambda: speedup_chart(_thr(values).df),
         "thr default": lambda: default_chart("thr", _thr(values).df),
         "latency": lambda: latency_chart(_lat(values).df),
@@ -77,8 +88,8 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
 
 
 KINDS = [
-    "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "speedup",
-    "thr default",
+    "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "tax",
+    "tax latency", "thr both loops", "speedup", "thr default",
     "latency", "cdf", "lat default", "flood", "engines", "flood default", "echo", "map",
     "comparison",
 ]  # fmt: skip

@@ -111,3 +111,24 @@ def test_the_loops_are_built_against_the_libzmq_pyzmq_loaded():
     assert "libzmq" in native.libzmq_path().name
     done = subprocess.run(["ldd", lib._name], capture_output=True, text=True, check=True)
     assert str(native.libzmq_path()) in done.stdout
+
+
+def test_the_python_tax_is_above_one_when_python_is_slower_for_rates_and_times():
+    """Native / Python for a rate, Python / native for a time: above 1 = Python slower.
+    (A frame built by hand: this checks the arithmetic, not a measurement.)"""
+    import pandas as pd
+
+    from zmqbench_magic.results.analysis import python_tax
+
+    rows = [
+        {"size": 1, "copy": True, "transport": "tcp", "peer": "process", "loop": loop,
+         "copy_threshold": 65536, "msgs_per_s": rate * (1 + k / 100), "p50_us": time}
+        for loop, rate, time in (("python", 100.0, 30.0), ("native", 300.0, 10.0))
+        for k in range(5)
+    ]  # fmt: skip
+    df = pd.DataFrame(rows)
+    throughput, latency = python_tax(df, "msgs_per_s"), python_tax(df, "p50_us")
+    assert throughput["tax"].iloc[0] == pytest.approx(3.0)
+    assert latency["tax"].iloc[0] == pytest.approx(3.0)
+    low, high = throughput[["ci_low", "ci_high"]].iloc[0]
+    assert low <= 3.0 <= high

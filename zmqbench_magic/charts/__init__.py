@@ -20,6 +20,7 @@ from .figures import (
     latency_chart,
     map_chart,
     speedup_chart,
+    tax_chart,
     throughput_chart,
 )
 from .render import (
@@ -53,5 +54,6 @@ __all__ = [
     "map_chart",
     "save_chart",
     "speedup_chart",
+    "tax_chart",
     "throughput_chart",
 ]

@@ -16,7 +16,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
-from ..results.analysis import medians_with_intervals, zero_copy_speedup
+from ..results.analysis import medians_with_intervals, python_tax, zero_copy_speedup
 from .layout import (
     HEIGHT,
     ROW_WIDTH,
@@ -90,6 +90,19 @@ def _lines(
     return alt.layer(bars, lines)
 
 
+def _varying_label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """A series label from those of ``columns`` that vary (the first if none does)."""
+    present = [c for c in columns if c in frame.columns]
+    varying = [c for c in present if frame[c].nunique() > 1] or present[:1]
+    return frame[varying].astype(str).agg(" ".join, axis=1)
+
+
+def _mode_title(frame: pd.DataFrame) -> str:
+    """The legend title of ``mode``: copy mode, and the loop when both were run."""
+    both_loops = "loop" in frame.columns and frame["loop"].nunique() > 1
+    return "loop, copy" if both_loops else COLUMN_TITLES["copy"]
+
+
 def _facet_width(frame: pd.DataFrame) -> int:
     return min(WIDTH, ROW_WIDTH // max(1, frame["transport"].nunique()))
 
@@ -110,7 +123,7 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     # names the one rate drawn.
     rates = frame["metric"].unique()
     y = log_y("value", rates[0] if len(rates) == 1 else "messages per second (msgs/s)")
-    lines = _lines(frame, x, y, "mode", COLUMN_TITLES["copy"], _POINT_COLUMNS, ",.0f",
+    lines = _lines(frame, x, y, "mode", _mode_title(frame), _POINT_COLUMNS, ",.0f",
                    _facet_width(frame), name="throughput")  # fmt: skip
     sizes = plural(frame["size"].nunique(), "size")
     return titled(
@@ -124,7 +137,7 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
     frame = _points(df, ["mbit_per_s"], _POINT_COLUMNS)
     lines = _lines(frame, x_axis(frame, "size", sizes=True), log_y("value", "bandwidth (Mbit/s)"),
-                   "mode", COLUMN_TITLES["copy"], _POINT_COLUMNS, ",.1f", _facet_width(frame),
+                   "mode", _mode_title(frame), _POINT_COLUMNS, ",.1f", _facet_width(frame),
                    name="bandwidth")  # fmt: skip
     return titled(
         _by_transport(lines, frame),
@@ -138,7 +151,7 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     by copy mode: what moving a message costs the machine, not only how fast it goes."""
     frame = _points(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], _POINT_COLUMNS)
     y = log_y("value", "CPU per message (µs)")
-    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", COLUMN_TITLES["copy"],
+    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", _mode_title(frame),
                    _POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
     clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
     note = subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS)
@@ -149,15 +162,40 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     )
 
 
+def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """The Python tax: how many times the Python loop costs the native one per size
+    (throughput: native / Python msgs/s; latency: Python / native median round trip),
+    coloured by copy mode, with the even line at 1 and each ratio's 95% interval."""
+    metric = "msgs_per_s" if df["benchmark"].iloc[0] == "thr" else "p50_us"
+    frame = python_tax(df, metric).rename(columns={"tax": "value"})
+    frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
+    frame = frame.assign(metric=f"Python tax, {COLUMN_TITLES[metric]}",
+                         mode=frame["copy"].map(COPY.label))  # fmt: skip
+    what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native p50"
+    y = log_y("value", f"Python tax ({what}, ratio)")
+    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", _mode_title(frame),
+                   ["size", "transport"], ".2f", _facet_width(frame), name="tax")  # fmt: skip
+    # On the same data as the lines, so the layer can be faceted by transport.
+    even = alt.Chart(frame).mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
+    chart = alt.layer(lines, even)
+    test = "throughput" if metric == "msgs_per_s" else "round trip"
+    return titled(
+        _by_transport(chart, frame),
+        f"The Python tax on {test}",
+        "above the dashed line, the Python loop is slower than the native one",
+    )
+
+
 def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Zero-copy speed-up (zero-copy / copy delivered rate) vs size, with the break-even
     line at 1: where the line crosses it is the crossover size."""
     frame = zero_copy_speedup(df).assign(metric="zero-copy / copy")
     frame = frame.rename(columns={"speedup": "value"})
+    frame["series"] = _varying_label(frame, ["transport", "loop"])
     x = x_axis(frame, "size", sizes=True)
     y = log_y("value", "zero-copy / copy, delivered (ratio)")
-    chart = _lines(frame, x, y, "transport", COLUMN_TITLES["transport"], ["size"], ".2f",
-                   name="speedup")  # fmt: skip
+    title = "transport, loop" if frame["series"].str.contains(" ").any() else "transport"
+    chart = _lines(frame, x, y, "series", title, ["size"], ".2f", name="speedup")
     even = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(strokeDash=[4, 4])
     even = even.encode(y="value:Q")
     return titled(
@@ -171,8 +209,8 @@ def latency_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Round-trip latency percentiles (p50, p99) vs size, one colour per transport and
     copy mode; the bars are each median's 95% interval over the samples."""
     frame = _points(df, ["p50_us", "p99_us"], _POINT_COLUMNS)
+    frame["series"] = _varying_label(frame, ["transport", "mode"])
     varying = [c for c in ("transport", "mode") if frame[c].nunique() > 1] or ["transport"]
-    frame["series"] = frame[varying].astype(str).agg(" ".join, axis=1)
     y = log_y("value", "round trip (µs)")
     chart = _lines(frame, x_axis(frame, "size", sizes=True), y, "series", " ".join(varying),
                    _POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..params import ZmqParams
+from ..params import METRICS, ZmqParams
 from ..params.units import format_size
 from .stats import median_ci, ratio_ci
 
-# What a copy / zero-copy pair is compared over: every swept parameter but copy.
-_PAIR_COLUMNS = [p.name for p in ZmqParams.sweep_fields() if p.name != "copy"]
+# What identifies a point: the swept parameters (a pair is compared over all but one).
+_SWEPT = [p.name for p in ZmqParams.sweep_fields()]
 
 
 def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
@@ -39,33 +39,48 @@ def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.D
 def zero_copy_speedup(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:
     """Median zero-copy rate over median copy rate, per transport and size.
 
-    Returns the pair columns plus ``speedup`` (above 1: zero-copy is faster). Points
-    measured with only one of the two copy modes are left out.
+    Returns the pair columns plus ``speedup`` (above 1: zero-copy is faster) and its
+    95% interval (``ci_low``, ``ci_high``). Points measured with only one of the two
+    copy modes are left out.
 
     Example
     -------
     >>> zero_copy_speedup(result.df)[["size", "speedup"]]  # doctest: +SKIP
     """
-    by = [c for c in _PAIR_COLUMNS if c in df.columns]
-    table = medians(df, metric, [*by, "copy"]).pivot_table(index=by, columns="copy", values=metric)
-    if True not in table.columns or False not in table.columns:
-        return pd.DataFrame(columns=[*by, "speedup", "ci_low", "ci_high"])
-    table = table.dropna(subset=[True, False])
-    table["speedup"] = table[False] / table[True]
-    speedup = table["speedup"].reset_index()
-    # The ratio's 95% interval, from the samples of each side (bootstrap).
-    intervals = []
-    for row in speedup.itertuples(index=False):
-        match = (df[by] == pd.Series(dict(zip(by, row[: len(by)], strict=True)))).all(axis=1)
-        point = df[match]
-        _, low, high = ratio_ci(
-            point.loc[point["copy"] == True, metric].dropna().tolist(),  # noqa: E712
-            point.loc[point["copy"] == False, metric].dropna().tolist(),  # noqa: E712
-        )
-        intervals.append((low, high))
-    speedup["ci_low"] = [i[0] for i in intervals]
-    speedup["ci_high"] = [i[1] for i in intervals]
-    return speedup
+    table = paired_ratio(df, metric, "copy", baseline=True, candidate=False)
+    return table.rename(columns={"ratio": "speedup"})
+
+
+def python_tax(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:
+    """How many times the Python loop costs the native one, per point: native / Python
+    for a rate (``msgs_per_s``), Python / native for a time (``p50_us``), so above 1
+    always means Python is slower. Columns: the point's, ``tax``, ``ci_low``,
+    ``ci_high``; points measured with one loop only are left out.
+
+    >>> python_tax(result.df, "p50_us")[["size", "copy", "tax"]]  # doctest: +SKIP
+    """
+    higher_is_better = METRICS[metric].better == "higher"
+    baseline, candidate = ("python", "native") if higher_is_better else ("native", "python")
+    table = paired_ratio(df, metric, "loop", baseline=baseline, candidate=candidate)
+    return table.rename(columns={"ratio": "tax"})
+
+
+def paired_ratio(
+    df: pd.DataFrame, metric: str, column: str, baseline: object, candidate: object
+) -> pd.DataFrame:
+    """Median ``metric`` where ``column`` is ``candidate`` over where it is
+    ``baseline``, per point of every other swept parameter, with the ratio's 95%
+    bootstrap interval (``ratio``, ``ci_low``, ``ci_high``)."""
+    by = [c for c in _SWEPT if c in df.columns and c != column]
+    rows = []
+    for key, point in df.groupby(by, sort=True):
+        base = point.loc[point[column] == baseline, metric].dropna().tolist()
+        other = point.loc[point[column] == candidate, metric].dropna().tolist()
+        if base and other:
+            ratio, low, high = ratio_ci(base, other)
+            rows.append({**dict(zip(by, key, strict=True)), "ratio": ratio,
+                         "ci_low": low, "ci_high": high})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*by, "ratio", "ci_low", "ci_high"])
 
 
 @dataclass(frozen=True)
@@ -147,9 +162,9 @@ def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Thresho
     """The message size from which zero-copy is faster than copy at every larger
     measured size, each with 95% confidence (bootstrap interval of the ratio of
     medians). One transport, peer and copy threshold at a time: filter ``df`` first."""
-    by = [c for c in _PAIR_COLUMNS if c in df.columns and c != "size"]
+    by = [c for c in _SWEPT if c in df.columns and c not in ("size", "copy")]
     if len(df[by].drop_duplicates()) > 1:
-        msg = f"one transport/peer/copy_threshold at a time, got {len(df[by].drop_duplicates())}"
+        msg = f"one {'/'.join(by)} at a time, got {len(df[by].drop_duplicates())} combinations"
         raise ValueError(msg)
     rows = []
     for size, group in df.groupby("size", sort=True):
