@@ -34,6 +34,18 @@ _VEGA5_COMPILER = "5.21"
 PNG_SCALE = 1
 
 
+# Room around every figure: the SVG's size comes from vl-convert's font metrics, and a
+# browser's sans-serif can be a few pixels wider (a last tick label went past the
+# canvas in chromium with vega's default 5 px).
+_PADDING = {"left": 8, "top": 8, "right": 16, "bottom": 8}
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    spec = chart.to_dict()
+    spec.setdefault("padding", _PADDING)
+    return spec
+
+
 def _vl_version() -> str:
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     return f"v{major}_{minor}"
@@ -41,21 +53,19 @@ def _vl_version() -> str:
 
 def chart_to_svg(chart: alt.TopLevelMixin) -> str:
     """Render ``chart`` to an SVG document, offline."""
-    return vl_convert.vegalite_to_svg(
-        chart.to_dict(), vl_version=_vl_version(), allowed_base_urls=[]
-    )
+    return vl_convert.vegalite_to_svg(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[])
 
 
 def chart_to_png(chart: alt.TopLevelMixin, scale: float = PNG_SCALE) -> bytes:
     """Render ``chart`` to PNG bytes, offline."""
     return vl_convert.vegalite_to_png(
-        chart.to_dict(), vl_version=_vl_version(), scale=scale, allowed_base_urls=[]
+        _spec(chart), vl_version=_vl_version(), scale=scale, allowed_base_urls=[]
     )
 
 
 def chart_to_vega(chart: alt.TopLevelMixin) -> dict[str, Any]:
     """``chart`` compiled to a Vega 5 spec, the kind JupyterLab draws by itself."""
-    spec = chart.to_dict()
+    spec = _spec(chart)
     spec.pop("$schema", None)
     return vl_convert.vegalite_to_vega(spec, vl_version=_VEGA5_COMPILER)
 
