@@ -7,7 +7,8 @@ inproc). The same :func:`serve` loop does both.
 Control protocol (JSON over a PAIR socket; the driver binds, the peer connects):
 
 * peer -> ``{"ready": pid}`` once both sockets are connected;
-* driver -> ``{"cmd": "sink" | "echo", "count": n, "copy": bool, "frames": k}``,
+* driver -> ``{"cmd": "sink" | "echo", "count": n, "copy": bool, "frames": k,
+  "loop": "python" | "native"}``,
   peer -> ``{"armed": true}``, then the data moves, then peer ->
   ``{"received": m, "elapsed": s, "cpu_s": c, "cpu_clock": "process" | "thread"}``
   (sink: first to last receive; the CPU this end spent in its loop) or
