@@ -23,6 +23,7 @@ from .figures import (
     tax_chart,
     throughput_chart,
 )
+from .load import load_chart
 from .render import (
     VEGA_MIMETYPE,
     Figure,
@@ -51,6 +52,7 @@ __all__ = [
     "flood_chart",
     "latency_cdf_chart",
     "latency_chart",
+    "load_chart",
     "map_chart",
     "save_chart",
     "speedup_chart",

@@ -15,92 +15,22 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, FloodParams, ZmqParams
-from ..results.analysis import medians_with_intervals, python_tax, zero_copy_speedup
+from ..params import COLUMN_TITLES, COPY, FloodParams
+from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
-    HEIGHT,
     ROW_WIDTH,
     WIDTH,
-    color,
-    legend,
     log_y,
-    picked,
     plural,
-    selector,
     side_by_side,
     subtitle,
     titled,
-    tooltip,
     x_axis,
 )
+from .series import POINT_COLUMNS, median_lines, mode_title, point_medians, varying_label
 
-# What identifies one point of a sweep: its swept parameters (and a flood's test).
-_POINT_COLUMNS = [p.name for p in ZmqParams.sweep_fields()]
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
 _ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
-
-
-def _points(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
-    """One row per point and metric: the median (``value``), its 95% interval and its
-    number of samples; ``metric`` names the metric in words."""
-    by = [c for c in columns if c in df.columns]
-    frames = [
-        medians_with_intervals(df, m, by).rename(columns={m: "value"}).assign(metric=m)
-        for m in metrics
-    ]
-    frame = pd.concat(frames, ignore_index=True).dropna(subset=["value"])
-    frame["metric"] = frame["metric"].map(COLUMN_TITLES)
-    if "copy" in frame.columns:
-        frame["mode"] = frame["copy"].map(COPY.label)
-        # Colours in the declared order (copy, then zero-copy), whatever was run first.
-        order = ["copy"]
-        if "loop" in frame.columns and frame["loop"].nunique() > 1:
-            frame["mode"] = frame["loop"] + " " + frame["mode"]
-            order = ["loop", "copy"]
-        frame = frame.sort_values(order, ascending=False, kind="stable", ignore_index=True)
-    return frame
-
-
-def _lines(
-    frame: pd.DataFrame, x: alt.X, y: alt.Y, series: str, series_title: str, fields: Sequence[str],
-    fmt: str, width: int = WIDTH, *, name: str,
-) -> alt.LayerChart:  # fmt: skip
-    """Median lines with points, one colour per ``series``, one point shape per metric
-    when there are several, and the medians' 95% interval bars."""
-    pick = selector(series, f"pick_{name}")
-    metrics = frame["metric"].nunique()
-    shape = (
-        alt.Shape("metric:N", legend=legend("metric", metrics)) if metrics > 1 else alt.Undefined
-    )
-    base = alt.Chart(frame, width=width, height=HEIGHT)
-    lines = (
-        base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
-        .encode(
-            x=x, y=y, color=color(frame, series, series_title), shape=shape,
-            detail="metric:N", opacity=picked(pick),
-            tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
-        )
-        .add_params(pick)
-    )  # fmt: skip
-    bars = base.mark_rule(strokeWidth=2).encode(
-        x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
-        opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
-    )  # fmt: skip
-    # The bars first: drawn over the points, they would take the pointer off them.
-    return alt.layer(bars, lines)
-
-
-def _varying_label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """A series label from those of ``columns`` that vary (the first if none does)."""
-    present = [c for c in columns if c in frame.columns]
-    varying = [c for c in present if frame[c].nunique() > 1] or present[:1]
-    return frame[varying].astype(str).agg(" ".join, axis=1)
-
-
-def _mode_title(frame: pd.DataFrame) -> str:
-    """The legend title of ``mode``: copy mode, and the loop when both were run."""
-    both_loops = "loop" in frame.columns and frame["loop"].nunique() > 1
-    return "loop, copy" if both_loops else COLUMN_TITLES["copy"]
 
 
 def _facet_width(frame: pd.DataFrame) -> int:
@@ -117,13 +47,13 @@ def _by_transport(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevel
 def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """The crossover chart: delivered and send-only msgs/s vs size, log-log, coloured by
     copy mode (pyzmq's "performance crossover" figure)."""
-    frame = _points(df, ["msgs_per_s", "send_msgs_per_s"], _POINT_COLUMNS)
+    frame = point_medians(df, ["msgs_per_s", "send_msgs_per_s"], POINT_COLUMNS)
     x = x_axis(frame, "size", sizes=True)
     # Send-only is often NaN (too few messages to fill the queues): then the axis
     # names the one rate drawn.
     rates = frame["metric"].unique()
     y = log_y("value", rates[0] if len(rates) == 1 else "messages per second (msgs/s)")
-    lines = _lines(frame, x, y, "mode", _mode_title(frame), _POINT_COLUMNS, ",.0f",
+    lines = median_lines(frame, x, y, "mode", mode_title(frame), POINT_COLUMNS, ",.0f",
                    _facet_width(frame), name="throughput")  # fmt: skip
     sizes = plural(frame["size"].nunique(), "size")
     return titled(
@@ -135,9 +65,10 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
-    frame = _points(df, ["mbit_per_s"], _POINT_COLUMNS)
-    lines = _lines(frame, x_axis(frame, "size", sizes=True), log_y("value", "bandwidth (Mbit/s)"),
-                   "mode", _mode_title(frame), _POINT_COLUMNS, ",.1f", _facet_width(frame),
+    frame = point_medians(df, ["mbit_per_s"], POINT_COLUMNS)
+    y = log_y("value", "bandwidth (Mbit/s)")
+    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y,
+                   "mode", mode_title(frame), POINT_COLUMNS, ",.1f", _facet_width(frame),
                    name="bandwidth")  # fmt: skip
     return titled(
         _by_transport(lines, frame),
@@ -149,10 +80,10 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """CPU time per message (per round trip for latency) of each end vs size, coloured
     by copy mode: what moving a message costs the machine, not only how fast it goes."""
-    frame = _points(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], _POINT_COLUMNS)
+    frame = point_medians(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], POINT_COLUMNS)
     y = log_y("value", "CPU per message (µs)")
-    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", _mode_title(frame),
-                   _POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
+    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
+                   POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
     clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
     note = subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS)
     return titled(
@@ -173,7 +104,7 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
                          mode=frame["copy"].map(COPY.label))  # fmt: skip
     what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native p50"
     y = log_y("value", f"Python tax ({what}, ratio)")
-    lines = _lines(frame, x_axis(frame, "size", sizes=True), y, "mode", _mode_title(frame),
+    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
                    ["size", "transport"], ".2f", _facet_width(frame), name="tax")  # fmt: skip
     # On the same data as the lines, so the layer can be faceted by transport.
     even = alt.Chart(frame).mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
@@ -191,11 +122,10 @@ def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     line at 1: where the line crosses it is the crossover size."""
     frame = zero_copy_speedup(df).assign(metric="zero-copy / copy")
     frame = frame.rename(columns={"speedup": "value"})
-    frame["series"] = _varying_label(frame, ["transport", "loop"])
+    frame["series"], title = varying_label(frame, ["transport", "loop"])
     x = x_axis(frame, "size", sizes=True)
     y = log_y("value", "zero-copy / copy, delivered (ratio)")
-    title = "transport, loop" if frame["series"].str.contains(" ").any() else "transport"
-    chart = _lines(frame, x, y, "series", title, ["size"], ".2f", name="speedup")
+    chart = median_lines(frame, x, y, "series", title, ["size"], ".2f", name="speedup")
     even = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(strokeDash=[4, 4])
     even = even.encode(y="value:Q")
     return titled(
@@ -208,17 +138,28 @@ def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def latency_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Round-trip latency percentiles (p50, p99) vs size, one colour per transport and
     copy mode; the bars are each median's 95% interval over the samples."""
-    frame = _points(df, ["p50_us", "p99_us"], _POINT_COLUMNS)
-    frame["series"] = _varying_label(frame, ["transport", "mode"])
-    varying = [c for c in ("transport", "mode") if frame[c].nunique() > 1] or ["transport"]
+    frame = point_medians(df, ["p50_us", "p99_us"], POINT_COLUMNS)
+    frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
     y = log_y("value", "round trip (µs)")
-    chart = _lines(frame, x_axis(frame, "size", sizes=True), y, "series", " ".join(varying),
-                   _POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip
+    chart = median_lines(frame, x_axis(frame, "size", sizes=True), y, "series", series_title,
+                   POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip
     sizes = plural(frame["size"].nunique(), "size")
     return titled(
         chart,
-        f"ZeroMQ REQ/REP round trip, {sizes}",
-        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
+        f"ZeroMQ {_round_trip_kind(frame)} round trip, {sizes}",
+        subtitle(frame, ["transport", "mode", "loop", "peer", "offered"], _ZMQ_WORDS),
+    )
+
+
+def _round_trip_kind(frame: pd.DataFrame) -> str:
+    """REQ/REP for a closed loop; DEALER/ROUTER when a rate was offered."""
+    rates = set(frame["rate"]) if "rate" in frame.columns else {0}
+    return (
+        "REQ/REP"
+        if rates == {0}
+        else "REQ/REP and DEALER/ROUTER"
+        if 0 in rates
+        else "DEALER/ROUTER"
     )
 
 
@@ -239,8 +180,8 @@ _FLOOD_WORDS = {"view": "{} view", "scheme": "scheme {}"}
 def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
     count / view / scheme (the classic IPython-parallel flood figure)."""
-    frame = _series(_points(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
-    chart = _lines(frame, x_axis(frame, "tasks"), log_y("value", "time (s)"), "series",
+    frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
+    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", "time (s)"), "series",
                    "cluster", _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
     return titled(
         chart,
@@ -251,30 +192,33 @@ def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Tasks per second vs number of engines, one line per number of tasks."""
-    frame = _points(df, ["tasks_per_s"], _FLOOD_COLUMNS)
+    frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
     frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
     engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
     y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"] + " (tasks/s)")
-    chart = _lines(frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines")
+    chart = median_lines(
+        frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
+    )
     return titled(chart, "Tiny tasks per second by number of engines")
 
 
 def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Array echo bandwidth (both directions) vs array size."""
-    frame = _series(_points(df, ["mbit_per_s"], _FLOOD_COLUMNS))
-    chart = _lines(frame, x_axis(frame, "size", sizes=True), log_y("value", "bandwidth (Mbit/s)"),
-                   "series", "cluster", _FLOOD_COLUMNS, ",.1f", name="echo")  # fmt: skip
+    frame = _series(point_medians(df, ["mbit_per_s"], _FLOOD_COLUMNS))
+    y = log_y("value", "bandwidth (Mbit/s)")
+    x = x_axis(frame, "size", sizes=True)
+    chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ",.1f", name="echo")
     return titled(chart, "ipyparallel array echo bandwidth", subtitle(frame, ["series"]))
 
 
 def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """map efficiency (ideal parallel time / actual) vs task duration."""
-    frame = _series(_points(df, ["efficiency"], _FLOOD_COLUMNS))
+    frame = _series(point_medians(df, ["efficiency"], _FLOOD_COLUMNS))
     frame = frame.assign(duration_ms=frame["duration"] * 1e3)
     # symlog: a 0 ms duration (pure overhead) stays on the axis.
     x = x_axis(frame, "duration_ms", "task duration (ms)", scale="symlog")
     y = alt.Y("value:Q", title="map efficiency (fraction of ideal)", scale=alt.Scale(domain=[0, 1]))
-    chart = _lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ".3f", name="map")
+    chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ".3f", name="map")
     return titled(chart, "map_async(time.sleep) efficiency", subtitle(frame, ["series"]))
 
 
@@ -285,6 +229,10 @@ def default_chart(
     were measured; latency percentiles with the distribution of every round trip beside
     them (given the result's ``distributions``); for a task flood, its test's chart."""
     if benchmark == "lat":
+        if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
+            from .load import load_chart
+
+            return load_chart(df)
         if distributions:
             from .distribution import latency_cdf_chart
 

@@ -38,15 +38,15 @@ SIZE_LABEL_EXPR = (
 
 def x_axis(
     frame: pd.DataFrame, column: str, title: str | None = None, *, sizes: bool = False,
-    scale: str = "log", ticks_at_values: bool = True,
+    scale: str = "log", ticks_at_values: bool = True, label_format: str = ",~r",
 ) -> alt.X:  # fmt: skip
     """An x axis that spans the data: a point axis for a single value (a linear axis
     of one value crowds its tick labels), otherwise ``scale`` over exactly the
     measured range, with a tick at each measured value (up to 8) so each point can be
-    read off."""
+    read off. ``label_format`` is a d3 format (``~s``: 10k, 1M)."""
     title = title or COLUMN_TITLES[column]
     values = sorted(frame[column].dropna().unique().tolist())
-    label = {"labelExpr": SIZE_LABEL_EXPR} if sizes else {"format": ",~r"}
+    label = {"labelExpr": SIZE_LABEL_EXPR} if sizes else {"format": label_format}
     if len(values) <= 1:
         return alt.X(f"{column}:O", title=title, axis=alt.Axis(labelAngle=0, **label))
     low, high = values[0], values[-1]

@@ -20,10 +20,12 @@ from typing import Any, ClassVar
 from .address import check_address
 from .units import (
     format_duration,
+    format_rate,
     format_size,
     parse_bool,
     parse_duration,
     parse_fraction,
+    parse_rate,
     parse_size,
     spell_size,
 )
@@ -41,7 +43,7 @@ class Param:
     default: Any
     help: str
     title: str
-    kind: str  # "size" | "int" | "float" | "bool" | "choice" | "str"
+    kind: str  # "size" | "rate" | "duration" | "int" | "float" | "bool" | "choice" | ...
     unit: str = ""
     low: float | None = None
     high: float | None = None
@@ -60,6 +62,8 @@ class Param:
             return format_duration(value) if value else "0"
         if self.kind == "fraction":
             return f"{value:.0%}" if value else "off"
+        if self.kind == "rate":
+            return format_rate(value)
         return _spell(value)
 
     @property
@@ -88,6 +92,8 @@ class Param:
             return ""
         if self.kind == "size":
             return spell_size(int(bound))
+        if self.kind == "rate":
+            return f"{format_rate(bound)} {self.unit}"
         return f"{_spell(bound)}{(' ' + self.unit) if self.unit else ''}"
 
     def parse(self, text: Any) -> Any:
@@ -107,7 +113,8 @@ class Param:
             or (self.high is not None and value > self.high)
         )
         if bad:
-            got = spell_size(value) if self.kind == "size" else _spell(value)
+            spell = {"size": spell_size, "rate": format_rate}.get(self.kind, _spell)
+            got = spell(value)
             msg = f"{self.name} must be {self.allowed()}, got {got}"
             raise ValueError(msg)
         return value
@@ -145,6 +152,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "address": check_address,
     "fraction": parse_fraction,
     "duration": parse_duration,
+    "rate": parse_rate,
     "int": int,
     "float": float,
     "bool": parse_bool,

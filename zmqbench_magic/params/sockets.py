@@ -115,6 +115,19 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
+RATE = Param(
+    "rate", 0.0,
+    "offered load, round trips per second (k and M are powers of 1000): the driver "
+    "sends on a fixed schedule over DEALER/ROUTER, whether or not replies have come, "
+    "and times each round trip from its intended send time; 0: closed loop, REQ/REP "
+    "ping-pong",
+    "offered rate (msgs/s)", "rate", unit="msgs/s", low=0, high=10_000_000, sweep=True,
+)
+# The lowest open-loop rate: a sample (10 messages or more) then lasts a second.
+MIN_RATE = 10.0
+# An open-loop sample "held" its rate when it answered at least this share of it.
+HELD_FRACTION = 0.95
+
 # The send-only rate is reported only over counts this many times what the queues
 # between the two ends hold; below that it mostly times how fast the queues fill.
 SEND_ONLY_MIN_QUEUES = 10
@@ -158,10 +171,28 @@ LAT_METRICS = (
            "lower"),
     Metric("max_us", "slowest round trip (µs)",
            "slowest round trip of the sample (the summary: of the point)", "lower"),
+    Metric("achieved_per_s", "achieved rate (msgs/s)",
+           "round trips answered per second, first to last reply (closed loop: one over "
+           f"the mean round trip); under {HELD_FRACTION:.0%} of an offered rate, that rate "
+           "was not held",
+           "higher"),
+    Metric("send_lag_p99_us", "p99 send lag (µs)",
+           "open loop: 99th percentile of how late each message left after its intended "
+           "send time (the sender's own pacing, or a full queue); NaN in a closed loop",
+           "lower"),
     SEND_CPU,
     RECV_CPU,
 )
 # fmt: on
+
+
+def _open_loop_count_caution(count: int, rates: tuple[float, ...]) -> list[str]:
+    """A fixed count at a low offered rate makes long samples: say how long."""
+    slowest = min(r for r in rates if r)
+    seconds = count / slowest
+    if seconds < 10:
+        return []
+    return [f"count {count:,} at {RATE.label(slowest)} msgs/s: each sample lasts {seconds:,.0f} s"]
 
 
 def resolve_peer(transport: str, peer: str) -> str:
@@ -246,5 +277,28 @@ class LatencyParams(ZmqParams):
     ('tcp', 'inproc')
     """
 
+    rate: tuple[float, ...] = param_field(RATE)
+
     benchmark = "lat"
     metrics = LAT_METRICS
+
+    def _check_combinations(self) -> None:
+        super()._check_combinations()
+        if self.count == 1 and any(self.rate):
+            msg = (
+                "count must be 0 (calibrate) or at least 2 with an offered rate: the rate "
+                "achieved is timed from the first to the last reply, got 1"
+            )
+            raise ValueError(msg)
+        slow = [r for r in self.rate if 0 < r < MIN_RATE]
+        if slow:
+            msg = (
+                f"rate must be 0 (closed loop) or from {RATE.label(MIN_RATE)} to "
+                f"{RATE.label(RATE.high)} msgs/s, got {RATE.label(slow[0])}"
+            )
+            raise ValueError(msg)
+
+    def cautions(self) -> list[str]:
+        if self.count and any(self.rate):
+            return [*super().cautions(), *_open_loop_count_caution(self.count, self.rate)]
+        return super().cautions()

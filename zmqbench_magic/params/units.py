@@ -91,6 +91,35 @@ def parse_fraction(text: str | float) -> float:
         raise ValueError(msg) from None
 
 
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kKmM]?)\s*(?:/s)?\s*$")
+# Rates are counted in thousands, as every rate is (unlike sizes, in 1024s).
+_RATE_FACTORS = {"": 1.0, "k": 1e3, "m": 1e6}
+
+
+def parse_rate(text: str | float) -> float:
+    """Parse messages per second such as ``0``, ``500``, ``10k`` or ``1.5M`` (powers of 1000).
+
+    >>> parse_rate("10k")
+    10000.0
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    match = _RATE_RE.match(str(text))
+    if isinstance(text, bool) or not match:
+        msg = f"expected messages per second such as 0, 500, 10k or 1M, got {text!r}"
+        raise ValueError(msg)
+    number, suffix = match.groups()
+    return float(number) * _RATE_FACTORS[suffix.lower()]
+
+
+def format_rate(rate: float) -> str:
+    """``10000.0`` -> ``'10k'``, ``1500000`` -> ``'1.5M'``, as :func:`parse_rate` reads."""
+    for suffix, factor in (("M", 1e6), ("k", 1e3)):
+        if rate >= factor:
+            return f"{rate / factor:.3g}{suffix}"
+    return f"{rate:g}"
+
+
 def format_duration(seconds: float) -> str:
     """``0.01`` -> ``'10ms'``: the shortest of s, ms and us that keeps a whole number."""
     for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..params import METRICS, ZmqParams
+from ..params import METRICS, LatencyParams
 from ..params.units import format_size
 from .stats import median_ci, ratio_ci
 
 # What identifies a point: the swept parameters (a pair is compared over all but one).
-_SWEPT = [p.name for p in ZmqParams.sweep_fields()]
+_SWEPT = [p.name for p in LatencyParams.sweep_fields()]
 
 
 def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:

@@ -39,6 +39,9 @@ def summarize(result: ResultSet) -> pd.DataFrame:
     table["spread"] = (grouped[headline].std(ddof=0) / grouped[headline].mean()).fillna(0)
     if "other_load" in df.columns:
         table["other_load"] = grouped["other_load"].max()
+    if "held" in df.columns:
+        # An offered rate counts as held only if every sample held it.
+        table["held"] = grouped["held"].all()
     if "max_us" in df.columns:
         # The point's slowest and fastest round trips, not a median of samples' maxima.
         table["max_us"] = grouped["max_us"].max()

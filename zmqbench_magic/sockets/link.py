@@ -28,7 +28,7 @@ from ..method.spawn import child_env, module_command
 from ..params.address import split_address
 from . import peer as peer_module
 
-DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ}
+DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
 # The far end is an instrument: it should cost what a warmed, long-running process
 # (or libzmq's C echo, which allocates nothing) costs. A fresh process does not: glibc
 # may hand each large message buffer back to the OS as it is freed and fault it in
@@ -59,7 +59,8 @@ class Link:
 
     Parameters
     ----------
-    role : "sink" (PUSH -> PULL throughput) or "echo" (REQ -> REP latency).
+    role : "sink" (PUSH -> PULL throughput), "echo" (REQ -> REP latency) or "route"
+        (DEALER -> ROUTER, latency under load).
     transport : "tcp", "ipc" or "inproc".
     peer : "process" or "thread".
     address : tcp interface (and optional port) to bind.

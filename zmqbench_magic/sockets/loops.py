@@ -156,10 +156,25 @@ def latency_sample(
     other_load = meter.stop()
     echoed = link.reply()
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
-    p50, p90, p99, p999 = np.percentile(rtt_us, [50, 90, 99, 99.9])
     elapsed = stamps[-1] - stamps[0]
     return {
-        "rtt_us": elapsed / count * 1e6,
+        **latency_columns(rtt_us, elapsed, send_cpu, echoed),
+        "achieved_per_s": count / elapsed,
+        "send_lag_p99_us": math.nan,  # a closed loop has no schedule to be late for
+        "held": True,
+        "other_load": other_load,
+    }, elapsed
+
+
+def latency_columns(
+    rtt_us: np.ndarray, elapsed: float, send_cpu: float, echoed: dict[str, Any]
+) -> dict[str, Any]:
+    """A latency sample's row from its round trips (µs), closed or open loop alike;
+    ``rtt_hist`` (every round trip, bucketed) goes to the point's distribution."""
+    count = len(rtt_us)
+    p50, p90, p99, p999 = np.percentile(rtt_us, [50, 90, 99, 99.9])
+    return {
+        "rtt_us": float(rtt_us.mean()),
         "p50_us": float(p50),
         "p90_us": float(p90),
         "p99_us": float(p99),
@@ -167,12 +182,11 @@ def latency_sample(
         "max_us": float(rtt_us.max()),
         "min_us": float(rtt_us.min()),
         "elapsed_s": elapsed,
-        "other_load": other_load,
         "send_cpu_us_per_msg": send_cpu / count * 1e6,
         "recv_cpu_us_per_msg": echoed["cpu_s"] / count * 1e6,
         "cpu_clock": echoed["cpu_clock"],
         "rtt_hist": LogHistogram.of(rtt_us),
-    }, elapsed
+    }
 
 
 def _ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> list[float]:

@@ -1,4 +1,5 @@
-"""The far end of a benchmark: a PULL sink or a REP echo driven over a control socket.
+"""The far end of a benchmark: a PULL sink, a REP echo (closed loop) or a ROUTER echo
+(open loop, many requests in flight) driven over a control socket.
 
 It runs either as a separate process (``python -m zmqbench_magic.sockets.peer``) so the
 kernel's GIL does not distort the figure, or as a thread of the kernel (needed for
@@ -7,7 +8,7 @@ inproc). The same :func:`serve` loop does both.
 Control protocol (JSON over a PAIR socket; the driver binds, the peer connects):
 
 * peer -> ``{"ready": pid}`` once both sockets are connected;
-* driver -> ``{"cmd": "sink" | "echo", "count": n, "copy": bool, "frames": k,
+* driver -> ``{"cmd": "sink" | "echo" | "route", "count": n, "copy": bool, "frames": k,
   "loop": "python" | "native"}``,
   peer -> ``{"armed": true}``, then the data moves, then peer ->
   ``{"received": m, "elapsed": s, "cpu_s": c, "cpu_clock": "process" | "thread"}``
@@ -35,7 +36,7 @@ from typing import Any
 
 import zmq
 
-ROLES = {"sink": zmq.PULL, "echo": zmq.REP}
+ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
 _PARENT_POLL_S = 0.2
 
 
@@ -57,6 +58,10 @@ def serve(
         sock.rcvtimeo = timeout_ms
         sock.sndtimeo = timeout_ms
     data.rcvhwm = data.sndhwm = hwm
+    if role == "route":
+        # A ROUTER drops a reply whose queue is full (libzmq counts a queue's room
+        # lazily, so that can happen below the high-water mark): wait for room instead.
+        data.router_mandatory = 1
     data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
     try:
         ctrl.connect(ctrl_url)
@@ -77,10 +82,7 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         command = json.loads(ctrl.recv())
         if command["cmd"] == "quit":
             return
-        if command.get("loop") == "native":
-            loop = _sink_native if command["cmd"] == "sink" else _echo_native
-        else:
-            loop = _sink if command["cmd"] == "sink" else _echo
+        loop = _LOOPS[command["cmd"], command.get("loop", "python")]
         _send(ctrl, {"armed": True})
         # No garbage collection inside the loop, as on the driver's side. A thread peer
         # shares the driver's interpreter, whose own loop already turned it off.
@@ -175,6 +177,32 @@ def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, An
     for _ in range(count):
         reply(receive(copy=copy), copy=copy)
     return {"echoed": count}
+
+
+def _route(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """Send back each of ``count`` requests unchanged, routing frame first."""
+    receive, reply = data.recv_multipart, data.send_multipart
+    for _ in range(count):
+        reply(receive(copy=copy), copy=copy)
+    return {"echoed": count}
+
+
+def _route_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+    """As :func:`_route`, in C."""
+    from . import native
+
+    lib = native.library()
+    echoed = native.check(lib, lib.zb_route(data.underlying, count, int(not copy)))
+    if echoed < count:
+        raise zmq.Again(f"echoed {echoed} of {count} requests, then nothing came")
+    return {"echoed": echoed}
+
+
+_LOOPS = {
+    ("sink", "python"): _sink, ("sink", "native"): _sink_native,
+    ("echo", "python"): _echo, ("echo", "native"): _echo_native,
+    ("route", "python"): _route, ("route", "native"): _route_native,
+}  # fmt: skip
 
 
 def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:

@@ -93,7 +93,11 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.zb_ping.argtypes = [p, ctypes.c_char_p, size, _INT64, _INT64, ctypes.c_int,
                             ctypes.POINTER(ctypes.c_int), _DOUBLE_P]  # fmt: skip
     lib.zb_echo.argtypes = [p, _INT64, ctypes.c_int]
-    for name in ("zb_send", "zb_sink", "zb_ping", "zb_echo"):
+    lib.zb_route.argtypes = [p, _INT64, ctypes.c_int]
+    int64_p, double = ctypes.POINTER(_INT64), ctypes.c_double
+    lib.zb_pace.argtypes = [p, ctypes.c_char_p, size, _INT64, ctypes.c_int, double, double,
+                            _INT64, double, int64_p, int64_p, _DOUBLE_P, _DOUBLE_P]  # fmt: skip
+    for name in ("zb_send", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace"):
         getattr(lib, name).restype = _INT64
     lib.zb_errno.restype = ctypes.c_int
 

@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#define ZMQ_DONTWAIT 1
+#define ZMQ_SNDMORE 2
+#define ZMQ_POLLIN 1
+
 typedef struct { unsigned char opaque[64]; } __attribute__((aligned(8))) zmq_msg_t;
 typedef void(zmq_free_fn)(void *data, void *hint);
 
@@ -20,7 +24,10 @@ int zmq_msg_init_data(zmq_msg_t *msg, void *data, size_t size, zmq_free_fn *ffn,
 int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags);
 int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags);
 int zmq_msg_close(zmq_msg_t *msg);
+int zmq_msg_more(const zmq_msg_t *msg);
 size_t zmq_msg_size(const zmq_msg_t *msg);
+typedef struct { void *socket; int fd; short events; short revents; } zmq_pollitem_t;
+int zmq_poll(zmq_pollitem_t *items, int nitems, long timeout);
 void *zmq_msg_data(zmq_msg_t *msg);
 int zmq_errno(void);
 
@@ -34,15 +41,19 @@ static double now(void) {
 /* The payload is owned by Python for the whole sample: nothing to free. */
 static void keep(void *data, void *hint) { (void)data; (void)hint; }
 
-static int send_one(void *socket, const char *buf, size_t size, int zero_copy) {
+static int send_flags(void *socket, const char *buf, size_t size, int zero_copy, int flags) {
     if (!zero_copy)
-        return zmq_send(socket, buf, size, 0);
+        return zmq_send(socket, buf, size, flags);
     zmq_msg_t msg;
     zmq_msg_init_data(&msg, (void *)buf, size, keep, NULL);
-    int rc = zmq_msg_send(&msg, socket, 0);
+    int rc = zmq_msg_send(&msg, socket, flags);
     if (rc < 0)
         zmq_msg_close(&msg);
     return rc;
+}
+
+static int send_one(void *socket, const char *buf, size_t size, int zero_copy) {
+    return send_flags(socket, buf, size, zero_copy, 0);
 }
 
 /* The error of the last call, for Python to name (EAGAIN: a timeout). */
@@ -117,6 +128,103 @@ int64_t zb_echo(void *socket, int64_t count, int zero_copy) {
         if (zero_copy)
             zmq_msg_init(&msg); /* sent: msg now empty, ready for the next receive */
     }
+    int error = done < count ? zmq_errno() : 0;
+    zmq_msg_close(&msg);
+    return done < count && error != EAGAIN ? -1 : done;
+}
+
+/* Open loop (latency under load): message i is due at start + i * interval, sent
+ * whether or not earlier replies have come back (at most `max_in_flight` unanswered,
+ * what the queues between the ends hold), a late sender catching up at once. Each
+ * send's time goes to sent_at[i], each reply's to replied_at[i] (replies come back
+ * in order over one DEALER/ROUTER pair). *sent and *received say where a previous
+ * call stopped. A wait longer than `liveness` seconds with replies owed and nothing
+ * arriving returns, for Python to check the far end. Returns replies received, or -1.
+ *
+ * Waits of 2 ms or more sleep in zmq_poll (woken by a reply); shorter ones spin, as
+ * a millisecond-grained poll cannot keep a finer schedule. */
+int64_t zb_pace(void *socket, const char *buf, size_t size, int64_t count, int zero_copy,
+                double start, double interval, int64_t max_in_flight, double liveness,
+                int64_t *sent, int64_t *received, double *sent_at, double *replied_at) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    zmq_pollitem_t item = {socket, 0, ZMQ_POLLIN, 0};
+    double progress = now();
+    int64_t result = -2;
+    while (*received < count) {
+        double t;
+        int moved = 0;
+        while (*sent < count && *sent - *received < max_in_flight
+               && start + (double)*sent * interval <= (t = now())) {
+            if (send_flags(socket, buf, size, zero_copy, ZMQ_DONTWAIT) < 0) {
+                if (zmq_errno() != EAGAIN)
+                    result = -1;
+                break;
+            }
+            sent_at[(*sent)++] = t;
+            moved = 1;
+        }
+        if (result == -1)
+            break;
+        while (*received < *sent) {
+            if (zmq_msg_recv(&msg, socket, ZMQ_DONTWAIT) < 0) {
+                if (zmq_errno() != EAGAIN)
+                    result = -1;
+                break;
+            }
+            replied_at[(*received)++] = now();
+            moved = 1;
+        }
+        if (result == -1)
+            break;
+        t = now();
+        if (moved) {
+            progress = t;
+            continue;
+        }
+        if (t - progress > liveness && *received < *sent) {
+            result = *received; /* owed replies, none coming: Python looks */
+            break;
+        }
+        double wait = *sent < count ? start + (double)*sent * interval - t : liveness;
+        if (wait >= 2e-3 && zmq_poll(&item, 1, (long)(wait * 1e3) - 1) < 0) {
+            result = -1;
+            break;
+        }
+    }
+    zmq_msg_close(&msg);
+    return result == -2 ? *received : result;
+}
+
+/* The ROUTER far end of the open loop: send back each of `count` requests (the
+ * routing frame first, then the payload frames), as received (`zero_copy`) or as a
+ * copy of their bytes. Returns how many were echoed, or -1. */
+int64_t zb_route(void *socket, int64_t count, int zero_copy) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    int64_t done = 0;
+    int failed = 0;
+    for (; done < count && !failed; done++) {
+        int more = 1;
+        while (more) {
+            if (zmq_msg_recv(&msg, socket, 0) < 0) {
+                failed = 1;
+                break;
+            }
+            more = zmq_msg_more(&msg);
+            int flags = more ? ZMQ_SNDMORE : 0;
+            int rc = zero_copy ? zmq_msg_send(&msg, socket, flags)
+                               : zmq_send(socket, zmq_msg_data(&msg), zmq_msg_size(&msg), flags);
+            if (rc < 0) {
+                failed = 1;
+                break;
+            }
+            if (zero_copy)
+                zmq_msg_init(&msg);
+        }
+    }
+    if (failed)
+        done--;
     int error = done < count ? zmq_errno() : 0;
     zmq_msg_close(&msg);
     return done < count && error != EAGAIN ? -1 : done;

@@ -1,0 +1,90 @@
+"""What the charts of medians share: one row per point and metric with its 95%
+interval, and the median lines drawn from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from ..params import COLUMN_TITLES, COPY, RATE, LatencyParams
+from ..results.analysis import medians_with_intervals
+from .layout import HEIGHT, WIDTH, color, legend, picked, selector, tooltip
+
+# What identifies one point of a sweep: its swept parameters (and a flood's test).
+POINT_COLUMNS = [p.name for p in LatencyParams.sweep_fields()]
+
+
+def point_medians(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """One row per point and metric: the median (``value``), its 95% interval and its
+    number of samples; ``metric`` names the metric in words."""
+    by = [c for c in columns if c in df.columns]
+    frames = [
+        medians_with_intervals(df, m, by).rename(columns={m: "value"}).assign(metric=m)
+        for m in metrics
+    ]
+    frame = pd.concat(frames, ignore_index=True).dropna(subset=["value"])
+    frame["metric"] = frame["metric"].map(COLUMN_TITLES)
+    if "rate" in frame.columns:
+        frame["offered"] = frame["rate"].map(offered_label)
+    if "copy" in frame.columns:
+        frame["mode"] = frame["copy"].map(COPY.label)
+        # Colours in the declared order (copy, then zero-copy), whatever was run first.
+        order = ["copy"]
+        if "loop" in frame.columns and frame["loop"].nunique() > 1:
+            frame["mode"] = frame["loop"] + " " + frame["mode"]
+            order = ["loop", "copy"]
+        frame = frame.sort_values(order, ascending=False, kind="stable", ignore_index=True)
+    return frame
+
+
+def median_lines(
+    frame: pd.DataFrame, x: alt.X, y: alt.Y, series: str, series_title: str, fields: Sequence[str],
+    fmt: str, width: int = WIDTH, *, name: str,
+) -> alt.LayerChart:  # fmt: skip
+    """Median lines with points, one colour per ``series``, one point shape per metric
+    when there are several, and the medians' 95% interval bars."""
+    pick = selector(series, f"pick_{name}")
+    metrics = frame["metric"].nunique()
+    # Shapes tell metrics apart within a series; lines coloured by metric need none.
+    shape = (
+        alt.Shape("metric:N", legend=legend("metric", metrics))
+        if metrics > 1 and series != "metric"
+        else alt.Undefined
+    )
+    base = alt.Chart(frame, width=width, height=HEIGHT)
+    lines = (
+        base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
+        .encode(
+            x=x, y=y, color=color(frame, series, series_title), shape=shape,
+            detail="metric:N", opacity=picked(pick),
+            tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
+        )
+        .add_params(pick)
+    )  # fmt: skip
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
+        opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
+    )  # fmt: skip
+    # The bars first: drawn over the points, they would take the pointer off them.
+    return alt.layer(bars, lines)
+
+
+def varying_label(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.Series, str]:
+    """A series label from those of ``columns`` that vary (the first if none does),
+    and its legend title: the names of those columns."""
+    present = [c for c in columns if c in frame.columns]
+    varying = [c for c in present if frame[c].nunique() > 1] or present[:1]
+    return frame[varying].astype(str).agg(" ".join, axis=1), ", ".join(varying)
+
+
+def offered_label(rate: float) -> str:
+    """``10k msgs/s`` for an offered rate, ``closed loop`` for none."""
+    return f"{RATE.label(rate)} msgs/s" if rate else "closed loop"
+
+
+def mode_title(frame: pd.DataFrame) -> str:
+    """The legend title of ``mode``: copy mode, and the loop when both were run."""
+    both_loops = "loop" in frame.columns and frame["loop"].nunique() > 1
+    return "loop, copy" if both_loops else COLUMN_TITLES["copy"]
