@@ -52,8 +52,10 @@ def load_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def _knees(df: pd.DataFrame, frame: pd.DataFrame, several: bool) -> pd.DataFrame:
     """The knees found, each with a ``label``: its rate and its series' legend words."""
     knees = load_knees(df).dropna(subset=["knee_per_s"])
+    if knees.empty:
+        return knees.assign(label=pd.Series(dtype=str))
     rates = knees["knee_per_s"].map(RATE.label) + " msgs/s"
-    if not several or knees.empty:
+    if not several:
         return knees.assign(label=rates)
     by = [c for c in knees.columns if c in frame.columns and c != "series"]
     knees = knees.merge(frame[[*by, "series"]].drop_duplicates(), on=by, how="left")

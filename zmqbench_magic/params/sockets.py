@@ -172,8 +172,8 @@ LAT_METRICS = (
     Metric("max_us", "slowest round trip (µs)",
            "slowest round trip of the sample (the summary: of the point)", "lower"),
     Metric("achieved_per_s", "achieved rate (msgs/s)",
-           "round trips answered per second, first to last reply (closed loop: one over "
-           f"the mean round trip); under {HELD_FRACTION:.0%} of an offered rate, that rate "
+           "round trips answered per second, from the first intended send to the last "
+           f"reply (closed loop: one over the mean round trip); under {HELD_FRACTION:.0%} of an offered rate, that rate "
            "was not held",
            "higher"),
     Metric("send_lag_p99_us", "p99 send lag (µs)",

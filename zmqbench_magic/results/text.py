@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ..params import COPY
-from ..params.units import format_duration, format_size
+from ..params.units import format_duration, format_rate, format_size
 from .compare import point_columns
 
 
@@ -69,18 +69,29 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
         f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
         f"{COPY.label(point['copy']):<9}"
     )
+    if point.get("loop", "python") != "python":
+        where += f" {point['loop']} loop"
     if benchmark == "thr":
         return (
             f"{run}{where}: {figure(point['msgs_per_s']):>10} msgs/s delivered, "
             f"{figure(point['send_msgs_per_s']):>10} sent, "
             f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
         )
+    rate = point.get("rate", 0)
+    if rate:
+        where += f" at {format_rate(rate)} msgs/s"
     return (
         f"{run}{where}: round trip {figure(point['rtt_us']):>7} µs mean, "
         f"p50 {figure(point['p50_us'])}, p99 {figure(point['p99_us'])}, "
-        f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs "
-        f"({_samples(point)})"
+        f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs"
+        f"{_achieved(point) if rate else ''} ({_samples(point)})"
     )
+
+
+def _achieved(point: Mapping[str, Any]) -> str:
+    """``, achieved 9,998 msgs/s``, and says so when the offered rate was not held."""
+    held = "" if point.get("held", True) else " (rate NOT held)"
+    return f", achieved {figure(point['achieved_per_s'])} msgs/s{held}"
 
 
 def comparison_lines(table: pd.DataFrame) -> list[str]:

@@ -59,9 +59,9 @@ def paced_sample(
     echoed = link.reply()
     intended = start + np.arange(count) / rate
     elapsed = float(replied_at[-1] - start)
-    # First to last reply, as throughput is timed first to last receive: a pair that
-    # keeps up answers at the offered rate, one that cannot at its own.
-    achieved = (count - 1) / float(replied_at[-1] - replied_at[0])
+    # Replies over the time from the first intended send to the last reply: the
+    # offered rate (never more) when the pair keeps up, its own rate when it cannot.
+    achieved = (count - 1) / elapsed
     return {
         **latency_columns((replied_at - intended) * 1e6, elapsed, send_cpu, echoed),
         "achieved_per_s": achieved,

@@ -4,7 +4,7 @@ A control takes its description, default, range, choices and tooltip from its
 :class:`~zmqbench_magic.params.Param`, so a panel never restates them: sizes and
 task counts are powers-of-two sliders, durations 1-2-5 steps, booleans and short
 choice lists toggle buttons, small integer ranges sliders, and the rest bounded text
-boxes. A swept parameter plotted on the chart's x axis (size, tasks, duration) is a
+boxes; offered rates 1-2-5 steps too. A swept parameter plotted on the chart's x axis (size, tasks, duration) is a
 from-to range: every option between the two handles is measured.
 """
 
@@ -22,6 +22,7 @@ _SLIDER_MAX_STEPS = 64
 _BUTTON_MAX_CHOICES = 4
 _POWERS_OF_TWO = [2**i for i in range(41)]
 _ONE_TWO_FIVE = [m * 10.0**e for e in range(-4, 4) for m in (1, 2, 5)]
+_RATES = [m * 10.0**e for e in range(1, 8) for m in (1, 2, 5)]
 _STYLE = {"description_width": "11em"}
 _WIDE = widgets.Layout(width="34em")
 
@@ -29,7 +30,8 @@ _WIDE = widgets.Layout(width="34em")
 def log_options(param: Param, keep: tuple[Any, ...] = ()) -> list[Any]:
     """What a log-scale control offers within the parameter's range, plus ``keep``
     (values asked for that are not on the grid, such as a 100-byte size)."""
-    grid = [0.0, *_ONE_TWO_FIVE] if param.kind == "duration" else [0, *_POWERS_OF_TWO]
+    grids = {"duration": [0.0, *_ONE_TWO_FIVE], "rate": [0.0, *_RATES]}
+    grid = grids.get(param.kind, [0, *_POWERS_OF_TWO])
     low = param.low if param.low is not None else grid[0]
     high = param.high if param.high is not None else grid[-1]
     return sorted({v for v in grid if low <= v <= high} | set(keep))
@@ -55,7 +57,7 @@ def make_control(param: Param, value: Any, *, ranged: bool) -> widgets.ValueWidg
         "tooltip": param.help,
         "style": _STYLE,
     }
-    if ranged or param.kind in ("size", "duration"):
+    if ranged or param.kind in ("size", "duration", "rate"):
         options = [(param.label(v), v) for v in log_options(param, values)]
         if ranged:
             span = (min(values), max(values))

@@ -1,0 +1,166 @@
+"""Latency under load (``%zmqlat --rate``): the open loop on real sockets over all three
+transports and both loops; a far end frozen mid-sample shows in every message it
+delayed (no coordinated omission); a rate the loop cannot hold is flagged; a killed far
+end is named within a second; the knee, the chart, the magic and the panel."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+from test_faults import NOTICE_S, _kill_after
+
+from zmqbench_magic import run_latency
+from zmqbench_magic.charts import chart_to_vega, default_chart, load_chart
+from zmqbench_magic.params import LatencyParams
+from zmqbench_magic.params.units import format_rate, parse_rate
+from zmqbench_magic.results.knee import load_knees
+from zmqbench_magic.sockets.link import Link, PeerError
+from zmqbench_magic.sockets.paced import paced_sample
+from zmqbench_magic.sockets.payload import Payload
+
+BOTH = ["python", "native"]
+QUICK = {"repeat": 1, "warmup": 0, "min_time": 0.05}
+
+
+def test_rates_are_read_in_thousands_and_bad_ones_are_named():
+    assert parse_rate("10k") == 10_000 and parse_rate("1.5M") == 1_500_000
+    assert parse_rate("250/s") == 250 and format_rate(12_500) == "12.5k"
+    assert LatencyParams(rate=["1k", 0]).rate == (1000.0, 0.0)
+    with pytest.raises(ValueError, match=r"rate must be 0 \(closed loop\) or from 10 to 10M"):
+        LatencyParams(rate=5)
+    with pytest.raises(ValueError, match="rate must be from 0 msgs/s to 10M msgs/s, got 20M"):
+        LatencyParams(rate="20M")
+    with pytest.raises(ValueError, match=r"rate: expected messages per second .* got 'fast'"):
+        LatencyParams(rate="fast")
+    with pytest.raises(ValueError, match=r"count must be 0 .* at least 2 with an offered rate"):
+        LatencyParams(rate="1k", count=1)
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
+def test_an_offered_rate_is_held_on_each_transport_by_both_loops(transport, no_leftovers):
+    result = run_latency(size=64, rate="2k", transport=transport, loop=BOTH, **QUICK)
+    df = result.df
+    assert list(df["loop"]) == BOTH and set(df["rate"]) == {2000.0}
+    assert df["held"].all(), df[["loop", "achieved_per_s"]]
+    # Never more than offered: replies over first intended send to last reply.
+    assert ((df["achieved_per_s"] > 0.95 * 2000) & (df["achieved_per_s"] <= 2000)).all()
+    assert (df["min_us"] > 0).all() and (df["p50_us"] <= df["p99_us"]).all()
+    assert (df["p99_us"] <= df["max_us"]).all() and (df["send_lag_p99_us"] >= 0).all()
+    assert {d["loop"] for d in result.distributions} == set(BOTH)
+
+
+def test_the_closed_loop_has_no_schedule_to_be_late_for(no_leftovers):
+    df = run_latency(size=64, rate=[0, "1k"], count=200, repeat=1, warmup=0).df
+    closed, paced = df[df["rate"] == 0].iloc[0], df[df["rate"] > 0].iloc[0]
+    assert np.isnan(closed["send_lag_p99_us"]) and closed["held"]
+    assert closed["achieved_per_s"] == pytest.approx(1e6 / closed["rtt_us"])
+    assert paced["send_lag_p99_us"] >= 0
+
+
+@pytest.mark.parametrize("loop", BOTH)
+def test_a_frozen_far_end_shows_in_every_message_it_delayed(loop, no_leftovers):
+    """The far end is stopped for 0.2 s of a 1 s sample at 1k msgs/s. Timed from each
+    message's intended send, about 200 messages wait, from 0.2 s down to nothing, so p90
+    is near 0.1 s. A closed loop would count the stall once; an open loop timed from
+    its actual sends would count only the 50 it could send before the queues (high-
+    water mark 50) held it back: either would report a p90 of a round trip (~0.1 ms)."""
+    with Link("route", "tcp", "process", "127.0.0.1", 5.0, 50) as link:
+        paced_sample(link, Payload.blank(64), 50, True, loop, rate=1000)  # connected, warm
+        (pid,) = link.pids()
+        timers = [threading.Timer(0.3, os.kill, (pid, signal.SIGSTOP)),
+                  threading.Timer(0.5, os.kill, (pid, signal.SIGCONT))]  # fmt: skip
+        for timer in timers:
+            timer.start()
+        row, _ = paced_sample(link, Payload.blank(64), 1000, True, loop, rate=1000)
+        for timer in timers:
+            timer.join()
+    assert row["max_us"] > 150_000
+    assert row["p90_us"] > 30_000, row
+    assert row["p50_us"] < 20_000
+    assert row["send_lag_p99_us"] > 50_000  # the sender was held back, and says so
+
+
+def test_a_rate_python_cannot_hold_is_flagged_never_reported_as_met(no_leftovers):
+    result = run_latency(size=64, rate="5M", **QUICK)
+    row = result.df.iloc[0]
+    assert not row["held"] and row["achieved_per_s"] < 0.95 * 5e6
+    assert any("rate not held in 1 of 1 sample(s)" in w for w in result.warnings)
+    assert not result.summary()["held"].iloc[0]
+
+
+@pytest.mark.parametrize("loop", BOTH)
+def test_a_far_end_killed_mid_open_loop_is_named_within_a_second(loop, no_leftovers):
+    killed_at: list[float] = []
+    _kill_after(1.0, killed_at)
+    with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)") as caught:
+        run_latency(size=100, rate="20k", count=2_000_000, repeat=1, warmup=0, loop=loop)
+    noticed = time.monotonic() - killed_at[0]
+    assert noticed < NOTICE_S, f"named {noticed:.2f} s after the kill"
+    assert "at 20k msgs/s offered" in str(caught.value)
+
+
+def _curve(p50s: list[float], held: list[bool], loop: str = "python") -> pd.DataFrame:
+    rates = [1e3, 1e4, 1e5, 1e6][: len(p50s)]
+    return pd.DataFrame({
+        "size": 1, "copy": True, "transport": "tcp", "peer": "process", "loop": loop,
+        "copy_threshold": 65536, "rate": rates, "p50_us": p50s, "p99_us": [2 * p for p in p50s],
+        "held": held,
+    })  # fmt: skip
+
+
+def test_the_knee_is_the_first_rate_not_held_or_twice_the_best_median_below():
+    # Spaced-out messages are slower (a wake-up each): the reference is the best below.
+    knees = load_knees(_curve([200, 60, 110, 115], [True] * 4))
+    assert knees["knee_per_s"].isna().all() and knees["held_up_to_per_s"].iloc[0] == 1e6
+    knees = load_knees(_curve([60, 70, 150, 900], [True] * 4))
+    assert knees["knee_per_s"].iloc[0] == 1e5 and knees["held_up_to_per_s"].iloc[0] == 1e4
+    assert "2.5x the best below" in knees["knee_reason"].iloc[0]
+    knees = load_knees(_curve([60, 70, 80, 90], [True, True, False, False]))
+    assert knees["knee_per_s"].iloc[0] == 1e5 and knees["knee_reason"].iloc[0] == (
+        "the rate was not held"
+    )
+    both = pd.concat(
+        [_curve([60, 70, 150], [True] * 3), _curve([50, 55, 60], [True] * 3, "native")]
+    )
+    assert load_knees(both).set_index("loop")["knee_per_s"].isna().to_dict() == {
+        "python": False, "native": True,
+    }  # fmt: skip
+    assert load_knees(_curve([60], [True]).assign(rate=0.0)).empty  # closed loop: no curve
+
+
+def test_the_load_chart_marks_each_knee_and_names_it():
+    df = pd.concat([_curve([60, 70, 150, 900], [True] * 4), _curve([50, 55, 60, 70], [True] * 4,
+                    "native")]).assign(p90_us=1.0, p999_us=1.0, benchmark="lat")  # fmt: skip
+    text = str(chart_to_vega(load_chart(df)))
+    assert "knee at 100k msgs/s (python copy)" in text and "native copy" in text
+    assert "round trip from intended send (µs)" in text
+    one = chart_to_vega(default_chart("lat", df[df["loop"] == "python"]))
+    assert "p99.9 round trip (µs)" in str(one) and "knee at 100k msgs/s" in str(one)
+    flat = chart_to_vega(load_chart(df[df["loop"] == "native"]))
+    assert "no knee up to the highest rate offered" in str(flat)
+
+
+def test_the_magic_and_the_panel_offer_rates(ip, no_leftovers):
+    with capture_output() as shown:
+        result = ip.run_line_magic("zmqlat", "-o --no-chart -n 300 -r 1 --warmup 0 --rate 1k 5k")
+    assert set(result.df["rate"]) == {1000.0, 5000.0}
+    assert "at 5k msgs/s: round trip" in shown.stdout and "achieved" in shown.stdout
+    with pytest.raises(UsageError, match=r"rate must be 0 \(closed loop\) or from 10"):
+        ip.run_line_magic("zmqlat", "--rate 2")
+    from zmqbench_magic.widgets import LatencyPanel
+
+    panel = LatencyPanel(rate="2k", size=64, count=200, repeat=1, warmup=0)
+    assert panel.controls["rate"].value == 2000.0
+    panel.run()
+    panel.controls["rate"].value = 5000.0
+    panel.run()
+    assert sorted(panel.result.df["rate"]) == [2000.0, 5000.0]
+    assert "DEALER/ROUTER" in str(chart_to_vega(panel.chart))
