@@ -173,8 +173,8 @@ LAT_METRICS = (
            "slowest round trip of the sample (the summary: of the point)", "lower"),
     Metric("achieved_per_s", "achieved rate (msgs/s)",
            "round trips answered per second, from the first intended send to the last "
-           f"reply (closed loop: one over the mean round trip); under {HELD_FRACTION:.0%} of an offered rate, that rate "
-           "was not held",
+           "reply (closed loop: one over the mean round trip); under "
+           f"{HELD_FRACTION:.0%} of an offered rate, that rate was not held",
            "higher"),
     Metric("send_lag_p99_us", "p99 send lag (µs)",
            "open loop: 99th percentile of how late each message left after its intended "

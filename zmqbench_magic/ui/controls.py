@@ -2,10 +2,10 @@
 
 A control takes its description, default, range, choices and tooltip from its
 :class:`~zmqbench_magic.params.Param`, so a panel never restates them: sizes and
-task counts are powers-of-two sliders, durations 1-2-5 steps, booleans and short
-choice lists toggle buttons, small integer ranges sliders, and the rest bounded text
-boxes; offered rates 1-2-5 steps too. A swept parameter plotted on the chart's x axis (size, tasks, duration) is a
-from-to range: every option between the two handles is measured.
+task counts are powers-of-two sliders, durations and offered rates 1-2-5 steps,
+booleans and short choice lists toggle buttons, small integer ranges sliders, and the
+rest bounded text boxes. A swept parameter plotted on the chart's x axis (size, tasks,
+duration) is a from-to range: every option between the two handles is measured.
 """
 
 from __future__ import annotations
