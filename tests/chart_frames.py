@@ -18,6 +18,7 @@ from zmqbench_magic.sockets.measure import run_latency, run_throughput
 
 SIZES = {1: [64], 2: [1, 1024 * 1024], 7: [1, 16, 256, 1024, 16384, 65536, 1024 * 1024]}
 QUICK = {"count": 200, "repeat": 3, "warmup": 0}
+RATES = {1: ["5k"], 2: ["1k", "20k"], 7: ["1k", "2k", "5k", "10k", "20k", "50k", "100k"]}
 
 
 def zmq_result(
@@ -26,6 +27,11 @@ def zmq_result(
     run = run_throughput if benchmark == "thr" else run_latency
     return run(size=SIZES[values], transport=list(transports), copy=list(copies),
                loop=list(loops), **QUICK)  # fmt: skip
+
+
+def load_result(values: int, loops=("python",)):
+    """Latency under load over ``values`` offered rates (tcp, 64 B)."""
+    return run_latency(size=64, rate=RATES[values], transport="tcp", loop=list(loops), **QUICK)
 
 
 def flood_frame(test: str, values: int, engines=(2,)) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from typing import Any
 import altair as alt
 import pytest
 import vl_convert
-from chart_frames import flood_frame, zmq_result
+from chart_frames import flood_frame, load_result, zmq_result
 
 from zmqbench_magic.charts import (
     VEGA_MIMETYPE,
@@ -32,6 +32,7 @@ from zmqbench_magic.charts import (
     flood_chart,
     latency_cdf_chart,
     latency_chart,
+    load_chart,
     map_chart,
     speedup_chart,
     tax_chart,
@@ -59,6 +60,11 @@ def _loops(benchmark: str, values: int):
                       loops=("python", "native"))  # fmt: skip
 
 
+@functools.cache
+def _load(values: int, loops: tuple[str, ...] = ("python",)):
+    return load_result(values, loops)
+
+
 def _chart(kind: str, values: int) -> alt.TopLevelMixin:
     """One chart of each kind the project makes, drawn from a sweep of ``values``."""
     makers = {
@@ -77,6 +83,8 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
         "latency": lambda: latency_chart(_lat(values).df),
         "cdf": lambda: latency_cdf_chart(_lat(values).distributions),
         "lat default": lambda: default_chart("lat", _lat(values).df, _lat(values).distributions),
+        "load": lambda: load_chart(_load(values).df),
+        "load both loops": lambda: default_chart("lat", _load(values, ("python", "native")).df),
         "flood": lambda: flood_chart(flood_frame("flood", values)),
         "engines": lambda: engines_chart(flood_frame("flood", 2, engines=range(1, values + 1))),
         "flood default": lambda: default_chart("flood", flood_frame("flood", values, (1, 2))),
@@ -90,7 +98,7 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
 KINDS = [
     "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "tax",
     "tax latency", "thr both loops", "speedup", "thr default",
-    "latency", "cdf", "lat default", "flood", "engines", "flood default", "echo", "map",
+    "latency", "cdf", "lat default", "load", "load both loops", "flood", "engines", "flood default", "echo", "map",
     "comparison",
 ]  # fmt: skip
 CASES = [(kind, values) for kind in KINDS for values in SWEEPS]
