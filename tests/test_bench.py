@@ -1,4 +1,4 @@
-"""The benchmark script still runs (its figures are for reading, not for asserting)."""
+"""The benchmark scripts still run (their figures are for reading, not for asserting)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,22 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_zmq.py"
-BENCH_FLOOD = BENCH.with_name("bench_flood.py")
+BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _run_bench(name: str, timeout: int = 300) -> str:
+    """``bench/<name> --quick`` in a fresh interpreter: its stdout, once it exited 0."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH_DIR / name), "--quick"],
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_bench_quick_prints_a_ratio_per_figure_and_size():
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    rows = [
-        ln.split() for ln in done.stdout.splitlines() if ln.startswith(("throughput", "latency"))
-    ]
+    out = _run_bench("bench_zmq.py")
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("throughput", "latency"))]
     assert len(rows) == 8  # 4 sizes x (throughput, latency)
     ratios = [float(row[-2]) for row in rows]
     assert all(ratio > 0 for ratio in ratios)
@@ -29,10 +33,7 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
 def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
     from conftest import cluster_processes
 
-    done = subprocess.run(
-        [sys.executable, str(BENCH_FLOOD), "--quick"], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
+    out = _run_bench("bench_flood.py")
     for figure in (
         "round trip (tasks/s)",
         "sent (ms)",
@@ -40,31 +41,21 @@ def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
         "grow 2 -> 3",
         "shrink 3 -> 2",
     ):
-        assert figure in done.stdout
+        assert figure in out
     assert cluster_processes() == []
 
 
 def test_panel_bench_quick_prints_its_figures():
-    done = subprocess.run(
-        [sys.executable, str(BENCH.with_name("bench_panel.py")), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    ratio = next(ln for ln in done.stdout.splitlines() if ln.startswith("run wall time"))
+    out = _run_bench("bench_panel.py")
+    ratio = next(ln for ln in out.splitlines() if ln.startswith("run wall time"))
     assert float(ratio.split()[-1]) > 0
-    assert "redraw, one run (ms)" in done.stdout and "redraw, ten runs (ms)" in done.stdout
+    assert "redraw, one run (ms)" in out and "redraw, ten runs (ms)" in out
 
 
 @pytest.mark.slow  # three runs of two sweeps
 def test_trust_bench_quick_prints_its_figures_per_benchmark():
-    done = subprocess.run(
-        [sys.executable, str(BENCH.with_name("bench_trust.py")), "--quick"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    rows = [ln.split() for ln in done.stdout.splitlines() if ln.startswith(("thr", "lat"))]
+    out = _run_bench("bench_trust.py", timeout=600)
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr", "lat"))]
     assert [row[:2] for row in rows] == [["thr", "after"], ["lat", "after"]]  # no --before
     for row in rows:
         deviation, contained, same = (float(v.rstrip("%")) for v in (row[4], row[6], row[7]))
@@ -75,22 +66,21 @@ def test_trust_bench_quick_prints_its_figures_per_benchmark():
 def test_soak_bench_quick_reports_its_state_and_leaves_nothing():
     from conftest import cluster_processes
 
-    done = subprocess.run(
-        [sys.executable, str(BENCH.with_name("bench_soak.py")), "--quick"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    out = _run_bench("bench_soak.py", timeout=600)
     for key in ("fds", "threads", "rss_mb", "children"):
-        assert any(line.startswith(key) for line in done.stdout.splitlines())
+        assert any(line.startswith(key) for line in out.splitlines())
     assert cluster_processes() == []
 
 
 def test_chart_bench_quick_prints_the_three_ways():
-    done = subprocess.run(
-        [sys.executable, str(BENCH.with_name("bench_charts.py")), "--quick"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    out = _run_bench("bench_charts.py")
     for way in ("vega5 + png + svg", "JupyterChart offline", "html inline"):
-        assert way in done.stdout
-    assert "ratio saved bytes, JupyterChart / ours:" in done.stdout
+        assert way in out
+    assert "ratio saved bytes, JupyterChart / ours:" in out
+
+
+def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
+    out = _run_bench("bench_load.py")
+    for line in ("1k python", "20k native", "Python / native, median p50", "knees", "python: knee"):
+        assert line in out
+    assert "answered at most: python" in out

@@ -98,8 +98,8 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
 KINDS = [
     "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "tax",
     "tax latency", "thr both loops", "speedup", "thr default",
-    "latency", "cdf", "lat default", "load", "load both loops", "flood", "engines", "flood default", "echo", "map",
-    "comparison",
+    "latency", "cdf", "lat default", "load", "load both loops", "flood", "engines",
+    "flood default", "echo", "map", "comparison",
 ]  # fmt: skip
 CASES = [(kind, values) for kind in KINDS for values in SWEEPS]
 

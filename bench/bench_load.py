@@ -1,0 +1,71 @@
+"""Latency under load, Python loop beside native loop: where each one's pacing runs out.
+
+One run of ``run_latency`` over offered rates (tcp, 64 B), both loops sampled in
+interleaved rounds on fresh far ends. Per rate and loop: the rate achieved (and whether
+it was held), the median p50 and p99 round trip from the intended send time, the
+sender's p99 lateness, and each end's CPU per message; then the Python/native ratio
+of the medians, each loop's knee, and the most each loop answered.
+
+No other tool measures ZeroMQ at a fixed offered rate, so there is no outside
+reference here; bench_zmq.py compares the closed-loop round trip with libzmq's own.
+
+    python bench/bench_load.py             # ~1 min on 2 cores
+    python bench/bench_load.py --quick     # checks the script, not the figures
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from zmqbench_magic import run_latency
+from zmqbench_magic.params import RATE
+from zmqbench_magic.results.knee import load_knees
+
+RATES = ["1k", "10k", "50k", "100k", "200k", "500k", "1M"]
+COLUMNS = ["achieved_per_s", "p50_us", "p99_us", "send_lag_p99_us", "send_cpu_us_per_msg",
+           "recv_cpu_us_per_msg", "held"]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="two rates, one short round")
+    args = parser.parse_args()
+    rates, rounds, min_time = (["1k", "20k"], 1, 0.02) if args.quick else (RATES, args.rounds, 0.1)
+    result = run_latency(size=64, rate=rates, loop=["python", "native"], repeat=rounds,
+                         min_time=min_time, warmup=1)  # fmt: skip
+    summary = (
+        result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
+    )
+    print(f"tcp 64 B, {rounds} round(s); medians of samples; latency from intended send (µs)")
+    print(f"{'offered':>8} {'loop':<7} {'achieved':>10} {'held':>5} {'p50':>9} {'p99':>9} "
+          f"{'lag p99':>9} {'send CPU':>9} {'echo CPU':>9}")  # fmt: skip
+    for (rate, loop), row in summary[COLUMNS].iterrows():
+        print(
+            f"{RATE.label(rate):>8} {loop:<7} {row['achieved_per_s']:>10,.0f} "
+            f"{'yes' if row['held'] else 'NO':>5} {row['p50_us']:>9,.1f} {row['p99_us']:>9,.1f} "
+            f"{row['send_lag_p99_us']:>9,.1f} {row['send_cpu_us_per_msg']:>9.2f} "
+            f"{row['recv_cpu_us_per_msg']:>9.2f}"
+        )
+    print("\nPython / native, median p50 round trip (above 1: Python slower)")
+    for rate in summary.index.get_level_values("rate").unique():
+        ratio = summary.loc[(rate, "python"), "p50_us"] / summary.loc[(rate, "native"), "p50_us"]
+        print(f"{RATE.label(rate):>8}: {ratio:.2f}")
+    print("\nknees (the lowest rate not held, or with a median over twice the best below)")
+    for row in load_knees(result.df).to_dict("records"):
+        knee = "none up to the highest rate" if row["knee_per_s"] != row["knee_per_s"] else (
+            f"{RATE.label(row['knee_per_s'])} msgs/s ({row['knee_reason']})"
+        )  # fmt: skip
+        print(f"{row['loop']:>8}: knee {knee}")
+    most = result.summary().groupby("loop")["achieved_per_s"].max()
+    print(
+        f"\nanswered at most: python {most['python']:,.0f} msgs/s, native "
+        f"{most['native']:,.0f} msgs/s (native / python {most['native'] / most['python']:.2f})"
+    )
+    for warning in result.warnings:
+        if "not held" in warning:
+            print(f"note: {warning}")
+
+
+if __name__ == "__main__":
+    main()
