@@ -9,6 +9,7 @@ it). Without it these tests fail rather than skip: the check is part of the suit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -142,6 +144,24 @@ def _local_only(route, refused: list[str]) -> None:
     else:
         refused.append(route.request.url)
         route.abort()
+
+
+@contextlib.contextmanager
+def _offline_page(refused: list[str] | None = None) -> Iterator[Page]:
+    """A chromium page in a laptop's window (JupyterLab's output area is then ~970 px
+    wide) cut off from the network: only the server on 127.0.0.1 answers, and what
+    else the page asked for goes to ``refused``; with no list, nothing answers."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            if refused is None:
+                page.route("**/*", lambda route: route.abort())
+            else:
+                page.route("**/*", lambda route: _local_only(route, refused))
+            yield page
+        finally:
+            browser.close()
 
 
 def _run_all(page: Page) -> None:
@@ -272,39 +292,32 @@ def _around(*items: Locator) -> dict[str, float]:
 def test_the_panel_redraws_its_chart_in_place_offline(server):
     front_end = "jupyterlab" if "/lab/" in server else "notebook7"
     refused: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            # A laptop's window: JupyterLab's output area is then ~970 px wide.
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", lambda route: _local_only(route, refused))
-            page.goto(server)
-            _run_all(page)
-            panel = page.locator(".widget-vbox", has_text="ZeroMQ PUSH/PULL throughput").first
-            panel.scroll_into_view_if_needed()
-            before = _chart_svg(panel)
-            assert "ZeroMQ PUSH/PULL throughput, 3 sizes" in before  # 1k, 2k, 4k
-            readout = panel.locator(".widget-readout").first
-            assert readout.inner_text() == "1k-4k"
-            _widen_size_range(panel, steps=4)
-            page.wait_for_function("r => r.innerText === '1k-64k'", arg=readout.element_handle())
-            outputs = page.locator(".jp-OutputArea-child").count()
-            panel.get_by_role("button", name="Run").click()
-            deadline = time.monotonic() + 120
-            while (after := _chart_svg(panel)) == before:
-                assert time.monotonic() < deadline, "the chart was not redrawn within 120 s"
-                time.sleep(0.25)
-            # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
-            assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
-            assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
-            for name in ("throughput", "latency", "flood"):
-                box = _panel(page, name)
-                _everything_inside_the_output_area(box)
-                if SCREENSHOT:
-                    box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
-            _a_hover_shows_the_exact_figures(page, panel)
-        finally:
-            browser.close()
+    with _offline_page(refused) as page:
+        page.goto(server)
+        _run_all(page)
+        panel = page.locator(".widget-vbox", has_text="ZeroMQ PUSH/PULL throughput").first
+        panel.scroll_into_view_if_needed()
+        before = _chart_svg(panel)
+        assert "ZeroMQ PUSH/PULL throughput, 3 sizes" in before  # 1k, 2k, 4k
+        readout = panel.locator(".widget-readout").first
+        assert readout.inner_text() == "1k-4k"
+        _widen_size_range(panel, steps=4)
+        page.wait_for_function("r => r.innerText === '1k-64k'", arg=readout.element_handle())
+        outputs = page.locator(".jp-OutputArea-child").count()
+        panel.get_by_role("button", name="Run").click()
+        deadline = time.monotonic() + 120
+        while (after := _chart_svg(panel)) == before:
+            assert time.monotonic() < deadline, "the chart was not redrawn within 120 s"
+            time.sleep(0.25)
+        # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
+        assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
+        assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
+        for name in ("throughput", "latency", "flood"):
+            box = _panel(page, name)
+            _everything_inside_the_output_area(box)
+            if SCREENSHOT:
+                box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+        _a_hover_shows_the_exact_figures(page, panel)
     # Whatever the page asked of the outside was refused, and the chart drew anyway.
     print("requests refused:", refused or "none")
 
@@ -315,32 +328,26 @@ def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server):
     url = server.replace("04_dashboard", "01_throughput")
     front_end = "jupyterlab" if "/lab/" in server else "notebook7"
     refused: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", lambda route: _local_only(route, refused))
-            page.goto(url)
-            page.wait_for_function(
-                f"window.jupyterapp && {_CURRENT}?.context?.isReady"
-                f" && {_CURRENT}.content.widgets.length > 3",
-                timeout=120_000,
+    with _offline_page(refused) as page:
+        page.goto(url)
+        page.wait_for_function(
+            f"window.jupyterapp && {_CURRENT}?.context?.isReady"
+            f" && {_CURRENT}.content.widgets.length > 3",
+            timeout=120_000,
+        )
+        trusted = page.evaluate(
+            f"{_CURRENT}.content.widgets.filter(c => c.model.type === 'code')"
+            ".map(c => c.model.trusted)"
+        )
+        assert not any(trusted), "the stored notebook should open untrusted"
+        chart = page.locator(".jp-RenderedVega5 svg.marks").first
+        chart.wait_for(timeout=60_000)
+        assert "ZeroMQ PUSH/PULL throughput" in chart.evaluate("s => s.textContent")
+        if SCREENSHOT:
+            chart.scroll_into_view_if_needed()
+            page.locator(".jp-RenderedVega5").first.screenshot(
+                path=Path(SCREENSHOT) / f"untrusted-{front_end}.png"
             )
-            trusted = page.evaluate(
-                f"{_CURRENT}.content.widgets.filter(c => c.model.type === 'code')"
-                ".map(c => c.model.trusted)"
-            )
-            assert not any(trusted), "the stored notebook should open untrusted"
-            chart = page.locator(".jp-RenderedVega5 svg.marks").first
-            chart.wait_for(timeout=60_000)
-            assert "ZeroMQ PUSH/PULL throughput" in chart.evaluate("s => s.textContent")
-            if SCREENSHOT:
-                chart.scroll_into_view_if_needed()
-                page.locator(".jp-RenderedVega5").first.screenshot(
-                    path=Path(SCREENSHOT) / f"untrusted-{front_end}.png"
-                )
-        finally:
-            browser.close()
     assert refused == [], f"the page asked the outside for {refused}"
 
 
@@ -357,26 +364,20 @@ def test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser():
         f'<div data-case="{kind} / {values}">{chart_to_svg(_chart(kind, values))}</div>'
         for kind, values in CASES
     )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", lambda route: route.abort())  # nothing to fetch at all
-            page.set_content(f"<html><body style='margin:0'>{pictures}</body></html>")
-            report = page.evaluate(
-                """() => [...document.querySelectorAll('div[data-case]')].map(div => {
-                     const svg = div.querySelector('svg').getBoundingClientRect();
-                     const out = [...div.querySelectorAll('text')].filter(t => t.textContent)
-                       .map(t => [t.textContent, t.getBoundingClientRect()])
-                       .filter(([_, r]) => r.left < svg.left - 1 || r.right > svg.right + 1 ||
-                                           r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
-                       .map(([text]) => text);
-                     return {name: div.dataset.case, width: svg.width, outside: out,
-                             texts: div.querySelectorAll('text').length};
-                   })"""
-            )
-        finally:
-            browser.close()
+    with _offline_page() as page:
+        page.set_content(f"<html><body style='margin:0'>{pictures}</body></html>")
+        report = page.evaluate(
+            """() => [...document.querySelectorAll('div[data-case]')].map(div => {
+                 const svg = div.querySelector('svg').getBoundingClientRect();
+                 const out = [...div.querySelectorAll('text')].filter(t => t.textContent)
+                   .map(t => [t.textContent, t.getBoundingClientRect()])
+                   .filter(([_, r]) => r.left < svg.left - 1 || r.right > svg.right + 1 ||
+                                       r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
+                   .map(([text]) => text);
+                 return {name: div.dataset.case, width: svg.width, outside: out,
+                         texts: div.querySelectorAll('text').length};
+               })"""
+        )
     assert len(report) == len(CASES)
     for chart in report:
         assert chart["texts"] > 0, chart["name"]

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import altair as alt
+import pandas as pd
 import pytest
 import vl_convert
 from chart_frames import flood_frame, load_result, zmq_result
@@ -38,7 +39,8 @@ from zmqbench_magic.charts import (
     tax_chart,
     throughput_chart,
 )
-from zmqbench_magic.charts.layout import MAX_WIDTH, plural
+from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
+from zmqbench_magic.params.units import format_size
 
 SWEEPS = (1, 2, 7)
 
@@ -263,3 +265,13 @@ def test_a_notebook_viewer_without_vega_shows_the_picture():
     (picture,) = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', output)
     assert "PUSH/PULL throughput" in base64.b64decode(picture).decode()
     assert not re.search(r"<script[^>]*vega", html)  # no vega loaded from anywhere
+
+
+def test_size_labels_on_an_axis_are_spelled_as_the_options_take_them():
+    """The axis spells sizes in vega's expression language (it cannot call Python):
+    the two spellings of one rule must agree."""
+    sizes = [1, 100, 1000, 1024, 1536, 65536, 3 * 1024 * 1024, 1024**3]
+    frame = pd.DataFrame({"size": sizes, "value": 1.0})
+    axis = alt.Chart(frame).mark_point().encode(x=x_axis(frame, "size", sizes=True), y="value:Q")
+    labels = [t for t in _texts(_scenegraph(axis)) if t not in ("message size (B)", "value")]
+    assert labels[: len(sizes)] == [format_size(s) for s in sizes]

@@ -155,6 +155,14 @@ def test_the_magic_and_the_panel_offer_rates(ip, no_leftovers):
     assert "at 5k msgs/s: round trip" in shown.stdout and "achieved" in shown.stdout
     with pytest.raises(UsageError, match=r"rate must be 0 \(closed loop\) or from 10"):
         ip.run_line_magic("zmqlat", "--rate 2")
+    # The cell's payload, multipart too, goes through the ROUTER and back.
+    with capture_output():
+        cell = ip.run_cell_magic("zmqlat", "-q -o --no-chart -n 300 -r 1 --warmup 0 --rate 5k",
+                                 '[b"head", b"x" * 1000]')  # fmt: skip
+    row = cell.df.iloc[0]
+    assert (row["frames"], row["size"], row["held"]) == (2, 1004, True)
+    summary = cell.summary().iloc[0]
+    assert summary["p999_us"] <= summary["max_us"]
     from zmqbench_magic.widgets import LatencyPanel
 
     panel = LatencyPanel(rate="2k", size=64, count=200, repeat=1, warmup=0)
