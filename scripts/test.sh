@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # The test suite on a fresh machine: install with the test extras (and Debian's
 # chromium for the browser test), lint, then run the unit and integration tests
-# (real sockets, a real IPython shell, a real cluster, a real browser) and the
+# (real sockets, a real IPython shell, a real cluster, a real browser, test hosts
+# of their own in network namespaces with an sshd) and the
 # example notebooks under nbval in a real kernel of this environment.
 set -euo pipefail
 EXTRAS=test source "$(dirname "$0")/setup.sh"
-if [ ! -x /usr/bin/chromium ]; then
-    # playwright cannot download its own browser offline; Debian's package works.
+# Debian packages the tests need: chromium (playwright cannot download its own
+# browser offline), and for the test hosts (network namespaces) iproute2 and an sshd.
+MISSING=""
+[ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"
+command -v ip > /dev/null && command -v tc > /dev/null || MISSING="$MISSING iproute2"
+[ -x /usr/sbin/sshd ] || MISSING="$MISSING openssh-server"
+command -v ssh > /dev/null || MISSING="$MISSING openssh-client"
+if [ -n "$MISSING" ]; then
     SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium > /dev/null
+    # shellcheck disable=SC2086 - one word per package
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING > /dev/null
 fi
 LINTED="zmqbench_magic tests bench"
 .venv/bin/ruff check $LINTED

@@ -150,10 +150,18 @@ def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
         [sys.executable, "-m", "zmqbench_magic.cli", "thr", "--size", "100", "--count",
          "20000", "--warmup", "0", "-r", "1000", "--json", str(saved)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As a terminal's Ctrl-C finds it: a suite started as a background job would
+        # pass SIGINT on ignored, and Python then installs no handler for it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     time.sleep(3)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == 130, err
     assert "note: interrupted after" in out and "Traceback" not in err
     assert "] " in err and "samples, about" in err  # the progress bar was drawn

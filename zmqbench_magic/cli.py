@@ -66,6 +66,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="differences smaller than this (5%%) are 'same' even when significant (0)",
     )  # fmt: skip
     _output_options(compare)
+    peer = commands.add_parser(
+        "peer",
+        help="a standing far end for --remote runs from another host",
+        description="Serve %%zmqthr/%%zmqlat --remote runs, one at a time, until Ctrl-C or "
+        "SIGTERM (as libzmq's local_thr). Prints one line saying where it listens.",
+    )
+    place = peer.add_mutually_exclusive_group(required=True)
+    place.add_argument(
+        "--bind", metavar="tcp://ADDR:PORT",
+        help="where to listen: an address of this host (and a port, 0 for a free one)",
+    )  # fmt: skip
+    peer.add_argument(
+        "--secret-file", metavar="PATH",
+        help="the secret drivers must hold (made here, readable by you only, if it does "
+        "not exist; give the same file to the driver); needed beyond loopback",
+    )  # fmt: skip
+    place.add_argument(
+        "--over-ssh", action="store_true",
+        help="started by a driver's --remote ssh://: secret on stdin, ends when stdin closes",
+    )  # fmt: skip
     return parser
 
 
@@ -82,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.benchmark == "compare":
         return _compare(parser, args)
+    if args.benchmark == "peer":
+        return _peer(parser, args)
     params_class, measure, _ = COMMANDS[args.benchmark]
     status = 0
     try:
@@ -113,6 +135,26 @@ def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool
     finally:
         if progress is not None:
             progress.close()
+
+
+def _peer(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .sockets import standing
+    from .sockets.secret import read_secret, write_secret
+
+    secret = None
+    if args.secret_file:
+        try:
+            if Path(args.secret_file).exists():
+                secret = read_secret(args.secret_file)
+            else:
+                secret = write_secret(args.secret_file)
+                print(f"zmqbench peer: wrote a new secret to {args.secret_file}: give the "
+                      "driver this file (--secret-file)", flush=True)  # fmt: skip
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
+    return standing.main(args.bind, secret, over_ssh=args.over_ssh)
 
 
 def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -116,3 +116,14 @@ def check_address(text: str) -> str:
 
 
 __all__ = ["Address", "check_address", "split_address"]
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether ``tcp://HOST:PORT`` stays on this machine (127.0.0.0/8, ::1, localhost)."""
+    host = url.removeprefix("tcp://").rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

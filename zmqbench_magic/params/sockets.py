@@ -3,11 +3,13 @@ queue-memory rules their sizes obey."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import zmq
 
+from .address import is_loopback_url
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .units import GiB, KiB, MiB, spell_size
@@ -128,6 +130,33 @@ MIN_RATE = 10.0
 # An open-loop sample "held" its rate when it answered at least this share of it.
 HELD_FRACTION = 0.95
 
+CURVE = Param(
+    "curve", False,
+    "encrypt the data path with ZeroMQ's CURVE (true) or not (false), swept, so its cost "
+    "is measured (tcp and ipc; the control channel to a remote far end is always "
+    "encrypted)",
+    "CURVE encryption", "bool", choices=(True, False), sweep=True, labels=("curve", "plain"),
+)
+REMOTE = Param(
+    "remote", "",
+    "a far end on another host: tcp://HOST:PORT of a standing `zmqbench peer --bind`, "
+    "or ssh://[user@]host[:port] to start one there for the run (ssh -o BatchMode=yes, "
+    "or $ZMQBENCH_SSH_COMMAND); empty: a far end on this machine (--peer)",
+    "remote far end", "str",
+)
+SECRET_FILE = Param(
+    "secret_file", "",
+    "the secret shared with a remote far end (the file `zmqbench peer --secret-file` "
+    "made); needed beyond loopback",
+    "secret file", "str",
+)
+
+REMOTE_PYTHON = Param(
+    "remote_python", "python3",
+    "with --remote ssh://: the interpreter on that host that has zmqbench_magic installed",
+    "remote Python", "str",
+)
+
 # The send-only rate is reported only over counts this many times what the queues
 # between the two ends hold; below that it mostly times how fast the queues fill.
 SEND_ONLY_MIN_QUEUES = 10
@@ -195,6 +224,41 @@ def _open_loop_count_caution(count: int, rates: tuple[float, ...]) -> list[str]:
     return [f"count {count:,} at {RATE.label(slowest)} msgs/s: each sample lasts {seconds:,.0f} s"]
 
 
+_SSH_URL = re.compile(r"^ssh://([\w.-]+@)?[\w.-]+(:\d+)?$")
+
+
+def check_remote(remote: str, transports: tuple[str, ...], peers: tuple[str, ...],
+                 secret_file: str, curves: tuple[bool, ...]) -> None:  # fmt: skip
+    """A remote far end is reached over the network's tcp, with a secret beyond
+    loopback (one handed over SSH for ``ssh://``)."""
+    host, _, port = remote.removeprefix("tcp://").rpartition(":")
+    standing = remote.startswith("tcp://") and host and port.isdigit()
+    if not standing and not _SSH_URL.match(remote):
+        msg = (
+            "remote must be tcp://HOST:PORT (a standing `zmqbench peer`) or "
+            f"ssh://[user@]host[:port], got {remote!r}"
+        )
+        raise ValueError(msg)
+    if transports != ("tcp",) or peers != ("auto",):
+        msg = (
+            "with --remote the transport is the network's tcp and the far end is the "
+            f"remote one: leave --transport and --peer out, got {'/'.join(transports)} "
+            f"and {'/'.join(peers)}"
+        )
+        raise ValueError(msg)
+    if not standing:
+        if secret_file:
+            msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
+            raise ValueError(msg)
+        return
+    if not secret_file and not is_loopback_url(remote):
+        msg = f"remote {remote} is beyond loopback: give --secret-file, the far end's secret"
+        raise ValueError(msg)
+    if True in curves and not secret_file:
+        msg = "curve true with --remote needs --secret-file: the keys come from the secret"
+        raise ValueError(msg)
+
+
 def resolve_peer(transport: str, peer: str) -> str:
     """The far end actually used: inproc can only reach a thread of the same process."""
     if peer == "auto":
@@ -218,6 +282,7 @@ class ZmqParams(BenchParams):
     peer: tuple[str, ...] = param_field(PEER)
     loop: tuple[str, ...] = param_field(LOOP)
     copy_threshold: tuple[int, ...] = param_field(COPY_THRESHOLD)
+    curve: tuple[bool, ...] = param_field(CURVE)
     count: int = param_field(COUNT)
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
@@ -226,18 +291,28 @@ class ZmqParams(BenchParams):
     max_time: float = param_field(MAX_TIME)
     timeout: float = param_field(TIMEOUT)
     address: str = param_field(ADDRESS)
+    remote: str = param_field(REMOTE)
+    secret_file: str = param_field(SECRET_FILE)
+    remote_python: str = param_field(REMOTE_PYTHON)
     label: str = param_field(LABEL)
 
     # One far end serves every point of a transport and peer.
     outer = ("transport", "peer")
 
     def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        if self.remote:
+            return {**point, "peer": "remote"}
         return {**point, "peer": resolve_peer(point["transport"], point["peer"])}
 
     def _check_combinations(self) -> None:
         for transport in self.transport:
             for peer in self.peer:
                 resolve_peer(transport, peer)
+        if True in self.curve and "inproc" in self.transport:
+            msg = "curve true needs tcp or ipc: inproc has no security mechanism"
+            raise ValueError(msg)
+        if self.remote:
+            check_remote(self.remote, self.transport, self.peer, self.secret_file, self.curve)
         self._check_memory()
 
     def _check_memory(self) -> None:

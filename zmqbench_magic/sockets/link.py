@@ -27,6 +27,9 @@ import zmq
 from ..method.spawn import child_env, module_command
 from ..params.address import split_address
 from . import peer as peer_module
+from . import standing
+from .errors import PeerError
+from .secret import Keys, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
 # The far end is an instrument: it should cost what a warmed, long-running process
@@ -48,10 +51,6 @@ LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
 _open_links: weakref.WeakSet[Link] = weakref.WeakSet()
 _inproc_ids = itertools.count()
-
-
-class PeerError(RuntimeError):
-    """The far end died, hung or reported an error."""
 
 
 class Link:
@@ -77,10 +76,11 @@ class Link:
     """
 
     def __init__(
-        self, role: str, transport: str, peer: str, address: str, timeout: float, hwm: int
-    ) -> None:
+        self, role: str, transport: str, peer: str, address: str, timeout: float, hwm: int,
+        *, curve: Keys | None = None, remote: str = "", secret: Keys | None = None,
+    ) -> None:  # fmt: skip
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
-        self.hwm = hwm
+        self.hwm, self.remote, self._curve = hwm, remote, curve
         self.ipv6 = False
         self.exit_code: int | None = None
         self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
@@ -88,14 +88,20 @@ class Link:
         self._tempdir: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
+        self._remote_pid = 0
         _open_links.add(self)
         try:
             self.ctrl = self._socket(zmq.PAIR)
             # Short waits, so a dead far end is noticed within a fraction of a second.
             self.data = self._socket(DATA_SOCKET[role], min(timeout, LIVENESS_S))
             self.data.sndhwm = self.data.rcvhwm = hwm
-            ctrl_url, data_url = self._bind(address)
-            self._start_peer(ctrl_url, data_url, hwm)
+            if remote:
+                self._remote_pid = standing.open_session(self, secret)
+            else:
+                if curve is not None:
+                    as_server(self.data, curve)
+                ctrl_url, data_url = self._bind(address)
+                self._start_peer(ctrl_url, data_url, hwm)
             self.reply()  # {"ready": pid}
         except BaseException:
             self.close()
@@ -160,7 +166,7 @@ class Link:
         return f"tcp://{where.connect_host}:{port}"
 
     def _start_peer(self, ctrl_url: str, data_url: str, hwm: int) -> None:
-        args = (self.role, ctrl_url, data_url, self.timeout, hwm)
+        args = (self.role, ctrl_url, data_url, self.timeout, hwm, self._curve)
         if self.peer == "thread":
             self._thread = threading.Thread(
                 target=peer_module.serve, args=(self.ctx, *args), name="zmqbench-peer", daemon=True
@@ -174,11 +180,16 @@ class Link:
         )  # fmt: skip
         self._process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, env={**child_env(), **STEADY_MALLOC},
+            stderr=subprocess.PIPE, env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
         )  # fmt: skip
 
+    def _keys_env(self) -> dict[str, str]:
+        """An encrypted data path's keys, for a far end in its own process."""
+        return {} if self._curve is None else {peer_module.CURVE_KEYS_ENV: self._curve.to_json()}
+
     def describe(self) -> str:
-        return f"{self.transport} {self.role} peer ({self.peer})"
+        where = f"remote, {self.remote}" if self.remote else self.peer
+        return f"{self.transport} {self.role} peer ({where})"
 
     def command(self, **message: Any) -> None:
         """Send one control message to the far end."""
@@ -206,6 +217,8 @@ class Link:
         """Which far end took a sample: its process id, or its thread's native id."""
         if self._process is not None:
             return self._process.pid
+        if self.remote:
+            return self._remote_pid
         return self._thread.native_id or 0 if self._thread is not None else 0
 
     def pids(self) -> list[int]:
@@ -213,6 +226,8 @@ class Link:
         return [self._process.pid] if self._process is not None else []
 
     def alive(self) -> bool:
+        if self.remote:
+            return True  # only its silence, bounded by the timeout, can tell
         if self._process is not None:
             return self._process.poll() is None
         return self._thread is not None and self._thread.is_alive()

@@ -38,12 +38,14 @@ from .link import STEADY_MALLOC, Link, PeerError
 from .loops import latency_sample, throughput_sample
 from .paced import paced_sample
 from .payload import Payload
+from .remote import reach
+from .secret import Keys
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 # Points that share one far end: its sockets' high-water mark depends on the size.
-_LINK_KEY = ("transport", "peer", "size")
+_LINK_KEY = ("transport", "peer", "size", "curve")
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
 
@@ -158,12 +160,15 @@ def _run(
         ),
         max_time=params.max_time,
     )
-    state = _RunState(params, role, sample, payload)
-    try:
-        schedule.run(state.far_end, stop, progress)
-    except Interrupted as interrupt:
-        interrupt.result = state.result(schedule.kept, points, schedule.notes)
-        raise
+    remote = getattr(params, "remote", "")
+    with reach(remote, getattr(params, "secret_file", ""), getattr(params, "remote_python", ""),
+               params.timeout) as (url, secret):  # fmt: skip
+        state = _RunState(params, role, sample, payload, remote=url, secret=secret)
+        try:
+            schedule.run(state.far_end, stop, progress)
+        except Interrupted as interrupt:
+            interrupt.result = state.result(schedule.kept, points, schedule.notes)
+            raise
     return state.result(schedule.kept, points, schedule.notes)
 
 
@@ -177,6 +182,9 @@ class _RunState:
     payload: Payload | None
     identity: dict[str, str] = field(default_factory=dict)
     counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
+    secret: Keys | None = None  # shared with a remote far end
+    local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
 
     def __post_init__(self) -> None:
         self.identity = run_identity(self.params.benchmark, self.params.label)
@@ -188,9 +196,11 @@ class _RunState:
         hwm = high_water_mark(first["size"])
         session = _FarEnd(self, None, first)
         try:
-            role = _role(self.role, first)
+            role, remote = _role(self.role, first), self.remote
+            keys = self.secret if remote else self.local_keys
             with Link(role, first["transport"], first["peer"], self.params.address,
-                      self.params.timeout, hwm) as link:  # fmt: skip
+                      self.params.timeout, hwm, curve=keys if first["curve"] else None,
+                      remote=remote, secret=self.secret) as link:  # fmt: skip
                 session.link = link
                 yield session
         except (PeerError, TimeoutError) as exc:
@@ -269,6 +279,8 @@ def describe(point: Mapping[str, Any]) -> str:
     words = f"{point['transport']} {format_size(point['size'])} B {copy} (peer {point['peer']}"
     if point.get("loop", "python") != "python":
         words += f", {point['loop']} loop"
+    if point.get("curve"):
+        words += ", CURVE"
     rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
     return f"{words}){rate}"
 

@@ -36,20 +36,42 @@ from typing import Any
 
 import zmq
 
+from .secret import Keys, as_client
+
 ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
 _PARENT_POLL_S = 0.2
+CURVE_KEYS_ENV = "ZMQBENCH_CURVE_KEYS"
 
 
 def serve(
-    ctx: zmq.Context, role: str, ctrl_url: str, data_url: str, timeout: float, hwm: int
-) -> None:
+    ctx: zmq.Context, role: str, ctrl_url: str, data_url: str, timeout: float, hwm: int,
+    keys: Keys | None = None,
+) -> None:  # fmt: skip
     """Connect to the driver and answer its commands until told to quit.
 
-    ``hwm`` is the data socket's high-water mark (it must be set before connecting).
+    ``hwm`` is the data socket's high-water mark (it must be set before connecting);
+    with ``keys`` the data path is encrypted (CURVE, the driver being the server).
 
     Returns quietly when the context is terminated (the driver's way of stopping a
     thread peer) or when the driver stops talking for ``timeout`` seconds.
     """
+    ctrl, data = sockets(ctx, role, timeout, hwm)
+    if keys is not None:
+        as_client(data, keys)
+    data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
+    try:
+        ctrl.connect(ctrl_url)
+        data.connect(data_url)
+    except zmq.ZMQError:
+        ctrl.close(linger=0)
+        data.close(linger=0)
+        raise
+    session(ctrl, data)
+
+
+def sockets(ctx: zmq.Context, role: str, timeout: float, hwm: int) -> tuple[zmq.Socket, zmq.Socket]:
+    """A far end's control socket and its data socket for ``role``, every wait bounded
+    by ``timeout``, before they bind or connect."""
     ctrl = ctx.socket(zmq.PAIR)
     data = ctx.socket(ROLES[role])
     timeout_ms = int(timeout * 1000)
@@ -62,10 +84,13 @@ def serve(
         # A ROUTER drops a reply whose queue is full (libzmq counts a queue's room
         # lazily, so that can happen below the high-water mark): wait for room instead.
         data.router_mandatory = 1
-    data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
+    return ctrl, data
+
+
+def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
+    """Say ready, answer the driver's commands until it quits, goes silent for the
+    timeout or stops the context; report any failure to it; close both sockets."""
     try:
-        ctrl.connect(ctrl_url)
-        data.connect(data_url)
         _send(ctrl, {"ready": os.getpid()})
         _answer_commands(ctrl, data)
     except (zmq.ContextTerminated, zmq.Again):
@@ -235,9 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     # The driver owns shutdown: a kernel interrupt reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(args.parent,), daemon=True).start()
+    # An encrypted data path's keys come in the environment, never on a command line.
+    keys = os.environ.get(CURVE_KEYS_ENV)
     ctx = zmq.Context()
     try:
-        serve(ctx, args.role, args.ctrl, args.data, args.timeout, args.hwm)
+        serve(ctx, args.role, args.ctrl, args.data, args.timeout, args.hwm,
+              Keys.from_json(keys) if keys else None)  # fmt: skip
     finally:
         ctx.term()
     return 0

@@ -1,0 +1,211 @@
+"""A far end on another host (``zmqbench peer --bind`` and ``--remote``): on loopback,
+then across a network namespace of the test's own, on a link shaped to 1 Gbit/s; a
+wrong secret is refused fast, logged, and the far end keeps serving; ``--curve``
+measures encryption's cost; bad settings are named before anything starts."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from hosts import host, namespaces, skip_without_hosts, sshd, standing_peer
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.secret import read_secret, write_secret
+from zmqbench_magic.sockets.ssh import SSH_COMMAND_ENV
+
+QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
+
+
+@pytest.fixture
+def secret(tmp_path):
+    path = tmp_path / "secret.json"
+    write_secret(path)
+    return path
+
+
+def test_a_secret_file_is_the_owners_alone_and_checked(tmp_path, secret):
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    read_secret(secret)
+    os.chmod(secret, 0o644)
+    with pytest.raises(ValueError, match="is readable by others: chmod 600"):
+        read_secret(secret)
+    with pytest.raises(ValueError, match=r"cannot be read .* make one with `zmqbench peer"):
+        read_secret(tmp_path / "missing.json")
+    (tmp_path / "junk.json").write_text("{}")
+    os.chmod(tmp_path / "junk.json", 0o600)
+    with pytest.raises(ValueError, match="holds no zmqbench secret"):
+        read_secret(tmp_path / "junk.json")
+
+
+def test_bad_remote_settings_are_named_before_anything_starts():
+    with pytest.raises(ValueError, match=r"remote must be tcp://HOST:PORT .* got .ftp:/"):
+        run_throughput(remote="ftp://nowhere", **QUICK)
+    with pytest.raises(ValueError, match="leave --transport and --peer out, got ipc"):
+        run_throughput(remote="tcp://127.0.0.1:5555", transport="ipc", **QUICK)
+    with pytest.raises(ValueError, match=r"beyond loopback: give --secret-file"):
+        run_throughput(remote="tcp://10.77.9.2:5555", **QUICK)
+    with pytest.raises(ValueError, match="curve true needs tcp or ipc"):
+        run_throughput(curve=True, transport="inproc", **QUICK)
+    with pytest.raises(ValueError, match="curve true with --remote needs --secret-file"):
+        run_throughput(remote="tcp://127.0.0.1:5555", curve=True, **QUICK)
+
+
+def test_a_standing_far_end_on_loopback_serves_runs_one_after_another(no_leftovers):
+    with standing_peer(None, "tcp://127.0.0.1:0", None) as (url, log):
+        thr = run_throughput(remote=url, size=[100, "64k"], **QUICK)
+        lat = run_latency(remote=url, size=100, rate=[0, "2k"], loop=["python", "native"],
+                          count=300, repeat=1, warmup=0)  # fmt: skip
+        assert set(thr.df["peer"]) == {"remote"} and (thr.df["msgs_per_s"] > 0).all()
+        assert (thr.df["received"] == thr.df["count"]).all()
+        assert set(lat.df["peer"]) == {"remote"} and lat.df["held"].all()
+        assert "run 6: done" in log.read_text()  # two thr far ends, four lat ones
+
+
+def test_nobody_answering_is_named_within_the_timeout():
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"did not answer within 1 s \(not running"):
+        run_throughput(remote="tcp://127.0.0.1:9", timeout=1, **QUICK)
+    assert time.monotonic() - started < 3
+
+
+def test_curve_is_measured_and_a_wrong_secret_is_refused_fast_and_logged(
+    tmp_path, secret, no_leftovers
+):
+    with standing_peer(None, "tcp://127.0.0.1:0", secret) as (url, log):
+        result = run_throughput(remote=url, secret_file=str(secret), size=100,
+                                curve=[False, True], **QUICK)  # fmt: skip
+        by_curve = result.df.set_index("curve")["msgs_per_s"]
+        assert by_curve[False] > 0 and by_curve[True] > 0
+        wrong = tmp_path / "wrong.json"
+        write_secret(wrong)
+        started = time.monotonic()
+        with pytest.raises(PeerError, match="refused this client: the CURVE handshake failed"):
+            run_throughput(remote=url, secret_file=str(wrong), **QUICK)
+        assert time.monotonic() - started < 2
+        with pytest.raises(PeerError, match="refused this client"):  # no secret at all
+            run_latency(remote=url, **QUICK)
+        again = run_latency(remote=url, secret_file=str(secret), size=100, count=200,
+                            repeat=1, warmup=0)  # fmt: skip
+        assert len(again.df) == 1  # still serving
+        deadline = time.monotonic() + 5
+        while "refused a client" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+
+
+def test_curve_on_a_local_far_end_too(no_leftovers):
+    for transport in ("tcp", "ipc"):
+        df = run_latency(transport=transport, curve=[False, True], size=100, count=200,
+                         repeat=1, warmup=0).df  # fmt: skip
+        assert list(df["curve"]) == [False, True] and (df["p50_us"] > 0).all()
+
+
+def test_the_magic_and_the_cli_reach_a_standing_far_end(ip, secret, no_leftovers):
+    with standing_peer(None, "tcp://127.0.0.1:0", secret) as (url, _):
+        with capture_output() as shown:
+            result = ip.run_line_magic(
+                "zmqthr", f"-o --no-chart -n 2000 -r 1 --warmup 0 --remote {url} "
+                f"--secret-file {secret} --curve true false",
+            )  # fmt: skip
+        assert set(result.df["curve"]) == {True, False}
+        assert "msgs/s delivered" in shown.stdout
+    with pytest.raises(UsageError, match="remote must be tcp://HOST:PORT"):
+        ip.run_line_magic("zmqthr", "--remote 127.0.0.1")
+
+
+@pytest.fixture
+def test_host():
+    skip_without_hosts()
+    with host(1, rate="1gbit") as made:
+        yield made
+    assert namespaces() == []
+
+
+@pytest.mark.slow  # a host of our own
+def test_across_a_1_gbit_link_to_another_host(test_host, secret, no_leftovers):
+    with standing_peer(test_host, f"tcp://{test_host.address}:0", secret) as (url, _):
+        assert url.startswith(f"tcp://{test_host.address}:")
+        big = run_throughput(remote=url, secret_file=str(secret), size="64k", count=2000,
+                             repeat=3, warmup=1)  # fmt: skip
+        # The token bucket holds the link to 1 Gbit/s (a 256 kB burst on top).
+        assert (big.df["mbit_per_s"] < 1000 * 1.05).all(), big.df["mbit_per_s"]
+        assert (big.df["mbit_per_s"] > 500).all(), big.df["mbit_per_s"]
+        lat = run_latency(remote=url, secret_file=str(secret), size=1, count=500, repeat=2,
+                          warmup=0, loop=["python", "native"])  # fmt: skip
+        assert (lat.df["p50_us"] > 0).all()
+
+
+def _over_ssh() -> list[psutil.Process]:
+    """Far ends started over SSH still running (none should outlive its run)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if "--over-ssh" in (process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+@pytest.mark.slow  # a host of our own with an sshd
+def test_a_far_end_started_over_ssh_runs_and_is_gone_after_the_run(
+    test_host, tmp_path, monkeypatch, no_leftovers
+):
+    with sshd(test_host, tmp_path / "ssh") as ssh:
+        monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
+        url = f"ssh://root@{test_host.address}"
+        thr = run_throughput(remote=url, remote_python=sys.executable, size="1k", **QUICK)
+        lat = run_latency(remote=url, remote_python=sys.executable, size=1, curve=[False, True],
+                          count=300, repeat=1, warmup=0)  # fmt: skip
+        assert set(thr.df["peer"]) == {"remote"} and (thr.df["msgs_per_s"] > 0).all()
+        assert list(lat.df["curve"]) == [False, True]
+        assert _over_ssh() == []
+        with pytest.raises(
+            PeerError, match=r"could not start a far end over .* \(--remote-python\)"
+        ):
+            run_throughput(remote=url, remote_python="/nonexistent/python", **QUICK)
+        assert _over_ssh() == []
+
+
+@pytest.mark.slow  # a host of our own with an sshd
+def test_a_killed_kernel_leaves_no_far_end_on_the_other_host(test_host, tmp_path):
+    """The driver (a kernel, here a plain Python) is killed mid-run: its SSH session
+    dies with it and the far end goes at once, not after its timeout."""
+    with sshd(test_host, tmp_path / "ssh") as ssh:
+        driver = subprocess.Popen(
+            [sys.executable, "-c",
+             "from zmqbench_magic import run_throughput as r; "
+             f"r(remote='ssh://root@{test_host.address}', remote_python={sys.executable!r}, "
+             "count=50_000_000, repeat=1, warmup=0, timeout=60)"],
+            env={**os.environ, SSH_COMMAND_ENV: ssh},
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not _over_ssh():
+            assert driver.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1.0)  # mid-sample
+        driver.kill()
+        driver.wait()
+        deadline = time.monotonic() + 5
+        while left := _over_ssh():
+            assert time.monotonic() < deadline, f"far ends outlived the kernel: {left}"
+            time.sleep(0.1)
+        # Nor the SSH session: its client here, its sshd process there.
+        while left := _ssh_sessions(ssh):
+            assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
+            time.sleep(0.1)
+
+
+def _ssh_sessions(ssh: str) -> list[str]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        words = " ".join(process.info["cmdline"] or [])
+        if words.startswith((ssh, "sshd: root@")):
+            found.append(words)
+    return found

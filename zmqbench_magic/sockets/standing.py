@@ -1,0 +1,233 @@
+"""A standing far end on another host (``zmqbench peer --bind tcp://ADDR:PORT``), as
+libzmq's ``local_thr`` is: it serves runs, one at a time, until stopped.
+
+Its door is a REP socket at the bound address. A driver asks it to ``open`` a session
+for a role; it binds a control and a data socket on free ports of the same interface
+and answers where; the session then speaks the far end's usual protocol
+(:mod:`.peer`) with the far end bound and the driver connecting, until the driver
+quits or falls silent for the timeout. Timing needs no synchronised clocks:
+throughput is timed at this end (the receiver), latency at the driver.
+
+With a secret (:mod:`.secret`) the door and every control channel are CURVE
+encrypted and a ZAP handler admits only the secret's client key: a driver without it
+gets no answer and names that within its timeout, and this end logs the refusal and
+keeps serving. The data path is encrypted too when the driver asks (``--curve``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from ..params.address import is_loopback_url
+from . import peer
+from .errors import PeerError
+from .secret import Keys, OnlyKey, as_client, as_server
+
+if TYPE_CHECKING:
+    from .link import Link
+
+
+_DOOR_POLL_MS = 200
+HANDSHAKE_FAILED = (
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+)
+
+
+def open_session(link: Link, secret: Keys | None) -> int:
+    """Ask the standing far end at ``link.remote`` for a session in ``link``'s role,
+    connect ``link``'s sockets to it, and return its process id."""
+    door = link.ctx.socket(zmq.REQ)
+    door.linger = 0
+    try:
+        if secret is not None:
+            as_client(door, secret)
+        watch = door.get_monitor_socket(HANDSHAKE_FAILED)
+        door.connect(link.remote)
+        request = {"cmd": "open", "role": link.role, "hwm": link.hwm, "timeout": link.timeout,
+                   "curve": link._curve is not None}  # fmt: skip
+        door.send(json.dumps(request).encode())
+        answered = _answer_or_refusal(door, watch, link.timeout)
+        door.disable_monitor()
+        watch.close(linger=0)
+        if answered is None:
+            msg = (
+                f"the far end at {link.remote} refused this client: the CURVE handshake "
+                "failed, so the two sides do not hold the same secret (--secret-file)"
+            )
+            raise PeerError(msg)
+        if not answered:
+            refused = "refusing this client's secret, " if secret is not None else ""
+            msg = (
+                f"the far end at {link.remote} did not answer within {link.timeout:g} s (not "
+                f"running, {refused}busy with another run, or unreachable)"
+            )
+            raise TimeoutError(msg)
+        answer = json.loads(door.recv())
+    finally:
+        door.close(linger=0)
+    if "error" in answer:
+        raise ValueError(f"the far end at {link.remote} refused the run: {answer['error']}")
+    if secret is not None:
+        as_client(link.ctrl, secret)
+    if link._curve is not None:
+        as_client(link.data, link._curve)
+    link.data.ipv6 = link.ctrl.ipv6 = "[" in answer["data"]
+    link.ctrl.connect(answer["ctrl"])
+    link.data.connect(answer["data"])
+    return int(answer["pid"])
+
+
+def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> bool | None:
+    """True once the door answers, False after ``timeout`` of silence, None as soon as
+    the far end refuses the handshake (a different secret)."""
+    poller = zmq.Poller()
+    poller.register(door, zmq.POLLIN)
+    poller.register(watch, zmq.POLLIN)
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready = dict(poller.poll(int(left * 1000) + 1))
+        if door in ready:
+            return True
+        if watch in ready:
+            recv_monitor_message(watch)
+            return None
+    return False
+
+
+def serve_forever(
+    bind: str, secret: Keys | None, *, say: Callable[[str], None], stop: threading.Event,
+    timeout: float = 60.0,
+) -> None:  # fmt: skip
+    """Serve sessions at ``bind`` until ``stop`` is set (or Ctrl-C), saying where it
+    listens, then each session and each refusal, with ``say``."""
+    if secret is None and not is_loopback_url(bind):
+        msg = f"a far end listening beyond loopback ({bind}) needs --secret-file"
+        raise ValueError(msg)
+    ctx = zmq.Context()
+    authenticator = _authenticator(ctx, secret, say)
+    door = ctx.socket(zmq.REP)
+    door.linger = 0
+    # Refused handshakes (another secret) are said, at most once a second.
+    watch = door.get_monitor_socket(HANDSHAKE_FAILED)
+    refusals = _Refusals(say)
+    try:
+        if secret is not None:
+            as_server(door, secret)
+        try:
+            door.bind(bind)
+        except zmq.ZMQError as exc:
+            raise ValueError(f"cannot listen on {bind}: {exc}") from None
+        endpoint = door.last_endpoint.decode()
+        guard = "CURVE, this secret's clients only" if secret else "no secret: loopback only"
+        say(f"zmqbench peer listening on {endpoint} ({guard}); Ctrl-C stops it")
+        interface = endpoint.removeprefix("tcp://").rsplit(":", 1)[0]
+        runs = 0
+        poller = zmq.Poller()
+        poller.register(door, zmq.POLLIN)
+        poller.register(watch, zmq.POLLIN)
+        while not stop.is_set():
+            ready = dict(poller.poll(_DOOR_POLL_MS))
+            if watch in ready:
+                recv_monitor_message(watch)
+                refusals.add()
+            if door not in ready:
+                continue
+            runs += 1
+            _serve_one(ctx, door, json.loads(door.recv()), interface, secret, runs, say)
+    finally:
+        door.disable_monitor()
+        watch.close(linger=0)
+        door.close(linger=0)
+        if authenticator is not None:
+            authenticator.stop()
+        ctx.term()
+
+
+class _Refusals:
+    """Says refused handshakes, counting those within a second of the last said."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say, self.said_at, self.unsaid = say, 0.0, 0
+
+    def add(self) -> None:
+        self.unsaid += 1
+        if time.monotonic() - self.said_at >= 1.0:
+            times = f" ({self.unsaid} attempts)" if self.unsaid > 1 else ""
+            self.say(f"refused a client{times}: the CURVE handshake failed (not this secret)")
+            self.said_at, self.unsaid = time.monotonic(), 0
+
+
+def _authenticator(ctx: zmq.Context, secret: Keys | None, say: Callable[[str], None]) -> Any:
+    if secret is None:
+        return None
+    from zmq.auth.thread import ThreadAuthenticator
+
+    authenticator = ThreadAuthenticator(ctx)
+    authenticator.start()
+    authenticator.configure_curve_callback("*", OnlyKey(secret, say))
+    return authenticator
+
+
+def _exit_when_stdin_closes() -> None:
+    sys.stdin.read()
+    os._exit(0)  # mid-run too: whatever it held goes with the process
+
+
+def _serve_one(
+    ctx: zmq.Context, door: zmq.Socket, request: dict[str, Any], interface: str,
+    secret: Keys | None, number: int, say: Callable[[str], None],
+) -> None:  # fmt: skip
+    """Open the session asked for, answer where it is, and serve it to its end."""
+    if request.get("cmd") != "open" or request.get("role") not in peer.ROLES:
+        door.send(json.dumps({"error": f"not a zmqbench request: {request}"}).encode())
+        return
+    if request["curve"] and secret is None:
+        door.send(json.dumps({"error": "--curve needs a far end started with a secret"}).encode())
+        return
+    ctrl, data = peer.sockets(ctx, request["role"], request["timeout"], request["hwm"])
+    if secret is not None:
+        as_server(ctrl, secret)
+        if request["curve"]:
+            as_server(data, secret)
+    ctrl_port = ctrl.bind_to_random_port(f"tcp://{interface}")
+    data_port = data.bind_to_random_port(f"tcp://{interface}")
+    where = {"ctrl": f"tcp://{interface}:{ctrl_port}", "data": f"tcp://{interface}:{data_port}"}
+    door.send(json.dumps({**where, "pid": os.getpid()}).encode())
+    started = time.monotonic()
+    say(f"run {number}: {request['role']} session on {where['data']}")
+    peer.session(ctrl, data)
+    say(f"run {number}: done after {time.monotonic() - started:.1f} s")
+
+
+def main(bind: str, secret: Keys | None, *, over_ssh: bool = False) -> int:
+    """``zmqbench peer``: serve until Ctrl-C or SIGTERM. ``over_ssh``: started by a
+    driver over SSH (:mod:`.ssh`): the secret comes on stdin, the far end listens on
+    the address the SSH connection came in on, and it ends the moment stdin closes
+    (the driver stopped it, or its kernel died and took the SSH session with it)."""
+    import signal
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if over_ssh:
+        secret = Keys.from_json(sys.stdin.readline())
+        bind = f"tcp://{os.environ['SSH_CONNECTION'].split()[2]}:0"
+        threading.Thread(target=_exit_when_stdin_closes, daemon=True).start()
+    try:
+        serve_forever(bind, secret, say=lambda text: print(text, flush=True), stop=stop)
+    except KeyboardInterrupt:
+        pass
+    except ValueError as exc:
+        print(f"zmqbench peer: {exc}", file=sys.stderr)
+        return 2
+    return 0
