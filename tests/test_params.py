@@ -44,7 +44,7 @@ def test_defaults_and_scalars_become_one_point():
     assert (p.size, p.copy, p.transport, p.copy_threshold) == ((1024,), (True,), ("tcp",), (65536,))
     assert list(p.points()) == [
         {"size": 1024, "copy": True, "transport": "tcp", "peer": "process", "loop": "python",
-         "copy_threshold": 65536}
+         "copy_threshold": 65536, "curve": False}
     ]  # fmt: skip
 
 
@@ -84,7 +84,7 @@ def test_bad_values_name_the_value_and_the_allowed_range(values, words):
 
 
 def test_size_beyond_available_memory_is_refused(monkeypatch):
-    monkeypatch.setattr(params.sockets, "available_memory", lambda: 64 * MiB)
+    monkeypatch.setattr(params.memory, "available_memory", lambda: 64 * MiB)
     with pytest.raises(ValueError, match=r"needs about \d+ MiB .* only 64 MiB is available"):
         ThroughputParams(size="16M")
 

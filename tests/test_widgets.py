@@ -60,8 +60,10 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
     assert panel.params() == panel.params_class()
 
 
-def _another_value(control):
+def _another_value(control, name: str = ""):
     """A value the control can show other than its current one, and what it stands for."""
+    if name == "remote":  # a standing far end on loopback (nothing is reached here)
+        return "tcp://127.0.0.1:5555", "tcp://127.0.0.1:5555"
     if isinstance(control, widgets.SelectionRangeSlider):
         low, high = control.options[1][1], control.options[2][1]
         return (low, high), [low, high]
@@ -78,7 +80,7 @@ def _another_value(control):
 def test_each_control_sets_its_own_parameter(benchmark):
     for param in PANELS[benchmark].params_class.fields():
         panel = PANELS[benchmark]()
-        shown, meant = _another_value(panel.controls[param.name])
+        shown, meant = _another_value(panel.controls[param.name], param.name)
         panel.controls[param.name].value = shown
         expected = tuple(meant) if isinstance(meant, list) else meant
         if param.sweep and not isinstance(meant, list):

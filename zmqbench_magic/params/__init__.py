@@ -2,10 +2,11 @@
 
 What lives here: the :class:`Param` machinery (:mod:`.declare`), units
 (:mod:`.units`), and the declarations of each benchmark: the ZeroMQ ones
-(:mod:`.sockets`), the ipyparallel one (:mod:`.flood`) and those they share
-(:mod:`.common`). It may import pyzmq and nothing else of this project, so every
-other layer can import it: the magics' options, the panels' controls, the
-DataFrame's columns and the charts' axes all read the same declarations.
+(:mod:`.sockets`, with :mod:`.memory` and :mod:`.remote`), the ipyparallel one
+(:mod:`.flood`) and those they share (:mod:`.common`). It may import pyzmq and
+nothing else of this project, so every other layer can import it: the magics'
+options, the panels' controls, the DataFrame's columns and the charts' axes all read
+the same declarations.
 """
 
 from __future__ import annotations
@@ -13,30 +14,30 @@ from __future__ import annotations
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param
 from .flood import FLOOD_METRICS, FloodParams
+from .memory import (
+    QUEUE_BYTES,
+    available_memory,
+    check_memory,
+    high_water_mark,
+    memory_needed,
+)
+from .remote import CURVE, REMOTE, SECRET_FILE
 from .sockets import (
     ADDRESS,
     COPY,
     COPY_THRESHOLD,
     COUNT,
-    CURVE,
     HELD_FRACTION,
     LAT_METRICS,
     LOOP,
     PEER,
-    QUEUE_BYTES,
     RATE,
-    REMOTE,
-    SECRET_FILE,
     THR_METRICS,
     TRANSPORT,
     TRANSPORTS,
     LatencyParams,
     ThroughputParams,
     ZmqParams,
-    available_memory,
-    check_memory,
-    high_water_mark,
-    memory_needed,
     resolve_peer,
 )
 

@@ -3,78 +3,18 @@ queue-memory rules their sizes obey."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import zmq
 
-from .address import is_loopback_url
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
-from .units import GiB, KiB, MiB, spell_size
+from .memory import check_memory, few_messages_caution
+from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
+from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
-
-# ZeroMQ queues up to a high-water mark of messages on each side; with the default
-# of 1000 and 64 MB messages that would be 64 GB. The benchmarks bound each queue
-# to this many bytes instead (1000 messages up to 128 kB, as libzmq's default).
-QUEUE_BYTES = 128 * MiB
-
-
-def high_water_mark(size: int) -> int:
-    """Messages queued per side for messages of ``size`` bytes."""
-    return max(2, min(1000, QUEUE_BYTES // max(size, 1)))
-
-
-def memory_needed(size: int) -> int:
-    """Bytes a point of this size may hold at once: both queues, the payload and the
-    received copy, and the bytes in flight in kernel buffers."""
-    return size * (2 * high_water_mark(size) + 4)
-
-
-def check_memory(size: int) -> None:
-    """Refuse a message size whose queues and copies would not fit in memory."""
-    free = available_memory()
-    if free is not None and memory_needed(size) > free:
-        msg = (
-            f"size {spell_size(size)} needs about {memory_needed(size) // MiB} MiB "
-            f"of memory for its queues and copies, but only {free // MiB} MiB is "
-            "available; choose a smaller size"
-        )
-        raise ValueError(msg)
-
-
-# From this size on, a sample holds only a handful of messages: at loopback's few
-# GB/s a 0.1 s sample is a message or two, and calibration's first try alone (10
-# messages) moves gigabytes.
-FEW_MESSAGES_SIZE = 256 * MiB
-
-
-def few_messages_caution(sizes: tuple[int, ...], what: str) -> list[str]:
-    """A warning, before the run, for sizes whose samples hold only a few messages."""
-    large = [s for s in sizes if s >= FEW_MESSAGES_SIZE]
-    if not large:
-        return []
-    spelled = ", ".join(spell_size(s) for s in large)
-    return [
-        f"size {spelled}: a sample holds only a few {what} of this size, so it takes "
-        "seconds and gigabytes of memory, and its figure rests on a handful of them; "
-        f"sizes up to {spell_size(FEW_MESSAGES_SIZE // 4)} give many a sample"
-    ]
-
-
-def available_memory() -> int | None:
-    """MemAvailable from /proc/meminfo, or None where that is not known."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * KiB
-    except OSError:
-        return None
-    return None
-
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
@@ -129,33 +69,6 @@ RATE = Param(
 MIN_RATE = 10.0
 # An open-loop sample "held" its rate when it answered at least this share of it.
 HELD_FRACTION = 0.95
-
-CURVE = Param(
-    "curve", False,
-    "encrypt the data path with ZeroMQ's CURVE (true) or not (false), swept, so its cost "
-    "is measured (tcp and ipc; the control channel to a remote far end is always "
-    "encrypted)",
-    "CURVE encryption", "bool", choices=(True, False), sweep=True, labels=("curve", "plain"),
-)
-REMOTE = Param(
-    "remote", "",
-    "a far end on another host: tcp://HOST:PORT of a standing `zmqbench peer --bind`, "
-    "or ssh://[user@]host[:port] to start one there for the run (ssh -o BatchMode=yes, "
-    "or $ZMQBENCH_SSH_COMMAND); empty: a far end on this machine (--peer)",
-    "remote far end", "str",
-)
-SECRET_FILE = Param(
-    "secret_file", "",
-    "the secret shared with a remote far end (the file `zmqbench peer --secret-file` "
-    "made); needed beyond loopback",
-    "secret file", "str",
-)
-
-REMOTE_PYTHON = Param(
-    "remote_python", "python3",
-    "with --remote ssh://: the interpreter on that host that has zmqbench_magic installed",
-    "remote Python", "str",
-)
 
 # The send-only rate is reported only over counts this many times what the queues
 # between the two ends hold; below that it mostly times how fast the queues fill.
@@ -222,41 +135,6 @@ def _open_loop_count_caution(count: int, rates: tuple[float, ...]) -> list[str]:
     if seconds < 10:
         return []
     return [f"count {count:,} at {RATE.label(slowest)} msgs/s: each sample lasts {seconds:,.0f} s"]
-
-
-_SSH_URL = re.compile(r"^ssh://([\w.-]+@)?[\w.-]+(:\d+)?$")
-
-
-def check_remote(remote: str, transports: tuple[str, ...], peers: tuple[str, ...],
-                 secret_file: str, curves: tuple[bool, ...]) -> None:  # fmt: skip
-    """A remote far end is reached over the network's tcp, with a secret beyond
-    loopback (one handed over SSH for ``ssh://``)."""
-    host, _, port = remote.removeprefix("tcp://").rpartition(":")
-    standing = remote.startswith("tcp://") and host and port.isdigit()
-    if not standing and not _SSH_URL.match(remote):
-        msg = (
-            "remote must be tcp://HOST:PORT (a standing `zmqbench peer`) or "
-            f"ssh://[user@]host[:port], got {remote!r}"
-        )
-        raise ValueError(msg)
-    if transports != ("tcp",) or peers != ("auto",):
-        msg = (
-            "with --remote the transport is the network's tcp and the far end is the "
-            f"remote one: leave --transport and --peer out, got {'/'.join(transports)} "
-            f"and {'/'.join(peers)}"
-        )
-        raise ValueError(msg)
-    if not standing:
-        if secret_file:
-            msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
-            raise ValueError(msg)
-        return
-    if not secret_file and not is_loopback_url(remote):
-        msg = f"remote {remote} is beyond loopback: give --secret-file, the far end's secret"
-        raise ValueError(msg)
-    if True in curves and not secret_file:
-        msg = "curve true with --remote needs --secret-file: the keys come from the secret"
-        raise ValueError(msg)
 
 
 def resolve_peer(transport: str, peer: str) -> str:

@@ -1,0 +1,73 @@
+"""Where the far end is and how the link to it is secured: a remote far end (a
+standing one at ``tcp://``, or one started over ``ssh://``), the secret it shares, and
+CURVE encryption of the data path."""
+
+from __future__ import annotations
+
+import re
+
+from .address import is_loopback_url
+from .declare import Param
+
+# fmt: off
+CURVE = Param(
+    "curve", False,
+    "encrypt the data path with ZeroMQ's CURVE (true) or not (false), swept, so its cost "
+    "is measured (tcp and ipc; the control channel to a remote far end is always "
+    "encrypted)",
+    "CURVE encryption", "bool", choices=(True, False), sweep=True, labels=("curve", "plain"),
+)
+REMOTE = Param(
+    "remote", "",
+    "a far end on another host: tcp://HOST:PORT of a standing `zmqbench peer --bind`, "
+    "or ssh://[user@]host[:port] to start one there for the run (ssh -o BatchMode=yes, "
+    "or $ZMQBENCH_SSH_COMMAND); empty: a far end on this machine (--peer)",
+    "remote far end", "str",
+)
+SECRET_FILE = Param(
+    "secret_file", "",
+    "the secret shared with a remote far end (the file `zmqbench peer --secret-file` "
+    "made); needed beyond loopback",
+    "secret file", "str",
+)
+
+REMOTE_PYTHON = Param(
+    "remote_python", "python3",
+    "with --remote ssh://: the interpreter on that host that has zmqbench_magic installed",
+    "remote Python", "str",
+)
+# fmt: on
+
+_SSH_URL = re.compile(r"^ssh://([\w.-]+@)?[\w.-]+(:\d+)?$")
+
+
+def check_remote(remote: str, transports: tuple[str, ...], peers: tuple[str, ...],
+                 secret_file: str, curves: tuple[bool, ...]) -> None:  # fmt: skip
+    """A remote far end is reached over the network's tcp, with a secret beyond
+    loopback (one handed over SSH for ``ssh://``)."""
+    host, _, port = remote.removeprefix("tcp://").rpartition(":")
+    standing = remote.startswith("tcp://") and host and port.isdigit()
+    if not standing and not _SSH_URL.match(remote):
+        msg = (
+            "remote must be tcp://HOST:PORT (a standing `zmqbench peer`) or "
+            f"ssh://[user@]host[:port], got {remote!r}"
+        )
+        raise ValueError(msg)
+    if transports != ("tcp",) or peers != ("auto",):
+        msg = (
+            "with --remote the transport is the network's tcp and the far end is the "
+            f"remote one: leave --transport and --peer out, got {'/'.join(transports)} "
+            f"and {'/'.join(peers)}"
+        )
+        raise ValueError(msg)
+    if not standing:
+        if secret_file:
+            msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
+            raise ValueError(msg)
+        return
+    if not secret_file and not is_loopback_url(remote):
+        msg = f"remote {remote} is beyond loopback: give --secret-file, the far end's secret"
+        raise ValueError(msg)
+    if True in curves and not secret_file:
+        msg = "curve true with --remote needs --secret-file: the keys come from the secret"
+        raise ValueError(msg)
