@@ -19,7 +19,7 @@ from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.sockets.link import PeerError
-from zmqbench_magic.sockets.secret import read_secret, write_secret
+from zmqbench_magic.sockets.secret import Keys, read_secret, write_secret
 from zmqbench_magic.sockets.ssh import SSH_COMMAND_ENV
 
 QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
@@ -93,11 +93,19 @@ def test_curve_is_measured_and_a_wrong_secret_is_refused_fast_and_logged(
         assert time.monotonic() - started < 2
         with pytest.raises(PeerError, match="refused this client"):  # no secret at all
             run_latency(remote=url, **QUICK)
+        # The far end's own key, another client key: its ZAP handler says no.
+        half = tmp_path / "half.json"
+        half.write_text(
+            Keys(read_secret(secret).server_secret, Keys.fresh().client_secret).to_json()
+        )
+        half.chmod(0o600)
+        with pytest.raises(PeerError, match="refused this client"):
+            run_latency(remote=url, secret_file=str(half), **QUICK)
         again = run_latency(remote=url, secret_file=str(secret), size=100, count=200,
                             repeat=1, warmup=0)  # fmt: skip
         assert len(again.df) == 1  # still serving
         deadline = time.monotonic() + 5
-        while "refused a client" not in log.read_text():
+        while "refused a client whose CURVE key is not this secret's" not in log.read_text():
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
 

@@ -80,7 +80,7 @@ class Link:
         *, curve: Keys | None = None, remote: str = "", secret: Keys | None = None,
     ) -> None:  # fmt: skip
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
-        self.hwm, self.remote, self._curve = hwm, remote, curve
+        self.hwm, self.remote, self.curve = hwm, remote, curve  # curve: data path keys
         self.ipv6 = False
         self.exit_code: int | None = None
         self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
@@ -166,7 +166,7 @@ class Link:
         return f"tcp://{where.connect_host}:{port}"
 
     def _start_peer(self, ctrl_url: str, data_url: str, hwm: int) -> None:
-        args = (self.role, ctrl_url, data_url, self.timeout, hwm, self._curve)
+        args = (self.role, ctrl_url, data_url, self.timeout, hwm, self.curve)
         if self.peer == "thread":
             self._thread = threading.Thread(
                 target=peer_module.serve, args=(self.ctx, *args), name="zmqbench-peer", daemon=True
@@ -185,7 +185,7 @@ class Link:
 
     def _keys_env(self) -> dict[str, str]:
         """An encrypted data path's keys, for a far end in its own process."""
-        return {} if self._curve is None else {peer_module.CURVE_KEYS_ENV: self._curve.to_json()}
+        return {} if self.curve is None else {peer_module.CURVE_KEYS_ENV: self.curve.to_json()}
 
     def describe(self) -> str:
         where = f"remote, {self.remote}" if self.remote else self.peer

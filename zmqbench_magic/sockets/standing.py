@@ -9,9 +9,10 @@ quits or falls silent for the timeout. Timing needs no synchronised clocks:
 throughput is timed at this end (the receiver), latency at the driver.
 
 With a secret (:mod:`.secret`) the door and every control channel are CURVE
-encrypted and a ZAP handler admits only the secret's client key: a driver without it
-gets no answer and names that within its timeout, and this end logs the refusal and
-keeps serving. The data path is encrypted too when the driver asks (``--curve``).
+encrypted and a ZAP handler admits only the secret's client key: the handshake of a
+driver without it fails, which that driver names at once (it watches its door's
+handshake), and this end logs the refusal and keeps serving. The data path is
+encrypted too when the driver asks (``--curve``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def open_session(link: Link, secret: Keys | None) -> int:
         watch = door.get_monitor_socket(HANDSHAKE_FAILED)
         door.connect(link.remote)
         request = {"cmd": "open", "role": link.role, "hwm": link.hwm, "timeout": link.timeout,
-                   "curve": link._curve is not None}  # fmt: skip
+                   "curve": link.curve is not None}  # fmt: skip
         door.send(json.dumps(request).encode())
         answered = _answer_or_refusal(door, watch, link.timeout)
         door.disable_monitor()
@@ -80,8 +81,8 @@ def open_session(link: Link, secret: Keys | None) -> int:
         raise ValueError(f"the far end at {link.remote} refused the run: {answer['error']}")
     if secret is not None:
         as_client(link.ctrl, secret)
-    if link._curve is not None:
-        as_client(link.data, link._curve)
+    if link.curve is not None:
+        as_client(link.data, link.curve)
     link.data.ipv6 = link.ctrl.ipv6 = "[" in answer["data"]
     link.ctrl.connect(answer["ctrl"])
     link.data.connect(answer["data"])
