@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -217,3 +218,19 @@ def _ssh_sessions(ssh: str) -> list[str]:
         if words.startswith((ssh, "sshd: root@")):
             found.append(words)
     return found
+
+
+def _minor_faults(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+
+
+def test_a_standing_far_end_reuses_its_large_buffers(no_leftovers):
+    """Started by hand, not by a driver, it sets its own allocator as the driver sets
+    a far end's: 1 MB messages reuse heap buffers instead of faulting in fresh pages
+    (without it: ~480 minor faults per 1 MB round trip, measured)."""
+    with standing_peer(None, "tcp://127.0.0.1:0", None) as (url, _):
+        first = run_latency(remote=url, size="1M", count=20, repeat=1, warmup=0)
+        pid = int(first.df["far_end"].iloc[0])
+        before = _minor_faults(pid)
+        run_latency(remote=url, size="1M", count=200, repeat=1, warmup=0)
+        assert (_minor_faults(pid) - before) / 200 < 50

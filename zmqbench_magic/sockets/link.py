@@ -29,21 +29,10 @@ from ..params.address import split_address
 from . import peer as peer_module
 from . import standing
 from .errors import PeerError
+from .malloc import STEADY_MALLOC
 from .secret import Keys, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
-# The far end is an instrument: it should cost what a warmed, long-running process
-# (or libzmq's C echo, which allocates nothing) costs. A fresh process does not: glibc
-# may hand each large message buffer back to the OS as it is freed and fault it in
-# again for the next, 2 x 256 page faults per 1 MB round trip (measured: 480 minor
-# faults and 1.5 ms of CPU per round trip, a 1 MB round trip of 2.0 ms instead of
-# 0.5 ms). Fixed thresholds keep buffers up to 32 MiB in the heap and the heap from
-# being trimmed, so they are reused. The driver, in the user's own process, is left as
-# it is: that is the Python under test.
-STEADY_MALLOC = {
-    "MALLOC_MMAP_THRESHOLD_": str(32 * 1024 * 1024),
-    "MALLOC_TRIM_THRESHOLD_": str(1024 * 1024 * 1024),
-}
 _LIVENESS_POLL_MS = 100
 # The data sockets' send/receive timeout: how long a stalled loop waits before it
 # looks whether the far end is still there (then waits again, up to ``timeout``).

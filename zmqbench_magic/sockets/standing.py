@@ -31,6 +31,7 @@ from zmq.utils.monitor import recv_monitor_message
 from ..params.address import is_loopback_url
 from . import peer
 from .errors import PeerError
+from .malloc import steady_malloc
 from .secret import Keys, OnlyKey, as_client, as_server
 
 if TYPE_CHECKING:
@@ -218,6 +219,7 @@ def main(bind: str, secret: Keys | None, *, over_ssh: bool = False) -> int:
     (the driver stopped it, or its kernel died and took the SSH session with it)."""
     import signal
 
+    steady_malloc()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if over_ssh:
