@@ -105,8 +105,9 @@ def _pace(
         if moved:
             progress = t
             continue
-        if received < sent and t - progress > LIVENESS_S:
-            # Replies owed and none coming: is the far end still there?
+        if t - progress > LIVENESS_S:
+            # Nothing sent or answered for a while (the gap between two sends is at
+            # most 1 / MIN_RATE, shorter): is the far end still there?
             link.check_stall(time.monotonic() - (t - progress))
         wait = due - t if sent < count else LIVENESS_S
         if wait >= _SLEEP_FROM_S:

@@ -138,8 +138,9 @@ int64_t zb_echo(void *socket, int64_t count, int zero_copy) {
  * what the queues between the ends hold), a late sender catching up at once. Each
  * send's time goes to sent_at[i], each reply's to replied_at[i] (replies come back
  * in order over one DEALER/ROUTER pair). *sent and *received say where a previous
- * call stopped. A wait longer than `liveness` seconds with replies owed and nothing
- * arriving returns, for Python to check the far end. Returns replies received, or -1.
+ * call stopped. Longer than `liveness` seconds with nothing sent or answered (a
+ * dead far end: replies stop, and sends fail once its connection is gone) returns,
+ * for Python to check the far end. Returns replies received, or -1.
  *
  * Waits of 2 ms or more sleep in zmq_poll (woken by a reply); shorter ones spin, as
  * a millisecond-grained poll cannot keep a finer schedule. */
@@ -182,8 +183,8 @@ int64_t zb_pace(void *socket, const char *buf, size_t size, int64_t count, int z
             progress = t;
             continue;
         }
-        if (t - progress > liveness && *received < *sent) {
-            result = *received; /* owed replies, none coming: Python looks */
+        if (t - progress > liveness) {
+            result = *received; /* nothing sent or answered for a while: Python looks */
             break;
         }
         double wait = *sent < count ? start + (double)*sent * interval - t : liveness;
