@@ -11,14 +11,17 @@ with it, and the far end ends the moment its stdin closes).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import re
 import selectors
 import shlex
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from typing import IO
 
 from .errors import PeerError
 from .secret import Keys
@@ -37,11 +40,16 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
         ssh_command(url, python), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )  # fmt: skip
+    # What it says is read all the time: a pipe left full would stall the far end
+    # (it logs each run) in the middle of a long sweep.
+    said = _Tail(process.stderr)
     try:
         assert process.stdin is not None
         process.stdin.write(keys.to_json().encode() + b"\n")
         process.stdin.flush()
-        yield _where_it_listens(process, url, python, timeout), keys
+        url_there = _where_it_listens(process, url, python, timeout, said)
+        _Tail(process.stdout)
+        yield url_there, keys
     finally:
         _stop(process)
 
@@ -59,8 +67,26 @@ def ssh_command(url: str, python: str) -> list[str]:
     return [*ssh, "-o", "BatchMode=yes", *port, target, remote]
 
 
+class _Tail:
+    """Reads a stream to its end in a thread, keeping its last lines."""
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=20)
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[bytes] | None) -> None:
+        with contextlib.suppress(OSError, ValueError):  # closed under it: the end
+            for line in stream or ():
+                self.lines.append(line.decode(errors="replace").rstrip())
+
+    def last(self) -> str:
+        self.thread.join(_STOP_GRACE_S)
+        return next((line for line in reversed(self.lines) if line), "")
+
+
 def _where_it_listens(process: subprocess.Popen[bytes], url: str, python: str,
-                      timeout: float) -> str:  # fmt: skip
+                      timeout: float, said: _Tail) -> str:  # fmt: skip
     assert process.stdout is not None
     seen = b""
     deadline = time.monotonic() + timeout
@@ -74,17 +100,15 @@ def _where_it_listens(process: subprocess.Popen[bytes], url: str, python: str,
             if selector.select(left):
                 chunk = os.read(process.stdout.fileno(), 4096)
                 if not chunk:
-                    raise PeerError(_failed(process, url, python))
+                    raise PeerError(_failed(process, url, python, said))
                 seen += chunk
     return found.group(1).decode()
 
 
-def _failed(process: subprocess.Popen[bytes], url: str, python: str) -> str:
+def _failed(process: subprocess.Popen[bytes], url: str, python: str, said: _Tail) -> str:
     """Why the far end did not start, from ssh's and the far end's own words."""
     process.wait(_STOP_GRACE_S)
-    assert process.stderr is not None
-    said = process.stderr.read().decode(errors="replace").strip().splitlines()
-    last = said[-1] if said else f"exit status {process.returncode}"
+    last = said.last() or f"exit status {process.returncode}"
     hint = ""
     if "No module named" in last or process.returncode == 127:
         hint = f"; is zmqbench_magic installed for {python} there? (--remote-python)"
