@@ -76,6 +76,9 @@ def host(number: int, rate: str | None = None) -> Iterator[Host]:
         _ip("netns", "exec", namespace, "ip", "addr", "add", f"{made.address}/24", "dev", theirs)
         _ip("netns", "exec", namespace, "ip", "link", "set", theirs, "up")
         _ip("netns", "exec", namespace, "ip", "link", "set", "lo", "up")
+        # Our other addresses (another host's link) are reachable through us, as on
+        # one LAN: an engine there reaches a controller on any of them.
+        _ip("netns", "exec", namespace, "ip", "route", "add", "default", "via", made.our_address)
         if rate:
             shape = ["root", "tbf", "rate", rate, "burst", "256kb", "latency", "20ms"]
             subprocess.run(["tc", "qdisc", "add", "dev", ours, *shape], check=True)
@@ -137,16 +140,18 @@ def sshd(where: Host, workdir: Path) -> Iterator[str]:
         print(f"SKIPPED: {missing}", file=sys.stderr)
         pytest.skip(missing)
     workdir.mkdir(parents=True, exist_ok=True)
-    for name in ("host_key", "client_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(workdir / name)],
-                       check=True)  # fmt: skip
+    for name in ("host_key", "client_key"):  # shared by the hosts of one test
+        if not (workdir / name).exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                            str(workdir / name)], check=True)  # fmt: skip
     (workdir / "authorized_keys").write_text((workdir / "client_key.pub").read_text())
-    config = workdir / "sshd_config"
+    config = workdir / f"sshd_config_{where.namespace}"
     config.write_text(
         f"ListenAddress {where.address}\nPort 22\nHostKey {workdir / 'host_key'}\n"
-        f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile {workdir / 'sshd.pid'}\n"
+        f"AuthorizedKeysFile {workdir / 'authorized_keys'}\n"
+        f"PidFile {workdir / where.namespace}.pid\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\n"
-        "StrictModes no\nAcceptEnv no\n"
+        "StrictModes no\nAcceptEnv no\nSubsystem sftp /usr/lib/openssh/sftp-server\n"
     )
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
     daemon = where.run("/usr/sbin/sshd", "-D", "-e", "-f", str(config),

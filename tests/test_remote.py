@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,9 +20,9 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.params.remote import SSH_COMMAND_ENV
 from zmqbench_magic.sockets.link import PeerError
 from zmqbench_magic.sockets.secret import Keys, read_secret, write_secret
-from zmqbench_magic.sockets.ssh import SSH_COMMAND_ENV
 
 QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
 
@@ -234,3 +235,79 @@ def test_a_standing_far_end_reuses_its_large_buffers(no_leftovers):
         before = _minor_faults(pid)
         run_latency(remote=url, size="1M", count=200, repeat=1, warmup=0)
         assert (_minor_faults(pid) - before) / 200 < 50
+
+
+@pytest.mark.slow  # two hosts of our own with an sshd each, and a cluster
+def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch):
+    from conftest import cluster_processes
+
+    from zmqbench_magic import run_taskflood
+    from zmqbench_magic.parallel import cluster
+
+    skip_without_hosts()
+    with host(2) as b, host(3) as c, sshd(b, tmp_path / "ssh") as ssh, sshd(c, tmp_path / "ssh"):
+        monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
+        hosts = f"root@{b.address}, root@{c.address}"
+        try:
+            result = run_taskflood(tasks=32, engines=1, ssh_hosts=hosts,
+                                   remote_python=sys.executable, repeat=2, warmup=0)  # fmt: skip
+            handle = cluster.current()
+            assert handle is not None and len(handle.engine_ids()) == 2
+            # Each engine says which address it reaches the controller's network from.
+            engines = handle.client[:]
+            engines.execute(
+                "import socket\nwith socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:\n"
+                f"    s.connect(({b.our_address!r}, 9))\n    address = s.getsockname()[0]",
+                block=True,
+            )  # fmt: skip
+            where = engines.pull("address", block=True)
+            assert sorted(where) == sorted([b.address, c.address])  # one engine on each
+            assert (result.df["tasks_per_s"] > 0).all()
+            assert (
+                "on root@10.77.2.2, root@10.77.3.2 (controller on 10.77.2.1)"
+                in (result.metadata["notes"][0])
+            )
+        finally:
+            cluster.stop()
+        assert cluster_processes() == [] and _ipyparallel_anywhere() == []
+    assert namespaces() == []
+
+
+def _ipyparallel_anywhere() -> list[str]:
+    """Every ipyparallel process on this machine, test hosts included (engines started
+    over SSH descend from their sshd, not from this run)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        words = " ".join(process.info["cmdline"] or [])
+        if "ipyparallel." in words:
+            found.append(words)
+    return found
+
+
+@pytest.mark.slow  # a host of our own with an sshd, and a cluster
+def test_a_killed_kernel_leaves_no_engine_on_the_other_host(tmp_path):
+    skip_without_hosts()
+    before = set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*"))
+    with host(4) as b, sshd(b, tmp_path / "ssh") as ssh:
+        driver = subprocess.Popen(
+            [sys.executable, "-c",
+             "from zmqbench_magic import run_taskflood as r; "
+             f"r(tasks=64, engines=2, ssh_hosts='root@{b.address}', "
+             f"remote_python={sys.executable!r}, repeat=1000, warmup=0)"],
+            env={**os.environ, SSH_COMMAND_ENV: ssh},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while sum("ipyparallel.engine" in w for w in _ipyparallel_anywhere()) < 2:
+            assert driver.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(2.0)  # mid-run
+        driver.kill()
+        driver.wait()
+        deadline = time.monotonic() + 30
+        while left := _ipyparallel_anywhere():
+            assert time.monotonic() < deadline, f"outlived the kernel: {left}"
+            time.sleep(0.2)
+        while left := _ssh_sessions(ssh):
+            assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
+            time.sleep(0.2)
+    assert set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) == before

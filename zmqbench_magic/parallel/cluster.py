@@ -7,8 +7,10 @@ run), runs one engine set per engine so it can shrink one engine at a time, and 
 a reaper process beside it that stops it if the kernel is killed. It is reused across
 calls and stopped by :func:`stop`, on error, and at interpreter exit.
 
-A running cluster the user names (profile, cluster id or url file) is only ever
-connected to: never resized, never stopped.
+Engines on other hosts (``--ssh-hosts``) are started by ipyparallel's SSH engine
+launcher (:mod:`.hosts`), with the cluster, and stopped with it. A running cluster the
+user names (profile, cluster id or url file) is only ever connected to
+(:mod:`.existing`): never resized, never stopped.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import ipyparallel as ipp
@@ -32,6 +33,7 @@ from traitlets.config import Config
 
 from ..method.spawn import child_env, module_command
 from ..params.units import plural
+from .hosts import engine_config, interface_towards, remove_remote_profiles
 from .reaper import end_cluster_processes, kill, process_trees
 
 _PING_MS = 250
@@ -47,6 +49,7 @@ class ClusterHandle:
     profile_dir: str | None = None
     reaper: subprocess.Popen[bytes] | None = None
     events: list[str] = field(default_factory=list)
+    hosts: tuple[str, ...] = ()  # engines started there over SSH
 
     @property
     def managed(self) -> bool:
@@ -98,6 +101,7 @@ class ClusterHandle:
             # (and, after a failed start, an engine that was still starting).
             end_cluster_processes(self.profile_dir)
             if self.profile_dir:
+                remove_remote_profiles(self.hosts, self.profile_dir)
                 shutil.rmtree(self.profile_dir, ignore_errors=True)
             self.cluster = None
 
@@ -110,12 +114,19 @@ def current() -> ClusterHandle | None:
     return _current
 
 
-def managed(engines: int, scheme: str, timeout: float) -> ClusterHandle:
-    """The project's cluster with ``engines`` engines and this scheduler scheme:
-    reused, resized, or (for another scheme) restarted."""
+def managed(
+    engines: int, scheme: str, timeout: float, hosts: tuple[str, ...] = (), python: str = ""
+) -> ClusterHandle:
+    """The project's cluster with ``engines`` engines (on each of ``hosts``, when
+    given) and this scheduler scheme: reused, resized, or (for another scheme or
+    other hosts) restarted."""
     global _current
     reason = None
-    if _current is not None and _current.scheme != scheme:
+    if _current is not None and _current.hosts != hosts:
+        reason = "engines on other hosts are started with the cluster: started it anew"
+    elif _current is not None and hosts and len(_current.engine_ids()) != engines * len(hosts):
+        reason = "engines on other hosts are not resized: started the cluster anew"
+    elif _current is not None and _current.scheme != scheme:
         reason = f"scheme {scheme} needs a new controller: stopped the {_current.scheme} cluster"
     elif _current is not None and scheme == "pure" and len(_current.engine_ids()) != engines:
         # The pure scheduler cannot handle engines going away, and ids of engines
@@ -123,11 +134,11 @@ def managed(engines: int, scheme: str, timeout: float) -> ClusterHandle:
         reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
     if reason is not None:
         stop()
-        handle = start(engines, scheme, timeout)
+        handle = start(engines, scheme, timeout, hosts, python)
         handle.events.insert(0, reason)
         _current = handle
     elif _current is None:
-        _current = start(engines, scheme, timeout)
+        _current = start(engines, scheme, timeout, hosts, python)
     else:
         _current.resize(engines, timeout)
     return _current
@@ -157,18 +168,26 @@ def resize(engines: int, timeout: float) -> str:
     return handle.events[-1] if handle.events else f"the cluster has {plural(engines, 'engine')}"
 
 
-def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
-    """Start a local cluster of ``engines`` single-engine sets; quiet, fast, reaped."""
+def start(
+    engines: int, scheme: str, timeout: float, hosts: tuple[str, ...] = (), python: str = ""
+) -> ClusterHandle:
+    """Start a local cluster of ``engines`` single-engine sets (or, with ``hosts``, one
+    SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
     started = time.monotonic()
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
     quiet_engines = Config()
     # Engines log every task they run at their default level: a log file growing per
     # task, which ipyparallel prints into the cell when the engine stops.
     quiet_engines.EngineLauncher.engine_args = [f"--Application.log_level={logging.WARNING}"]
+    listen, launcher = "127.0.0.1", "local"
+    if hosts:
+        engine_config(quiet_engines, hosts, engines, python, profile_dir)
+        listen, launcher = interface_towards(hosts[0]), "ssh"
     cluster = ipp.Cluster(
         n=0,
         profile_dir=profile_dir,
-        controller_ip="127.0.0.1",
+        controller_ip=listen,
+        engine_launcher_class=launcher,
         controller_args=[f"--ping={_PING_MS}", "--nodb", f"--scheme={scheme}"],
         config=quiet_engines,
         # An engine stopped on purpose exits non-zero, which ipyparallel reports at
@@ -182,9 +201,12 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
     reaper = None
     try:
         cluster.start_controller_sync()
-        reaper = _start_reaper(cluster.cluster_file, profile_dir)
-        for _ in range(engines):
+        reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
+        if hosts:
+            cluster.start_engines_sync(engines * len(hosts))
+        for _ in range(0 if hosts else engines):
             cluster.start_engines_sync(1)
+        engines *= max(1, len(hosts))
         with warnings.catch_warnings():
             # A pure-scheme client warns (and stops farming tasks for good) when engine
             # ids reach it out of order; this first one is only for waiting.
@@ -197,40 +219,15 @@ def start(engines: int, scheme: str, timeout: float) -> ClusterHandle:
                 client = cluster.connect_client_sync()
                 _wait_for_count(client, engines, timeout)
     except BaseException:
-        ClusterHandle(client, scheme, cluster, profile_dir, reaper).stop()
+        ClusterHandle(client, scheme, cluster, profile_dir, reaper, hosts=hosts).stop()
         raise
-    handle = ClusterHandle(client, scheme, cluster, profile_dir, reaper)
+    handle = ClusterHandle(client, scheme, cluster, profile_dir, reaper, hosts=hosts)
+    where = f" on {', '.join(hosts)} (controller on {listen})" if hosts else ""
     handle.events.append(
-        f"started a {scheme} cluster of {plural(engines, 'engine')} in "
+        f"started a {scheme} cluster of {plural(engines, 'engine')}{where} in "
         f"{time.monotonic() - started:.1f} s"
     )
     return handle
-
-
-def connect(profile: str, cluster_id: str, url_file: str, timeout: float) -> ClusterHandle:
-    """Connect to a running cluster; it is never resized or stopped by the project."""
-    connection_file = Path(url_file) if url_file else _connection_file(profile, cluster_id)
-    what = f"url file {url_file!r}" if url_file else f"profile {profile or 'default'!r}"
-    if cluster_id and not url_file:
-        what += f", cluster id {cluster_id!r}"
-    if not connection_file.is_file():
-        msg = f"no running cluster found for {what}: {connection_file} does not exist"
-        raise ValueError(msg)
-    try:
-        client = ipp.Client(str(connection_file), timeout=timeout)
-    except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
-        msg = f"no running cluster found for {what}: {exc}"
-        raise ValueError(msg) from None
-    return ClusterHandle(client, "unknown")
-
-
-def _connection_file(profile: str, cluster_id: str) -> Path:
-    """Where ipyparallel writes the client connection file of a profile's cluster."""
-    # ipyparallel imports IPython itself, so this adds nothing to what is loaded.
-    from IPython.paths import get_ipython_dir
-
-    name = f"ipcontroller-{cluster_id}-client.json" if cluster_id else "ipcontroller-client.json"
-    return Path(get_ipython_dir()) / f"profile_{profile or 'default'}" / "security" / name
 
 
 def stop() -> str:
@@ -261,10 +258,13 @@ def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def _start_reaper(cluster_file: str, profile_dir: str) -> subprocess.Popen[bytes]:
+def _start_reaper(
+    cluster_file: str, profile_dir: str, hosts: tuple[str, ...]
+) -> subprocess.Popen[bytes]:
     command = module_command(
         "zmqbench_magic.parallel.reaper", "--parent", str(os.getpid()),
         "--cluster-file", cluster_file, "--profile-dir", profile_dir,
+        *(["--hosts", *hosts] if hosts else []),
     )  # fmt: skip
     return subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -301,7 +301,6 @@ atexit.register(stop)
 
 __all__ = [
     "ClusterHandle",
-    "connect",
     "current",
     "engine_count",
     "managed",

@@ -31,6 +31,7 @@ from ..params.units import format_duration, format_size, plural
 from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import relative_halfwidth
 from . import cluster as clusters
+from . import existing as existing_cluster
 from .celltask import CELL_TEST, UserTask
 from .reaper import processes_of
 from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
@@ -114,8 +115,9 @@ class _FloodRun:
         for _, grouped in itertools.groupby(points, key=lambda p: (p["scheme"], p["engines"])):
             block = list(grouped)
             handle = existing or clusters.managed(
-                block[0]["engines"], block[0]["scheme"], self.params.timeout
-            )
+                block[0]["engines"], block[0]["scheme"], self.params.timeout,
+                self.params.hosts, self.params.remote_python,
+            )  # fmt: skip
             self.notes += _take_events(handle)
             done = len(self.rows)
             schedule = self._schedule(block)
@@ -216,7 +218,9 @@ class _ClusterSession:
     def _replace_lost_engines(self, point: Mapping[str, Any], exc: EngineLost) -> None:
         """Start engines to make up the count again (same controller), and note it."""
         started = time.monotonic()
-        handle = clusters.managed(point["engines"], point["scheme"], self.run.params.timeout)
+        params = self.run.params
+        handle = clusters.managed(point["engines"], point["scheme"], params.timeout,
+                                  params.hosts, params.remote_python)  # fmt: skip
         self.handle = handle
         self.prepared.clear()  # engine ids changed: views and names must be set up again
         self._find_helpers()
@@ -245,7 +249,9 @@ def _offset(progress: Progress | None, before: int, total: int) -> Progress | No
 
 
 def _connect(params: FloodParams) -> clusters.ClusterHandle:
-    handle = clusters.connect(params.profile, params.cluster_id, params.url_file, params.timeout)
+    handle = existing_cluster.connect(
+        params.profile, params.cluster_id, params.url_file, params.timeout
+    )
     available = len(handle.engine_ids())
     if max(params.engines) > available:
         handle.stop()

@@ -75,8 +75,9 @@ def kill(processes: list[Any]) -> None:
     psutil.wait_procs(processes, timeout=_STOP_GRACE_S)
 
 
-def reap(cluster_file: str, profile_dir: str) -> None:
-    """Stop the cluster politely, then make sure, then remove its files."""
+def reap(cluster_file: str, profile_dir: str, hosts: tuple[str, ...] = ()) -> None:
+    """Stop the cluster politely (ipyparallel stops engines on other hosts over SSH),
+    then make sure, then remove its files, here and on those hosts."""
     try:
         import ipyparallel as ipp
 
@@ -85,6 +86,10 @@ def reap(cluster_file: str, profile_dir: str) -> None:
     except Exception:  # noqa: BLE001 - whatever failed, the kill below still runs
         pass
     end_cluster_processes(profile_dir)
+    if hosts:
+        from .hosts import remove_remote_profiles
+
+        remove_remote_profiles(hosts, profile_dir)
     shutil.rmtree(profile_dir, ignore_errors=True)
 
 
@@ -93,12 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parent", type=int, required=True)
     parser.add_argument("--cluster-file", required=True)
     parser.add_argument("--profile-dir", required=True)
+    parser.add_argument("--hosts", nargs="+", default=(), help="engine hosts (over SSH)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while _alive(args.parent):
         time.sleep(_PARENT_POLL_S)
-    reap(args.cluster_file, args.profile_dir)
+    reap(args.cluster_file, args.profile_dir, tuple(args.hosts))
     return 0
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
+from .remote import REMOTE_PYTHON
+
+_SSH_HOST = re.compile(r"^([\w.-]+@)?[\w.-]+(:\d+)?$")
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
@@ -53,6 +57,15 @@ CLUSTER_ID = Param(
 URL_FILE = Param(
     "url_file", "", "use the running cluster whose client connection file this is",
     "url file", "str",
+)
+SSH_HOSTS = Param(
+    "ssh_hosts", "",
+    "start the engines on these hosts over SSH with ipyparallel's SSH engine launcher: "
+    "[user@]host[:port], separated by spaces or commas, --engines on each (started with "
+    "the cluster, not resized); the project must be installed there (--remote-python); "
+    "ssh as for --remote ssh://; the controller listens on the interface that reaches "
+    "the first host",
+    "engine hosts", "str",
 )
 ON_ENGINE_LOSS = Param(
     "on_engine_loss", "stop",
@@ -114,6 +127,8 @@ class FloodParams(BenchParams):
     profile: str = param_field(PROFILE)
     cluster_id: str = param_field(CLUSTER_ID)
     url_file: str = param_field(URL_FILE)
+    ssh_hosts: str = param_field(SSH_HOSTS)
+    remote_python: str = param_field(REMOTE_PYTHON)
     on_engine_loss: str = param_field(ON_ENGINE_LOSS)
     label: str = param_field(LABEL)
 
@@ -127,10 +142,22 @@ class FloodParams(BenchParams):
         """Whether to use a running cluster rather than start one."""
         return bool(self.profile or self.cluster_id or self.url_file)
 
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The engine hosts of --ssh-hosts, in order."""
+        return tuple(self.ssh_hosts.replace(",", " ").split())
+
     def applies(self, name: str) -> bool:
         return {"size": self.test == "echo", "duration": self.test == "map"}.get(name, True)
 
     def _check_combinations(self) -> None:
+        bad = [h for h in self.hosts if not _SSH_HOST.match(h)]
+        if bad:
+            msg = f"ssh_hosts must be [user@]host[:port], separated by spaces, got {bad[0]!r}"
+            raise ValueError(msg)
+        if self.hosts and self.existing:
+            msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"
+            raise ValueError(msg)
         if self.existing and len(self.scheme) > 1:
             msg = (
                 f"scheme {' '.join(self.scheme)}: a running cluster keeps its own scheduler; "

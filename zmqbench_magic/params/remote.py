@@ -4,10 +4,22 @@ CURVE encryption of the data path."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 
 from .address import is_loopback_url
 from .declare import Param
+
+# The ssh command (with an identity or config file, say) for far ends and engines
+# started over SSH, as Git's GIT_SSH_COMMAND.
+SSH_COMMAND_ENV = "ZMQBENCH_SSH_COMMAND"
+
+
+def ssh_command() -> list[str]:
+    """``ssh``, or ``$ZMQBENCH_SSH_COMMAND`` split as a shell would."""
+    return shlex.split(os.environ.get(SSH_COMMAND_ENV) or "ssh")
+
 
 # fmt: off
 CURVE = Param(

@@ -23,10 +23,10 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
+from ..params.remote import ssh_command
 from .errors import PeerError
 from .secret import Keys
 
-SSH_COMMAND_ENV = "ZMQBENCH_SSH_COMMAND"
 _STOP_GRACE_S = 5.0
 _LISTENING = re.compile(rb"listening on (tcp://\S+)")
 
@@ -37,7 +37,7 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
     it was handed, for as long as the block lasts."""
     keys = Keys.fresh()
     process = subprocess.Popen(
-        ssh_command(url, python), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        far_end_command(url, python), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )  # fmt: skip
     # What it says is read all the time: a pipe left full would stall the far end
@@ -54,7 +54,7 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
         _stop(process)
 
 
-def ssh_command(url: str, python: str) -> list[str]:
+def far_end_command(url: str, python: str) -> list[str]:
     """``ssh -o BatchMode=yes [-p PORT] [user@]host PYTHON -m zmqbench_magic.cli peer
     --over-ssh``, with ``$ZMQBENCH_SSH_COMMAND`` for ``ssh``."""
     target = url.removeprefix("ssh://")
@@ -62,7 +62,7 @@ def ssh_command(url: str, python: str) -> list[str]:
     if re.search(r":\d+$", target):
         target, number = target.rsplit(":", 1)
         port = ["-p", number]
-    ssh = shlex.split(os.environ.get(SSH_COMMAND_ENV) or "ssh")
+    ssh = ssh_command()
     remote = f"{shlex.quote(python)} -m zmqbench_magic.cli peer --over-ssh"
     return [*ssh, "-o", "BatchMode=yes", *port, target, remote]
 
