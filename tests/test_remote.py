@@ -307,7 +307,20 @@ def test_a_killed_kernel_leaves_no_engine_on_the_other_host(tmp_path):
         while left := _ipyparallel_anywhere():
             assert time.monotonic() < deadline, f"outlived the kernel: {left}"
             time.sleep(0.2)
-        while left := _ssh_sessions(ssh):
+        # The reaper removes the cluster's files last, here and (over SSH) there.
+        while left := set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before:
+            assert time.monotonic() < deadline, f"the cluster's files outlived it: {left}"
+            time.sleep(0.2)
+        while left := _ssh_sessions(ssh) + _sshd_children():
             assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
             time.sleep(0.2)
-    assert set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) == before
+
+
+def _sshd_children() -> list[str]:
+    """sshd's per-connection processes (a session, or one still authenticating)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        words = " ".join(process.info["cmdline"] or [])
+        if words.startswith("sshd: ") and "[listener]" not in words:
+            found.append(words)
+    return found
