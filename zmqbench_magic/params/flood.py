@@ -61,7 +61,7 @@ URL_FILE = Param(
 SSH_HOSTS = Param(
     "ssh_hosts", "",
     "start the engines on these hosts over SSH with ipyparallel's SSH engine launcher: "
-    "[user@]host[:port], separated by spaces or commas, --engines on each (started with "
+    "[user@]host[:port], separated by commas, --engines on each (started with "
     "the cluster, not resized); the project must be installed there (--remote-python); "
     "ssh as for --remote ssh://; the controller listens on the interface that reaches "
     "the first host",
@@ -153,7 +153,7 @@ class FloodParams(BenchParams):
     def _check_combinations(self) -> None:
         bad = [h for h in self.hosts if not _SSH_HOST.match(h)]
         if bad:
-            msg = f"ssh_hosts must be [user@]host[:port], separated by spaces, got {bad[0]!r}"
+            msg = f"ssh_hosts must be [user@]host[:port], separated by commas, got {bad[0]!r}"
             raise ValueError(msg)
         if self.hosts and self.existing:
             msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"
