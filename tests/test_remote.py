@@ -5,6 +5,7 @@ measures encryption's cost; bad settings are named before anything starts."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
@@ -207,16 +208,17 @@ def test_a_killed_kernel_leaves_no_far_end_on_the_other_host(test_host, tmp_path
             assert time.monotonic() < deadline, f"far ends outlived the kernel: {left}"
             time.sleep(0.1)
         # Nor the SSH session: its client here, its sshd process there.
-        while left := _ssh_sessions(ssh):
+        while left := _ssh_sessions(ssh) + _left_on(test_host):
             assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
             time.sleep(0.1)
 
 
 def _ssh_sessions(ssh: str) -> list[str]:
+    """This side's ssh clients of the test's own ssh command."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         words = " ".join(process.info["cmdline"] or [])
-        if words.startswith((ssh, "sshd: root@")):
+        if words.startswith(ssh):
             found.append(words)
     return found
 
@@ -263,23 +265,43 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch):
             where = engines.pull("address", block=True)
             assert sorted(where) == sorted([b.address, c.address])  # one engine on each
             assert (result.df["tasks_per_s"] > 0).all()
+            # The flood used the engines of both hosts (--engines counts per host).
+            completed = handle.client.queue_status()
+            assert all(completed[i]["completed"] > 0 for i in handle.engine_ids()), completed
             assert (
                 "on root@10.77.2.2, root@10.77.3.2 (controller on 10.77.2.1)"
                 in (result.metadata["notes"][0])
             )
         finally:
             cluster.stop()
-        assert cluster_processes() == [] and _ipyparallel_anywhere() == []
+        assert cluster_processes() == []
+        assert _left_on(b) == [] and _left_on(c) == []
     assert namespaces() == []
 
 
-def _ipyparallel_anywhere() -> list[str]:
-    """Every ipyparallel process on this machine, test hosts included (engines started
-    over SSH descend from their sshd, not from this run)."""
+def _left_on(where) -> list[str]:
+    """What runs on a test host besides its sshd: engines started there over SSH
+    descend from its sshd, not from this run, so they are found by their namespace."""
+    listed = subprocess.run(["ip", "netns", "pids", where.namespace], capture_output=True,
+                            text=True).stdout.split()  # fmt: skip
+    found = []
+    for pid in map(int, listed):
+        with contextlib.suppress(psutil.Error):
+            words = " ".join(psutil.Process(pid).cmdline())
+            if "[listener]" not in words and not words.startswith("/usr/sbin/sshd"):
+                found.append(words)
+    return found
+
+
+def _ours_here(where) -> list[str]:
+    """This side of a cluster for ``where``: its controller (listening on our end of
+    the link) and its reaper (naming the host)."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         words = " ".join(process.info["cmdline"] or [])
-        if "ipyparallel." in words:
+        if f"--ip={where.our_address}" in words or (
+            "zmqbench_magic.parallel.reaper" in words and where.address in words
+        ):
             found.append(words)
     return found
 
@@ -297,30 +319,20 @@ def test_a_killed_kernel_leaves_no_engine_on_the_other_host(tmp_path):
             env={**os.environ, SSH_COMMAND_ENV: ssh},
         )  # fmt: skip
         deadline = time.monotonic() + 60
-        while sum("ipyparallel.engine" in w for w in _ipyparallel_anywhere()) < 2:
+        while sum("ipyparallel.engine" in w for w in _left_on(b)) < 2:
             assert driver.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
         time.sleep(2.0)  # mid-run
         driver.kill()
         driver.wait()
         deadline = time.monotonic() + 30
-        while left := _ipyparallel_anywhere():
+        while left := _left_on(b) + _ours_here(b):
             assert time.monotonic() < deadline, f"outlived the kernel: {left}"
             time.sleep(0.2)
         # The reaper removes the cluster's files last, here and (over SSH) there.
         while left := set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before:
             assert time.monotonic() < deadline, f"the cluster's files outlived it: {left}"
             time.sleep(0.2)
-        while left := _ssh_sessions(ssh) + _sshd_children():
+        while left := _ssh_sessions(ssh) + _left_on(b):
             assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
             time.sleep(0.2)
-
-
-def _sshd_children() -> list[str]:
-    """sshd's per-connection processes (a session, or one still authenticating)."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        words = " ".join(process.info["cmdline"] or [])
-        if words.startswith("sshd: ") and "[listener]" not in words:
-            found.append(words)
-    return found

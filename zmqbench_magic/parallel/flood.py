@@ -230,7 +230,8 @@ class _ClusterSession:
         )
 
     def _prepare(self, point: Mapping[str, Any]) -> tuple[Sample, Wait]:
-        engine_ids = self.handle.engine_ids()[: point["engines"]]
+        # --engines counts per host when the engines run on other hosts.
+        engine_ids = self.handle.engine_ids()[: point["engines"] * max(1, len(self.handle.hosts))]
         if self.run.cell is not None:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
