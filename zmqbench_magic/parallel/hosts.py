@@ -10,6 +10,7 @@ removed on every host when the cluster stops (and by the reaper when the kernel 
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import socket
 import subprocess
@@ -54,7 +55,9 @@ def remove_remote_profiles(hosts: tuple[str, ...], profile_dir: str) -> None:
             target, number = host.rsplit(":", 1)
             port = ["-p", number]
         remove = f"rm -rf {shlex.quote(profile_dir)}"
-        subprocess.run(
-            [*ssh_command(), "-o", "BatchMode=yes", *port, target, remove],
-            capture_output=True, timeout=_REMOVE_TIMEOUT_S, check=False,
-        )  # fmt: skip
+        # A host that cannot be reached must not stop the rest of the cleanup.
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [*ssh_command(), "-o", "BatchMode=yes", *port, target, remove],
+                capture_output=True, timeout=_REMOVE_TIMEOUT_S, check=False,
+            )  # fmt: skip
