@@ -175,10 +175,15 @@ def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[
 
 def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
     """As :func:`_echo`, in C; a silence longer than the receive timeout ends it."""
+    return _echo_in_c("zb_echo", data, count, copy)
+
+
+def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> dict[str, Any]:
+    """Run the C echo ``loop`` (``zb_echo`` or ``zb_route``) for ``count`` requests."""
     from . import native
 
     lib = native.library()
-    echoed = native.check(lib, lib.zb_echo(data.underlying, count, int(not copy)))
+    echoed = native.check(lib, getattr(lib, loop)(data.underlying, count, int(not copy)))
     if echoed < count:
         raise zmq.Again(f"echoed {echoed} of {count} requests, then nothing came")
     return {"echoed": echoed}
@@ -205,22 +210,14 @@ def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, An
 
 
 def _route(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
-    """Send back each of ``count`` requests unchanged, routing frame first."""
-    receive, reply = data.recv_multipart, data.send_multipart
-    for _ in range(count):
-        reply(receive(copy=copy), copy=copy)
-    return {"echoed": count}
+    """As :func:`_echo` for a ROUTER: every request is multipart (its routing frame
+    first), whatever the payload's own frames."""
+    return _echo(data, count, copy, frames=frames + 1)
 
 
 def _route_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
     """As :func:`_route`, in C."""
-    from . import native
-
-    lib = native.library()
-    echoed = native.check(lib, lib.zb_route(data.underlying, count, int(not copy)))
-    if echoed < count:
-        raise zmq.Again(f"echoed {echoed} of {count} requests, then nothing came")
-    return {"echoed": echoed}
+    return _echo_in_c("zb_route", data, count, copy)
 
 
 _LOOPS = {
