@@ -283,6 +283,8 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
         ),
         ("--url-file /nonexistent/client.json", ["no running cluster found for url file"]),
         ("--profile x --scheme pure lru", ["a running cluster keeps its own scheduler"]),
+        ("--ssh-hosts a,b@@c", ["ssh_hosts must be [user@]host[:port]", "got 'b@@c'"]),
+        ("--ssh-tunnel a,b", ["ssh_tunnel must be one [user@]gateway[:port]", "got 'a,b'"]),
     ],
 )
 def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):

@@ -240,7 +240,7 @@ def test_a_standing_far_end_reuses_its_large_buffers(no_leftovers):
 
 
 @pytest.mark.slow  # two hosts of our own with an sshd each, and a cluster
-def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch):
+def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
     from conftest import cluster_processes
 
     from zmqbench_magic import run_taskflood
@@ -272,10 +272,61 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch):
                 "on root@10.77.2.2, root@10.77.3.2 (controller on 10.77.2.1)"
                 in (result.metadata["notes"][0])
             )
+            # What the engines' start says over SSH (it reaches a notebook cell) is
+            # not ipython's "Generating default config file" for each host.
+            assert "Generating default config" not in capfd.readouterr().err
         finally:
             cluster.stop()
         assert cluster_processes() == []
         assert _left_on(b) == [] and _left_on(c) == []
+    assert namespaces() == []
+
+
+@pytest.mark.slow  # a gateway host of our own with an sshd, and a cluster
+def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path, monkeypatch):
+    from conftest import cluster_processes
+
+    from zmqbench_magic import run_taskflood
+    from zmqbench_magic.parallel import cluster
+
+    skip_without_hosts()
+    with host(5) as b, sshd(b, tmp_path / "ssh") as ssh:
+        monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
+        gateway = f"root@{b.address}"
+        try:
+            result = run_taskflood(tasks=32, engines=1, ssh_tunnel=gateway, repeat=2, warmup=0)
+            handle = cluster.current()
+            assert handle is not None and handle.tunnel is not None
+            # The client's sockets go to our end of the tunnel, and the gateway carries
+            # them: its sshd runs the tunnel's session.
+            assert handle.client._config["registration"].startswith("tcp://127.0.0.1:")
+            assert any("cat" in words for words in _left_on(b)), _left_on(b)
+            assert (result.df["tasks_per_s"] > 0).all()
+            assert (
+                f"through an SSH tunnel via {gateway} (controller on {b.our_address})"
+                in result.metadata["notes"][0]
+            )
+            # A running cluster (here, the same one) named by its url file, through
+            # the tunnel: the Performance page's setting.
+            url_file = next(Path(handle.profile_dir, "security").glob("*-client.json"))
+            named = run_taskflood(tasks=32, engines=1, url_file=str(url_file),
+                                  ssh_tunnel=gateway, repeat=2, warmup=0)  # fmt: skip
+            assert (named.df["tasks_per_s"] > 0).all()
+        finally:
+            cluster.stop()
+        assert cluster_processes() == []
+        deadline = time.monotonic() + 10
+        while left := _left_on(b) + _ssh_sessions(ssh):
+            assert time.monotonic() < deadline, f"the tunnel outlived its cluster: {left}"
+            time.sleep(0.2)
+        # A gateway that is not there: named fast, and nothing is left.
+        started = time.monotonic()
+        nowhere = r"could not open an SSH tunnel through root@10\.77\.5\.9"
+        with pytest.raises(ConnectionError, match=nowhere):
+            run_taskflood(tasks=8, engines=1, ssh_tunnel="root@10.77.5.9", repeat=1, warmup=0)
+        assert time.monotonic() - started < 30
+        assert cluster.current() is None and cluster_processes() == []
+        assert _ssh_sessions(ssh) == []
     assert namespaces() == []
 
 
@@ -307,7 +358,7 @@ def _ours_here(where) -> list[str]:
 
 
 @pytest.mark.slow  # a host of our own with an sshd, and a cluster
-def test_a_killed_kernel_leaves_no_engine_on_the_other_host(tmp_path):
+def test_a_killed_kernel_leaves_no_engine_or_tunnel_on_the_other_host(tmp_path):
     skip_without_hosts()
     before = set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*"))
     with host(4) as b, sshd(b, tmp_path / "ssh") as ssh:
@@ -315,7 +366,8 @@ def test_a_killed_kernel_leaves_no_engine_on_the_other_host(tmp_path):
             [sys.executable, "-c",
              "from zmqbench_magic import run_taskflood as r; "
              f"r(tasks=64, engines=2, ssh_hosts='root@{b.address}', "
-             f"remote_python={sys.executable!r}, repeat=1000, warmup=0)"],
+             f"ssh_tunnel='root@{b.address}', remote_python={sys.executable!r}, "
+             "repeat=1000, warmup=0)"],
             env={**os.environ, SSH_COMMAND_ENV: ssh},
         )  # fmt: skip
         deadline = time.monotonic() + 60

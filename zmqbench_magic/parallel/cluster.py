@@ -8,102 +8,31 @@ a reaper process beside it that stops it if the kernel is killed. It is reused a
 calls and stopped by :func:`stop`, on error, and at interpreter exit.
 
 Engines on other hosts (``--ssh-hosts``) are started by ipyparallel's SSH engine
-launcher (:mod:`.hosts`), with the cluster, and stopped with it. A running cluster the
-user names (profile, cluster id or url file) is only ever connected to
-(:mod:`.existing`): never resized, never stopped.
+launcher (:mod:`.hosts`), with the cluster, and stopped with it; the client may reach
+the controller through an SSH tunnel (``--ssh-tunnel``, :mod:`.tunnel`). A running
+cluster the user names (profile, cluster id or url file) is only ever connected to
+(:mod:`.existing`): never resized, never stopped. :mod:`.handle` holds a cluster in use.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import os
-import shutil
-import signal
 import subprocess
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
 
 import ipyparallel as ipp
 from traitlets.config import Config
 
 from ..method.spawn import child_env, module_command
 from ..params.units import plural
-from .hosts import engine_config, interface_towards, remove_remote_profiles
-from .reaper import end_cluster_processes, kill, process_trees
+from .handle import ClusterHandle, NoClient, wait_for_count
+from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
 
 _PING_MS = 250
-
-
-@dataclass
-class ClusterHandle:
-    """A cluster in use and the client connected to it."""
-
-    client: ipp.Client
-    scheme: str  # "unknown" for a cluster the project did not start
-    cluster: ipp.Cluster | None = None  # None: not ours to resize or stop
-    profile_dir: str | None = None
-    reaper: subprocess.Popen[bytes] | None = None
-    events: list[str] = field(default_factory=list)
-    hosts: tuple[str, ...] = ()  # engines started there over SSH
-
-    @property
-    def managed(self) -> bool:
-        return self.cluster is not None
-
-    def engine_ids(self) -> list[int]:
-        return sorted(self.client.ids)
-
-    def resize(self, engines: int, timeout: float) -> None:
-        """Grow or shrink to ``engines`` by starting or stopping single-engine sets."""
-        assert self.cluster is not None, "only clusters the project started are resized"
-        have = len(self.engine_ids())
-        if have == engines:
-            return
-        started = time.monotonic()
-        if engines > have:
-            for _ in range(engines - have):
-                self.cluster.start_engines_sync(1)
-        else:
-            doomed = list(self.cluster.engines)[engines - have :]
-            leftovers = process_trees(_engine_pids(self.cluster, doomed))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                for engine_set in doomed:
-                    self.cluster.stop_engines_sync(engine_set)
-            kill(leftovers)  # the engines' nannies, should they outlive them
-        _wait_for_count(self.client, engines, timeout)
-        self.events.append(
-            f"resized the cluster from {have} to {plural(engines, 'engine')} in "
-            f"{time.monotonic() - started:.1f} s"
-        )
-
-    def stop(self) -> None:
-        """Stop a cluster the project started; only disconnect from any other."""
-        with contextlib.suppress(Exception):
-            self.client.close()
-        if self.cluster is None:
-            return
-        if self.reaper is not None:
-            self.reaper.send_signal(signal.SIGTERM)
-            _wait_or_kill(self.reaper)
-        try:
-            with warnings.catch_warnings():
-                # A pure-scheme client warns of every engine it sees go: here on purpose.
-                warnings.simplefilter("ignore", RuntimeWarning)
-                self.cluster.stop_cluster_sync()
-        finally:
-            # What ipyparallel's stop leaves: schedulers' processes, engines' nannies
-            # (and, after a failed start, an engine that was still starting).
-            end_cluster_processes(self.profile_dir)
-            if self.profile_dir:
-                remove_remote_profiles(self.hosts, self.profile_dir)
-                shutil.rmtree(self.profile_dir, ignore_errors=True)
-            self.cluster = None
 
 
 _current: ClusterHandle | None = None
@@ -115,15 +44,19 @@ def current() -> ClusterHandle | None:
 
 
 def managed(
-    engines: int, scheme: str, timeout: float, hosts: tuple[str, ...] = (), python: str = ""
+    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE
 ) -> ClusterHandle:
-    """The project's cluster with ``engines`` engines (on each of ``hosts``, when
-    given) and this scheduler scheme: reused, resized, or (for another scheme or
-    other hosts) restarted."""
+    """The project's cluster with ``engines`` engines (on each of the placement's hosts,
+    when given) and this scheduler scheme: reused, resized, or (for another scheme or
+    placement) restarted."""
     global _current
     reason = None
-    if _current is not None and _current.hosts != hosts:
-        reason = "engines on other hosts are started with the cluster: started it anew"
+    hosts = placement.hosts
+    if _current is not None and _current.placement != placement:
+        reason = (
+            "engines on other hosts and the client's tunnel are set up with the cluster: "
+            "started it anew"
+        )
     elif _current is not None and hosts and len(_current.engine_ids()) != engines * len(hosts):
         reason = "engines on other hosts are not resized: started the cluster anew"
     elif _current is not None and _current.scheme != scheme:
@@ -134,11 +67,11 @@ def managed(
         reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
     if reason is not None:
         stop()
-        handle = start(engines, scheme, timeout, hosts, python)
+        handle = start(engines, scheme, timeout, placement)
         handle.events.insert(0, reason)
         _current = handle
     elif _current is None:
-        _current = start(engines, scheme, timeout, hosts, python)
+        _current = start(engines, scheme, timeout, placement)
     else:
         _current.resize(engines, timeout)
     return _current
@@ -161,7 +94,7 @@ def resize(engines: int, timeout: float) -> str:
         msg = "no cluster of the project's is running: a run starts one"
         raise ValueError(msg)
     try:
-        handle = managed(engines, _current.scheme, timeout)
+        handle = managed(engines, _current.scheme, timeout, _current.placement)
     except BaseException:
         stop()
         raise
@@ -169,9 +102,9 @@ def resize(engines: int, timeout: float) -> str:
 
 
 def start(
-    engines: int, scheme: str, timeout: float, hosts: tuple[str, ...] = (), python: str = ""
+    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE
 ) -> ClusterHandle:
-    """Start a local cluster of ``engines`` single-engine sets (or, with ``hosts``, one
+    """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
     started = time.monotonic()
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
@@ -179,10 +112,10 @@ def start(
     # Engines log every task they run at their default level: a log file growing per
     # task, which ipyparallel prints into the cell when the engine stops.
     quiet_engines.EngineLauncher.engine_args = [f"--Application.log_level={logging.WARNING}"]
-    listen, launcher = "127.0.0.1", "local"
+    hosts, launcher, listen = placement.hosts, "local", placement.controller_ip()
     if hosts:
-        engine_config(quiet_engines, hosts, engines, python, profile_dir)
-        listen, launcher = interface_towards(hosts[0]), "ssh"
+        engine_config(quiet_engines, hosts, engines, placement.python, profile_dir)
+        launcher = "ssh"
     cluster = ipp.Cluster(
         n=0,
         profile_dir=profile_dir,
@@ -197,12 +130,12 @@ def start(
         # stop leaves the engines' nannies and the schedulers' processes running.
         shutdown_atexit=False,
     )
-    client: Any = _NoClient()
-    reaper = None
+    handle = ClusterHandle(NoClient(), scheme, cluster, profile_dir, placement=placement)
     try:
         cluster.start_controller_sync()
-        reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
+        handle.reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
         if hosts:
+            prepare_remote_profiles(hosts, profile_dir)
             cluster.start_engines_sync(engines * len(hosts))
         for _ in range(0 if hosts else engines):
             cluster.start_engines_sync(1)
@@ -211,18 +144,16 @@ def start(
             # A pure-scheme client warns (and stops farming tasks for good) when engine
             # ids reach it out of order; this first one is only for waiting.
             warnings.simplefilter("ignore", RuntimeWarning)
-            client = cluster.connect_client_sync()
-            _wait_for_count(client, engines, timeout)
+            handle.connect_client(timeout)
+            wait_for_count(handle.client, engines, timeout)
             if scheme == "pure":
                 # One connected now sees all engines at once, in order.
-                client.close()
-                client = cluster.connect_client_sync()
-                _wait_for_count(client, engines, timeout)
+                handle.connect_client(timeout)
+                wait_for_count(handle.client, engines, timeout)
     except BaseException:
-        ClusterHandle(client, scheme, cluster, profile_dir, reaper, hosts=hosts).stop()
+        handle.stop()
         raise
-    handle = ClusterHandle(client, scheme, cluster, profile_dir, reaper, hosts=hosts)
-    where = f" on {', '.join(hosts)} (controller on {listen})" if hosts else ""
+    where = f"{placement.describe()} (controller on {listen})" if listen != "127.0.0.1" else ""
     handle.events.append(
         f"started a {scheme} cluster of {plural(engines, 'engine')}{where} in "
         f"{time.monotonic() - started:.1f} s"
@@ -245,19 +176,6 @@ def stop() -> str:
     )
 
 
-def _wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
-    """Wait until exactly ``engines`` engines are registered."""
-    deadline = time.monotonic() + timeout
-    while len(client.ids) != engines:
-        if time.monotonic() > deadline:
-            msg = (
-                f"the cluster has {plural(len(client.ids), 'engine')} registered, not {engines}, "
-                f"after {timeout:g} s"
-            )
-            raise TimeoutError(msg)
-        time.sleep(0.05)
-
-
 def _start_reaper(
     cluster_file: str, profile_dir: str, hosts: tuple[str, ...]
 ) -> subprocess.Popen[bytes]:
@@ -270,31 +188,6 @@ def _start_reaper(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, env=child_env(), start_new_session=True,
     )  # fmt: skip
-
-
-def _wait_or_kill(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(grace)
-
-
-def _engine_pids(cluster: ipp.Cluster, engine_sets: list[str]) -> list[int]:
-    pids = []
-    for name in engine_sets:
-        launcher = cluster.engines[name]
-        pids += [getattr(e, "pid", None) for e in getattr(launcher, "launchers", {}).values()]
-    return [p for p in pids if isinstance(p, int) and p > 0]
-
-
-class _NoClient:
-    """Stands in for a client that was never connected, so cleanup has one path."""
-
-    ids: ClassVar[list[int]] = []
-
-    def close(self) -> None:
-        pass
 
 
 atexit.register(stop)

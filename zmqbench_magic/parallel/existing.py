@@ -7,11 +7,16 @@ from pathlib import Path
 
 import ipyparallel as ipp
 
-from .cluster import ClusterHandle
+from .handle import ClusterHandle
+from .hosts import Placement
+from .tunnel import tunnelled_client
 
 
-def connect(profile: str, cluster_id: str, url_file: str, timeout: float) -> ClusterHandle:
-    """Connect to a running cluster; it is never resized or stopped by the project."""
+def connect(
+    profile: str, cluster_id: str, url_file: str, timeout: float, tunnel: str = ""
+) -> ClusterHandle:
+    """Connect to a running cluster, through an SSH tunnel via ``tunnel`` when given; it
+    is never resized or stopped by the project."""
     connection_file = Path(url_file) if url_file else _connection_file(profile, cluster_id)
     what = f"url file {url_file!r}" if url_file else f"profile {profile or 'default'!r}"
     if cluster_id and not url_file:
@@ -20,11 +25,14 @@ def connect(profile: str, cluster_id: str, url_file: str, timeout: float) -> Clu
         msg = f"no running cluster found for {what}: {connection_file} does not exist"
         raise ValueError(msg)
     try:
-        client = ipp.Client(str(connection_file), timeout=timeout)
+        if tunnel:
+            client, through = tunnelled_client(connection_file, tunnel, timeout)
+            return ClusterHandle(client, "unknown", placement=Placement(tunnel=tunnel),
+                                 tunnel=through)  # fmt: skip
+        return ClusterHandle(ipp.Client(str(connection_file), timeout=timeout), "unknown")
     except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
         msg = f"no running cluster found for {what}: {exc}"
         raise ValueError(msg) from None
-    return ClusterHandle(client, "unknown")
 
 
 def _connection_file(profile: str, cluster_id: str) -> Path:

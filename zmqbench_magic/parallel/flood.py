@@ -33,6 +33,7 @@ from ..results.stats import relative_halfwidth
 from . import cluster as clusters
 from . import existing as existing_cluster
 from .celltask import CELL_TEST, UserTask
+from .hosts import Placement
 from .reaper import processes_of
 from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
 
@@ -116,7 +117,7 @@ class _FloodRun:
             block = list(grouped)
             handle = existing or clusters.managed(
                 block[0]["engines"], block[0]["scheme"], self.params.timeout,
-                self.params.hosts, self.params.remote_python,
+                _placement(self.params),
             )  # fmt: skip
             self.notes += _take_events(handle)
             done = len(self.rows)
@@ -219,8 +220,9 @@ class _ClusterSession:
         """Start engines to make up the count again (same controller), and note it."""
         started = time.monotonic()
         params = self.run.params
-        handle = clusters.managed(point["engines"], point["scheme"], params.timeout,
-                                  params.hosts, params.remote_python)  # fmt: skip
+        handle = clusters.managed(
+            point["engines"], point["scheme"], params.timeout, _placement(params)
+        )
         self.handle = handle
         self.prepared.clear()  # engine ids changed: views and names must be set up again
         self._find_helpers()
@@ -249,9 +251,13 @@ def _offset(progress: Progress | None, before: int, total: int) -> Progress | No
     return lambda done, _block_total: progress(before + done, max(total, before + done))
 
 
+def _placement(params: FloodParams) -> Placement:
+    return Placement(params.hosts, params.remote_python, params.ssh_tunnel)
+
+
 def _connect(params: FloodParams) -> clusters.ClusterHandle:
     handle = existing_cluster.connect(
-        params.profile, params.cluster_id, params.url_file, params.timeout
+        params.profile, params.cluster_id, params.url_file, params.timeout, params.ssh_tunnel
     )
     available = len(handle.engine_ids())
     if max(params.engines) > available:

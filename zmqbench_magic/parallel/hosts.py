@@ -14,12 +14,36 @@ import contextlib
 import shlex
 import socket
 import subprocess
+from dataclasses import dataclass
 
 from traitlets.config import Config
 
-from ..params.remote import ssh_command
+from ..params.remote import ssh_command, ssh_to
 
-_REMOVE_TIMEOUT_S = 20
+_SSH_COMMAND_TIMEOUT_S = 20
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a started cluster's engines run and how the client reaches its controller."""
+
+    hosts: tuple[str, ...] = ()  # engines there, over SSH; none: on this machine
+    python: str = "python3"  # the interpreter on those hosts
+    tunnel: str = ""  # [user@]gateway: the client goes through an SSH tunnel there
+
+    def controller_ip(self) -> str:
+        """Where the controller listens: loopback, unless engines or a gateway on other
+        hosts must reach it; then the interface of ours that reaches the first."""
+        first = self.hosts[0] if self.hosts else self.tunnel
+        return interface_towards(first) if first else "127.0.0.1"
+
+    def describe(self) -> str:
+        """`` on HOSTS``, `` through an SSH tunnel via GATEWAY``, both or nothing."""
+        where = f" on {', '.join(self.hosts)}" if self.hosts else ""
+        return where + (f" through an SSH tunnel via {self.tunnel}" if self.tunnel else "")
+
+
+ON_THIS_MACHINE = Placement()
 
 
 def engine_config(
@@ -43,21 +67,28 @@ def interface_towards(host: str) -> str:
             probe.connect((name, 22))
             return probe.getsockname()[0]
     except OSError as exc:
-        msg = f"cannot reach engine host {host!r}: {exc}"
+        msg = f"cannot reach host {host!r}: {exc}"
         raise ValueError(msg) from None
+
+
+def prepare_remote_profiles(hosts: tuple[str, ...], profile_dir: str) -> None:
+    """Make the cluster's profile directory on every host, with the two config files
+    that ``ipython profile create`` (which the SSH launcher runs there) would otherwise
+    announce it generates, in lines that reach the cell."""
+    quoted = shlex.quote(profile_dir)
+    _on_each(hosts, f"mkdir -p {quoted} && touch {quoted}/ipython_config.py "
+                    f"{quoted}/ipython_kernel_config.py")  # fmt: skip
 
 
 def remove_remote_profiles(hosts: tuple[str, ...], profile_dir: str) -> None:
     """Remove the cluster's profile directory on every host (best effort)."""
+    _on_each(hosts, f"rm -rf {shlex.quote(profile_dir)}")
+
+
+def _on_each(hosts: tuple[str, ...], command: str) -> None:
+    """Run a shell command on every host (best effort: a host that cannot be reached
+    must not stop the rest; the engine start names it)."""
     for host in hosts:
-        target, port = host, []
-        if ":" in host.rsplit("@", 1)[-1]:
-            target, number = host.rsplit(":", 1)
-            port = ["-p", number]
-        remove = f"rm -rf {shlex.quote(profile_dir)}"
-        # A host that cannot be reached must not stop the rest of the cleanup.
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(
-                [*ssh_command(), "-o", "BatchMode=yes", *port, target, remove],
-                capture_output=True, timeout=_REMOVE_TIMEOUT_S, check=False,
-            )  # fmt: skip
+            subprocess.run([*ssh_to(host), command], capture_output=True,
+                           timeout=_SSH_COMMAND_TIMEOUT_S, check=False)  # fmt: skip

@@ -67,6 +67,14 @@ SSH_HOSTS = Param(
     "the first host",
     "engine hosts", "str",
 )
+SSH_TUNNEL = Param(
+    "ssh_tunnel", "",
+    "[user@]gateway[:port]: the client reaches the controller through an SSH tunnel "
+    "there, as ipyparallel's sshserver (one ssh process of the project's, ended with "
+    "the run's cluster or the kernel); a started cluster's controller then listens on "
+    "the interface that reaches the gateway",
+    "SSH tunnel", "str",
+)
 ON_ENGINE_LOSS = Param(
     "on_engine_loss", "stop",
     "when an engine goes away mid-run: stop (name it, stop the project's cluster) or "
@@ -129,6 +137,7 @@ class FloodParams(BenchParams):
     url_file: str = param_field(URL_FILE)
     ssh_hosts: str = param_field(SSH_HOSTS)
     remote_python: str = param_field(REMOTE_PYTHON)
+    ssh_tunnel: str = param_field(SSH_TUNNEL)
     on_engine_loss: str = param_field(ON_ENGINE_LOSS)
     label: str = param_field(LABEL)
 
@@ -154,6 +163,9 @@ class FloodParams(BenchParams):
         bad = [h for h in self.hosts if not _SSH_HOST.match(h)]
         if bad:
             msg = f"ssh_hosts must be [user@]host[:port], separated by commas, got {bad[0]!r}"
+            raise ValueError(msg)
+        if self.ssh_tunnel and not _SSH_HOST.match(self.ssh_tunnel):
+            msg = f"ssh_tunnel must be one [user@]gateway[:port], got {self.ssh_tunnel!r}"
             raise ValueError(msg)
         if self.hosts and self.existing:
             msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"

@@ -21,6 +21,17 @@ def ssh_command() -> list[str]:
     return shlex.split(os.environ.get(SSH_COMMAND_ENV) or "ssh")
 
 
+def ssh_to(host: str, *options: str) -> list[str]:
+    """The command that runs what follows on ``[user@]host[:port]``: ``ssh -o
+    BatchMode=yes [-p PORT] OPTIONS [user@]host`` (never a password prompt in a
+    kernel)."""
+    port = []
+    if re.search(r":\d+$", host):
+        host, number = host.rsplit(":", 1)
+        port = ["-p", number]
+    return [*ssh_command(), "-o", "BatchMode=yes", *port, *options, host]
+
+
 # fmt: off
 CURVE = Param(
     "curve", False,

@@ -11,23 +11,17 @@ with it, and the far end ends the moment its stdin closes).
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import os
 import re
-import selectors
 import shlex
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
-from typing import IO
 
-from ..params.remote import ssh_command
+from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
+from ..params.remote import ssh_to
 from .errors import PeerError
 from .secret import Keys
 
-_STOP_GRACE_S = 5.0
 _LISTENING = re.compile(rb"listening on (tcp://\S+)")
 
 
@@ -42,89 +36,42 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
     )  # fmt: skip
     # What it says is read all the time: a pipe left full would stall the far end
     # (it logs each run) in the middle of a long sweep.
-    said = _Tail(process.stderr)
+    said = Tail(process.stderr)
     try:
         assert process.stdin is not None
         process.stdin.write(keys.to_json().encode() + b"\n")
         process.stdin.flush()
         url_there = _where_it_listens(process, url, python, timeout, said)
-        _Tail(process.stdout)
+        Tail(process.stdout)
         yield url_there, keys
     finally:
-        _stop(process)
+        stop(process)
 
 
 def far_end_command(url: str, python: str) -> list[str]:
     """``ssh -o BatchMode=yes [-p PORT] [user@]host PYTHON -m zmqbench_magic.cli peer
     --over-ssh``, with ``$ZMQBENCH_SSH_COMMAND`` for ``ssh``."""
-    target = url.removeprefix("ssh://")
-    port = []
-    if re.search(r":\d+$", target):
-        target, number = target.rsplit(":", 1)
-        port = ["-p", number]
-    ssh = ssh_command()
     remote = f"{shlex.quote(python)} -m zmqbench_magic.cli peer --over-ssh"
-    return [*ssh, "-o", "BatchMode=yes", *port, target, remote]
-
-
-class _Tail:
-    """Reads a stream to its end in a thread, keeping its last lines."""
-
-    def __init__(self, stream: IO[bytes] | None) -> None:
-        self.lines: collections.deque[str] = collections.deque(maxlen=20)
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _read(self, stream: IO[bytes] | None) -> None:
-        with contextlib.suppress(OSError, ValueError):  # closed under it: the end
-            for line in stream or ():
-                self.lines.append(line.decode(errors="replace").rstrip())
-
-    def last(self) -> str:
-        self.thread.join(_STOP_GRACE_S)
-        return next((line for line in reversed(self.lines) if line), "")
+    return [*ssh_to(url.removeprefix("ssh://")), remote]
 
 
 def _where_it_listens(process: subprocess.Popen[bytes], url: str, python: str,
-                      timeout: float, said: _Tail) -> str:  # fmt: skip
-    assert process.stdout is not None
-    seen = b""
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while not (found := _LISTENING.search(seen)):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                msg = f"the far end over {url} did not say where it listens within {timeout:g} s"
-                raise TimeoutError(msg)
-            if selector.select(left):
-                chunk = os.read(process.stdout.fileno(), 4096)
-                if not chunk:
-                    raise PeerError(_failed(process, url, python, said))
-                seen += chunk
+                      timeout: float, said: Tail) -> str:  # fmt: skip
+    try:
+        found = read_until(process, _LISTENING, timeout)
+    except TimeoutError:
+        msg = f"the far end over {url} did not say where it listens within {timeout:g} s"
+        raise TimeoutError(msg) from None
+    if found is None:
+        raise PeerError(_failed(process, url, python, said))
     return found.group(1).decode()
 
 
-def _failed(process: subprocess.Popen[bytes], url: str, python: str, said: _Tail) -> str:
+def _failed(process: subprocess.Popen[bytes], url: str, python: str, said: Tail) -> str:
     """Why the far end did not start, from ssh's and the far end's own words."""
-    process.wait(_STOP_GRACE_S)
+    process.wait(STOP_GRACE_S)
     last = said.last() or f"exit status {process.returncode}"
     hint = ""
     if "No module named" in last or process.returncode == 127:
         hint = f"; is zmqbench_magic installed for {python} there? (--remote-python)"
     return f"could not start a far end over {url}: {last}{hint}"
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close its stdin (the far end ends at once), then wait for ssh to go."""
-    with contextlib.suppress(OSError):
-        assert process.stdin is not None
-        process.stdin.close()
-    try:
-        process.wait(_STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(_STOP_GRACE_S)
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
