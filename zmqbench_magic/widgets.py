@@ -53,7 +53,9 @@ class TaskFloodPanel(BenchmarkPanel):
     params_class = FloodParams
     title = "ipyparallel task flood"
     ranged = ("tasks", "size", "duration")
-    main = ("test", "tasks", "engines", "view", "scheme", "size", "duration")
+    main = (
+        "test", "backend", "tasks", "engines", "view", "scheme", "size", "duration", "chunksize",
+    )  # fmt: skip
 
     def __init__(self, **values: Any) -> None:
         super().__init__(**values)
@@ -77,7 +79,8 @@ class TaskFloodPanel(BenchmarkPanel):
         self._enable_applicable(busy)
 
     def _enable_applicable(self, busy: bool | None = None) -> None:
-        """Grey what the chosen test ignores (size outside echo, duration outside map)."""
+        """Grey what the chosen test ignores (size outside echo and push, duration and
+        chunksize outside map)."""
         busy = self.running if busy is None else busy
         chosen = FloodParams(test=self.controls["test"].value)
         for name, control in self.controls.items():

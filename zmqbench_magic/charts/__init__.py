@@ -8,6 +8,7 @@ come from the declarations), never a measurement core or a front end.
 
 from __future__ import annotations
 
+from .anatomy import stages_chart
 from .comparison import comparison_chart
 from .distribution import latency_cdf_chart
 from .figures import (
@@ -56,6 +57,7 @@ __all__ = [
     "map_chart",
     "save_chart",
     "speedup_chart",
+    "stages_chart",
     "tax_chart",
     "throughput_chart",
 ]

@@ -254,4 +254,8 @@ def _flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
         return map_chart(df)
     if df["engines"].nunique() > 1:
         return side_by_side(flood_chart(df), engines_chart(df))
+    if "queue_s" in df.columns and df["queue_s"].notna().any():
+        from .anatomy import stages_chart
+
+        return side_by_side(flood_chart(df), stages_chart(df))
     return flood_chart(df)

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .control import gc_off
+
 _TICK_S = 1 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 BUSY_THRESHOLD = 0.25
 # A share is reported only over this many ticks of CPU capacity (wall x CPUs): +-10%.
@@ -75,6 +77,19 @@ class CpuMeter:
             return math.nan  # too short for the kernel's 10 ms ticks to tell
         others = (busy - busy_before) - (self._ours_s() - ours_before)
         return round(min(1.0, max(0.0, others / capacity)), 3)
+
+
+def with_other_load(
+    sample: Callable[[], dict[str, Any]], helper_pids: Iterable[int] = ()
+) -> dict[str, Any]:
+    """One sample's row, taken with the garbage collector off, and the rest of the
+    machine's load while it ran (``other_load``; ``helper_pids`` are the sample's own
+    helper processes: engines, workers)."""
+    meter = CpuMeter(lambda: helper_pids)
+    meter.start()
+    with gc_off():
+        row = sample()
+    return {**row, "other_load": meter.stop()}
 
 
 def busy_warnings(rows: Iterable[Mapping[str, Any]], where: str) -> list[str]:

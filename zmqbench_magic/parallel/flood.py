@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,8 +33,10 @@ from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import relative_halfwidth
 from . import cluster as clusters
 from . import existing as existing_cluster
+from .anatomy import OTHER_HOSTS_NOTE
 from .celltask import CELL_TEST, UserTask
 from .hosts import Placement
+from .pool import PoolSession
 from .reaper import processes_of
 from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
 
@@ -67,6 +70,9 @@ def run_taskflood(
     >>> r.summary()[["tasks", "engines", "tasks_per_s"]]      # doctest: +SKIP
     """
     params = params or FloodParams(**values)
+    if task is not None and "processpool" in params.backend:
+        msg = "backend processpool: the cell form runs its task on ipyparallel engines only"
+        raise ValueError(msg)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
     run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
     existing = _connect(params) if params.existing else None
@@ -112,17 +118,24 @@ class _FloodRun:
         progress: Progress | None,
     ) -> None:
         points = list(self.params.points())
-        # One block per cluster configuration, in the params' order (scheme, engines).
-        for _, grouped in itertools.groupby(points, key=lambda p: (p["scheme"], p["engines"])):
+
+        # One block per cluster (or pool) configuration, in the params' order.
+        def configuration(point: Mapping[str, Any]) -> tuple[Any, ...]:
+            return point["backend"], point["scheme"], point["engines"]
+
+        for (backend, scheme, engines), grouped in itertools.groupby(points, key=configuration):
             block = list(grouped)
-            handle = existing or clusters.managed(
-                block[0]["engines"], block[0]["scheme"], self.params.timeout,
-                _placement(self.params),
-            )  # fmt: skip
-            self.notes += _take_events(handle)
+            session: _ClusterSession | PoolSession
+            if backend == "processpool":
+                session = PoolSession(engines, self.params.timeout, self.test, self.params.warmup)
+            else:
+                handle = existing or clusters.managed(
+                    engines, scheme, self.params.timeout, _placement(self.params)
+                )
+                self.notes += _take_events(handle)
+                session = _ClusterSession(self, handle)
             done = len(self.rows)
             schedule = self._schedule(block)
-            session = _ClusterSession(self, handle)
             try:
                 schedule.run(
                     lambda _group, s=session: contextlib.nullcontext(s), stop,
@@ -131,6 +144,8 @@ class _FloodRun:
             finally:
                 self.rows += schedule.kept
                 self.notes += schedule.notes
+                if isinstance(session, PoolSession):
+                    session.close()
             if stop is not None and stop.is_set():
                 return  # stopped: the cluster is idle, kept for the next run
 
@@ -238,10 +253,23 @@ class _ClusterSession:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
         controller = self.handle.cluster.controller if self.handle.cluster else None
-        wait = Wait(self.run.params.timeout, self.handle.client, tuple(engine_ids), controller)
+        elsewhere = self._engines_elsewhere(engine_ids)
+        wait = Wait(self.run.params.timeout, self.handle.client, tuple(engine_ids), controller,
+                    other_hosts=elsewhere)  # fmt: skip
         for _ in range(self.run.params.warmup):
             bounded(self.handle, sample, wait)
         return sample, wait
+
+    def _engines_elsewhere(self, engine_ids: list[int]) -> bool:
+        """Whether the engines' clocks are other hosts' (said once in the notes)."""
+        if self.handle.managed:
+            elsewhere = bool(self.handle.hosts)
+        else:  # someone else's cluster: ask the engines where they run
+            names = self.handle.client[engine_ids].apply_sync(socket.gethostname)
+            elsewhere = any(name != socket.gethostname() for name in names)
+        if elsewhere and OTHER_HOSTS_NOTE not in self.run.notes:
+            self.run.notes.append(OTHER_HOSTS_NOTE)
+        return elsewhere
 
 
 def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:

@@ -1,7 +1,8 @@
 """One sample of each ipyparallel test: submit, wait for every result, time both.
 
 **sent** is first submit to the last submit returning, **roundtrip** first submit to
-the last result received. After a sample (or an error or interrupt in it) the
+the last result received; each message's time is also split into stages
+(:mod:`.anatomy`). After a sample (or an error or interrupt in it) the
 cluster is left idle and the client's caches emptied, so memory stays flat over long
 sweeps and a cluster that is not ours is left as it was found.
 """
@@ -9,6 +10,7 @@ sweeps and a cluster that is not ours is left as it was found.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import time
@@ -19,72 +21,103 @@ from typing import Any
 import ipyparallel as ipp
 import numpy as np
 
-from ..method.control import gc_off
-from ..method.load import CpuMeter
+from ..method.load import with_other_load
 from . import cluster as clusters
+from .anatomy import stage_times, stamps
 from .celltask import CELL_TEST, run_cell
+from .tasks import echo
 
 _DRAIN_S = 5.0
 _ENGINE_CHECK_S = 0.25
 
 
-def echo(x: Any) -> Any:
-    """The task of the flood and echo tests: hand the argument back."""
-    return x
-
-
 def sampler(
     handle: clusters.ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
 ) -> Sample:
-    client, tasks = handle.client, point["tasks"]
-    if point["view"] == "direct":
-        views = [client[i] for i in engine_ids]
-        submitters = itertools.cycle([v.apply_async for v in views])
-        mapper = client[engine_ids].map_async
+    client, tasks, view = handle.client, point["tasks"], point["view"]
+    if view == "direct":
+        target: Any = client[engine_ids]
+        submitters = itertools.cycle([client[i].apply_async for i in engine_ids])
+        mapper = target.map_async
+    elif view in ("broadcast", "coalescing"):
+        # One message to the broadcast scheduler, fanned out to every engine.
+        target = client.broadcast_view(targets=engine_ids, is_coalescing=view == "coalescing")
+        submitters = itertools.repeat(target.apply_async)
+        mapper = target.map_async
     else:
         # All engines of a cluster that has exactly this many: no targets, so the
         # pure ZeroMQ scheduler (which cannot restrict targets) works too.
         targets = None if len(engine_ids) == len(client.ids) else engine_ids
-        view = client.load_balanced_view(targets=targets)
-        submitters = itertools.repeat(view.apply_async)
-        mapper = view.map_async
+        target = client.load_balanced_view(targets=targets)
+        submitters = itertools.repeat(target.apply_async)
+        mapper = functools.partial(target.map_async, chunksize=point.get("chunksize", 1))
     if test == "map":
         duration = point["duration"]
         return lambda wait: _map_sample(mapper, duration, tasks, len(engine_ids), wait)
     if test == CELL_TEST:
         return lambda wait: _cell_sample(submitters, tasks, len(engine_ids), wait)
-    argument = np.zeros(point["size"], dtype=np.uint8) if test == "echo" else ""
+    argument = np.zeros(point["size"], dtype=np.uint8) if test in ("echo", "push") else ""
+    if test == "push":
+        return lambda wait: _push_sample(target, argument, tasks, len(engine_ids), wait)
     return lambda wait: _flood_sample(submitters, argument, tasks, wait)
 
 
+Submitted = list[tuple[float, Any]]  # when the client was asked (epoch s), the result
+
+
 def _timed(
-    submit: Callable[[], list[Any]], tasks: int, wait: Wait
+    submit: Callable[[], Submitted], tasks: int, wait: Wait
 ) -> tuple[list[Any], dict[str, Any]]:
     """Submit, then wait for every result: the pending results, and the sent and
-    round-trip times every test reports."""
+    round-trip times and the stages every test reports."""
     now = time.perf_counter
     start = now()
-    pending = submit()
+    submitted = submit()
     sent = now() - start
+    pending = [result for _, result in submitted]
     _wait(pending, start, wait)
     roundtrip = now() - start
-    return pending, {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
+    called = [at for at, _ in submitted]
+    stages = stage_times(stamps(called, pending), wait.other_hosts)
+    return pending, {
+        "sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip, **stages,
+    }  # fmt: skip
 
 
 def _flood_sample(
     submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, wait: Wait
 ) -> dict[str, Any]:
-    _, row = _timed(lambda: [next(submitters)(echo, argument) for _ in range(tasks)], tasks, wait)
+    # The wall clock (ipyparallel's own stamps are on it), read as each call begins.
+    clock = time.time
+    _, row = _timed(
+        lambda: [(clock(), next(submitters)(echo, argument)) for _ in range(tasks)], tasks, wait
+    )
     if isinstance(argument, np.ndarray):
         # The array travels to the engine and back: both directions count.
         row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
     return row
 
 
+def _push_sample(
+    target: Any, array: np.ndarray, tasks: int, engines: int, wait: Wait
+) -> dict[str, Any]:
+    clock = time.time
+    namespace = {"zmqbench_pushed": array}
+    _, row = _timed(
+        lambda: [(clock(), target.push(namespace, block=False)) for _ in range(tasks)], tasks, wait
+    )
+    # One direction, to every engine.
+    row["mbit_per_s"] = array.nbytes * engines * tasks * 8 / row["roundtrip_s"] / 1e6
+    return row
+
+
 def _cell_sample(
     submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    pending, row = _timed(lambda: [next(submitters)(run_cell) for _ in range(tasks)], tasks, wait)
+    clock = time.time
+    pending, row = _timed(
+        lambda: [(clock(), next(submitters)(run_cell)) for _ in range(tasks)], tasks, wait
+    )
     task_times = [result.get() for result in pending]
     # With perfect balance, the engines together need this long for the work itself.
     compute, roundtrip = sum(task_times) / engines, row["roundtrip_s"]
@@ -100,7 +133,7 @@ def _cell_sample(
 def _map_sample(
     mapper: Callable[..., Any], duration: float, tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    _, row = _timed(lambda: [mapper(time.sleep, [duration] * tasks)], tasks, wait)
+    _, row = _timed(lambda: [(time.time(), mapper(time.sleep, [duration] * tasks))], tasks, wait)
     # The ideal: every engine busy, the last round of tasks as long as the others.
     row["efficiency"] = math.ceil(tasks / engines) * duration / row["roundtrip_s"]
     return row
@@ -122,6 +155,7 @@ class Wait:
     client: Any
     engine_ids: tuple[int, ...]
     controller: Any = None  # the project's controller launcher; None for another's
+    other_hosts: bool = False  # engines on other hosts: their clocks are not ours
 
     def check_engines(self, pending: list[Any]) -> None:
         """``EngineLost`` naming the engines of the sample that have unregistered (the
@@ -185,12 +219,8 @@ def bounded(
     Afterwards, or after an error or interrupt, the cluster is left idle and its
     client's caches emptied, so memory stays flat over long sweeps (and a running
     cluster that is not ours is left as it was found)."""
-    meter = CpuMeter(lambda: helper_pids)
     try:
-        meter.start()
-        with gc_off():
-            row = sample(wait)
-        return {**row, "other_load": meter.stop()}
+        return with_other_load(lambda: sample(wait), helper_pids)
     finally:
         _settle(handle.client)
 

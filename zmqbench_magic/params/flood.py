@@ -18,8 +18,10 @@ _SSH_HOST = re.compile(r"^([\w.-]+@)?[\w.-]+(:\d+)?$")
 TEST = Param(
     "test", "flood",
     "flood: tiny tasks (an echo of an empty string) as fast as possible; echo: numpy "
-    "arrays of --size bytes there and back; map: map_async of time.sleep over --duration",
-    "test", "choice", choices=("flood", "echo", "map"),
+    "arrays of --size bytes there and back; map: map_async of time.sleep over --duration; "
+    "push: an array of --size bytes pushed to every engine (direct, broadcast or "
+    "coalescing view)",
+    "test", "choice", choices=("flood", "echo", "map", "push"),
 )
 TASKS = Param(
     "tasks", 256, "tasks submitted per sample",
@@ -32,8 +34,22 @@ ENGINES = Param(
 VIEW = Param(
     "view", "lb",
     "lb: a load-balanced view through the task scheduler; direct: each engine's own "
-    "queue, tasks dealt round-robin",
-    "view", "choice", choices=("lb", "direct"), sweep=True,
+    "queue, tasks dealt round-robin; broadcast: ipyparallel's BroadcastView (each task "
+    "runs on every engine, fanned out by the broadcast scheduler), replies one per "
+    "engine; coalescing: the same, the replies coalesced into one",
+    "view", "choice", choices=("lb", "direct", "broadcast", "coalescing"), sweep=True,
+)
+CHUNKSIZE = Param(
+    "chunksize", 1,
+    "map on the load-balanced view: items per message (ipyparallel's chunksize)",
+    "chunksize", "int", low=1, high=10**6, sweep=True,
+)
+BACKEND = Param(
+    "backend", "ipyparallel",
+    "ipyparallel: the cluster; processpool: the standard library's ProcessPoolExecutor "
+    "with --engines workers, the same flood, echo and map (a baseline: no views, "
+    "schemes or stages)",
+    "backend", "choice", choices=("ipyparallel", "processpool"), sweep=True,
 )
 SCHEME = Param(
     "scheme", "leastload",
@@ -82,6 +98,8 @@ ON_ENGINE_LOSS = Param(
     "named is never changed, so it stops)",
     "on engine loss", "choice", choices=("stop", "continue"),
 )
+# Where a task's time goes, in order (see parallel/anatomy.py for each boundary).
+STAGES = ("submit", "queue", "run", "return")
 # Task floods are slower than ZeroMQ samples: fewer rounds (6 still give a 95% interval
 # for each median), a longer wait.
 FLOOD_REPEAT = dataclasses.replace(REPEAT, default=6)
@@ -97,7 +115,8 @@ FLOOD_METRICS = (
     Metric("roundtrip_s", "round trip (s)", "first submit to the last result received",
            "lower"),
     Metric("mbit_per_s", "bandwidth (Mbit/s)",
-           "echo: array megabits (10^6) per second, both directions counted", "higher"),
+           "echo: array megabits (10^6) per second, both directions counted; push: to "
+           "every engine, one direction", "higher"),
     Metric("efficiency", "map efficiency",
            "map: ideal parallel time (ceil(tasks / engines) x duration) / actual time",
            "higher"),
@@ -108,6 +127,22 @@ FLOOD_METRICS = (
     Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute",
            "lower"),
     Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip", "lower"),
+    *(
+        Metric(f"{stage}_s", f"{stage} (s)", f"median over the sample's tasks: {meaning}", "lower")
+        for stage, meaning in (
+            ("submit", "the client's call to ipyparallel stamping the message (serialise, "
+                       "build)"),
+            ("queue", "stamped to the engine starting it (client IO thread, scheduler, "
+                      "network, engine queue)"),
+            ("run", "the task running on the engine"),
+            ("return", "the engine done to the client receiving the reply"),
+        )
+    ),
+    *(
+        Metric(f"{stage}_p90_s", f"{stage} p90 (s)",
+               f"90th percentile over the sample's tasks of the {stage} stage", "lower")
+        for stage in STAGES
+    ),
 )
 # fmt: on
 
@@ -121,12 +156,14 @@ class FloodParams(BenchParams):
     """
 
     test: str = param_field(TEST)
+    backend: tuple[str, ...] = param_field(BACKEND)
     tasks: tuple[int, ...] = param_field(TASKS)
     engines: tuple[int, ...] = param_field(ENGINES)
     view: tuple[str, ...] = param_field(VIEW)
     scheme: tuple[str, ...] = param_field(SCHEME)
     size: tuple[int, ...] = param_field(SIZE)
     duration: tuple[float, ...] = param_field(DURATION)
+    chunksize: tuple[int, ...] = param_field(CHUNKSIZE)
     repeat: int = param_field(FLOOD_REPEAT)
     warmup: int = param_field(WARMUP)
     precision: float = param_field(PRECISION)
@@ -144,7 +181,7 @@ class FloodParams(BenchParams):
     benchmark = "flood"
     metrics = FLOOD_METRICS
     # A scheme change restarts the controller and an engine count resizes the cluster.
-    outer = ("scheme", "engines", "view")
+    outer = ("backend", "scheme", "engines", "view")
 
     @property
     def existing(self) -> bool:
@@ -157,9 +194,14 @@ class FloodParams(BenchParams):
         return tuple(self.ssh_hosts.replace(",", " ").split())
 
     def applies(self, name: str) -> bool:
-        return {"size": self.test == "echo", "duration": self.test == "map"}.get(name, True)
+        return {
+            "size": self.test in ("echo", "push"),
+            "duration": self.test == "map",
+            "chunksize": self.test == "map",
+        }.get(name, True)
 
     def _check_combinations(self) -> None:
+        self._check_views()
         bad = [h for h in self.hosts if not _SSH_HOST.match(h)]
         if bad:
             msg = f"ssh_hosts must be [user@]host[:port], separated by commas, got {bad[0]!r}"
@@ -177,3 +219,26 @@ class FloodParams(BenchParams):
                 "--cluster-id and --url-file)"
             )
             raise ValueError(msg)
+
+    def _check_views(self) -> None:
+        """What each view and backend can run."""
+        broadcast = {"broadcast", "coalescing"} & set(self.view)
+        if self.test == "push" and "lb" in self.view:
+            msg = "view lb: push goes to every engine; use --view direct, broadcast or coalescing"
+            raise ValueError(msg)
+        if self.test == "map" and broadcast:
+            msg = f"view {sorted(broadcast)[0]}: map runs on the lb or direct view"
+            raise ValueError(msg)
+        if self.test == "map" and self.chunksize != (1,) and set(self.view) != {"lb"}:
+            msg = "chunksize is the load-balanced view's (--view lb); a direct view splits evenly"
+            raise ValueError(msg)
+        if "processpool" in self.backend:
+            if self.test == "push":
+                msg = "backend processpool: push has no process-pool counterpart"
+                raise ValueError(msg)
+            if len(self.view) > 1 or len(self.scheme) > 1 or broadcast:
+                msg = (
+                    "backend processpool has no views or schemes: sweep --view and --scheme "
+                    "with --backend ipyparallel alone"
+                )
+                raise ValueError(msg)

@@ -87,6 +87,13 @@ class ResultSet:
         p99.9 over every round trip."""
         return summarize(self)
 
+    def advice(self) -> list[str]:
+        """For a task flood or map: how long tasks must last (or how they must be
+        chunked) for 90% efficiency, with its 95% interval (:mod:`.advice`)."""
+        from .advice import advice
+
+        return advice(self)
+
     def histogram(self, point: Mapping[str, Any]) -> LogHistogram:
         """Every round trip of the latency points matching ``point`` (e.g. ``{"size":
         1024, "transport": "tcp"}``), merged across runs that match."""
@@ -184,7 +191,8 @@ class ResultSet:
     def __str__(self) -> str:
         lines = [summary_line(self.benchmark, row) for row in self.summary().to_dict("records")]
         notes = [f"note: {n}" for n in self.metadata.get("notes", [])]
-        return "\n".join(notes + lines + [f"warning: {w}" for w in self.warnings])
+        advice = [f"advice: {a}" for a in self.advice()]
+        return "\n".join(notes + lines + advice + [f"warning: {w}" for w in self.warnings])
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text("<ResultSet ...>" if cycle else str(self))

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ..params import COPY
+from ..params.flood import STAGES
 from ..params.units import format_duration, format_rate, format_size
 from .compare import point_columns
 
@@ -19,6 +20,10 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
     where = (
         f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
     )
+    if point.get("backend") == "processpool":
+        where = f"{point['tasks']:>6} tasks {point['engines']:>2} workers processpool"
+    if has("chunksize") and point["chunksize"] != 1:
+        where += f" chunks of {int(point['chunksize'])}"
     if has("size"):
         where += f" {format_size(int(point['size']))} B"
     if has("duration"):
@@ -33,6 +38,9 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
             f", task {point['task_s'] * 1e3:,.2f} ms, overhead "
             f"{point['overhead_fraction']:.0%} of the round trip"
         )
+    if has("queue_s"):
+        stages = " / ".join(f"{point[f'{s}_s'] * 1e3:,.3g}" for s in STAGES)
+        extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
         f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
         f"{point['roundtrip_s'] * 1e3:,.1f} ms, {point['tasks_per_s']:,.0f} tasks/s"

@@ -1,0 +1,170 @@
+"""Where a task's time goes (stages from ipyparallel's own stamps), broadcast views and
+push, map chunksize, the process-pool baseline and the advisor, on a real cluster."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import psutil
+import pytest
+from IPython.core.error import UsageError
+
+from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.anatomy import engine_offsets, stage_times, stamps
+from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.tasks import echo
+from zmqbench_magic.params.flood import STAGES
+
+QUICK = {"repeat": 2, "warmup": 0}
+STAGE_COLUMNS = [f"{stage}_s" for stage in STAGES]
+# ipyparallel's stamps are datetimes: microseconds.
+RESOLUTION_S = 1e-6
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stopped_at_the_end():
+    yield
+    cluster.stop()
+
+
+@pytest.mark.slow  # a real cluster
+def test_every_stage_is_non_negative_and_they_add_up_to_the_round_trip():
+    handle = cluster.managed(2, "leastload", 60)
+    view = handle.client.load_balanced_view()
+    called, results = [], []
+    began = time.time()
+    for _ in range(64):
+        called.append(time.time())
+        results.append(view.apply_async(echo, ""))
+    for result in results:
+        result.get(timeout=30)
+    ended = time.time()
+    times = stamps(called, results)
+    assert times.shape == (64, 6) and not np.isnan(times).any()
+    stages = np.diff(times[:, :5], axis=1)
+    assert (stages >= -RESOLUTION_S).all(), stages.min(axis=0)
+    # The stages cover the sample: from the first call to the last reply, which came
+    # in before the wait for it returned (by its polling, well under 50 ms).
+    covered = times[:, 4].max() - times[:, 0].min()
+    assert times[:, 0].min() >= began - RESOLUTION_S
+    assert times[:, 4].max() <= ended + RESOLUTION_S
+    assert 0 <= (ended - began) - covered < 0.05
+    assert set(times[:, 5]) == set(handle.engine_ids())  # each message knows its engine
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_flood_reports_each_stage_and_run_is_the_engines_own_time():
+    flood = run_taskflood(tasks=[16, 64], engines=2, **QUICK)
+    df = flood.df
+    for column in [*STAGE_COLUMNS, *(f"{s}_p90_s" for s in STAGES)]:
+        assert df[column].notna().all() and (df[column] >= 0).all(), column
+    assert (df["run_s"] < df["queue_s"] + df["return_s"]).all()  # an echo is next to nothing
+    # A map's message is one chunk: its run stage is its items' sleeps.
+    mapped = run_taskflood(test="map", tasks=8, engines=2, duration=0.01, chunksize=[1, 4],
+                           **QUICK)  # fmt: skip
+    run = mapped.summary().set_index("chunksize")["run_s"]
+    assert 0.0099 <= run[1] < 0.03 and 0.0399 <= run[4] < 0.08
+    assert "per task" in str(flood) and "(submit/queue/run/return)" in str(flood)
+
+
+def test_engine_clocks_of_other_hosts_are_estimated_from_the_fastest_message_each_way():
+    rows = []
+    for engine, offset in ((0, 0.0), (1, 5.0)):  # engine 1's clock is 5 s ahead
+        for i in range(20):
+            called = 100.0 + i * 0.01
+            submitted = called + 0.0001
+            started = submitted + 0.001 + (i % 3) * 0.001 + offset
+            completed = started + 0.002
+            received = completed - offset + 0.001 + (i % 2) * 0.001
+            rows.append((called, submitted, started, completed, received, engine))
+    times = np.array(rows)
+    offsets = engine_offsets(times)
+    assert offsets[0] == pytest.approx(0.0, abs=1e-9)
+    assert offsets[1] == pytest.approx(5.0, abs=1e-9)
+    as_if_one_clock = stage_times(times, other_hosts=False)
+    assert as_if_one_clock["return_s"] < -1  # what an uncorrected clock would say
+    corrected = stage_times(times, other_hosts=True)
+    assert corrected["run_s"] == pytest.approx(0.002)
+    assert 0.001 <= corrected["queue_s"] <= 0.003 and 0.001 <= corrected["return_s"] <= 0.002
+
+
+@pytest.mark.slow  # a real cluster
+def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
+    handle = cluster.managed(2, "leastload", 60)
+    # Each task runs on each engine: a reply from each, or one reply naming both.
+    for coalescing, messages in ((False, 10), (True, 5)):
+        view = handle.client.broadcast_view(targets=[0, 1], is_coalescing=coalescing)
+        called = [time.time() for _ in range(5)]
+        results = [view.apply_async(echo, "") for _ in range(5)]
+        for result in results:
+            assert result.get(timeout=30) == ["", ""]
+        times = stamps(called, results)
+        assert len(times) == messages and (np.diff(times[:, :5], axis=1) >= -RESOLUTION_S).all()
+    flood = run_taskflood(tasks=10, engines=2, view=["broadcast", "coalescing"], repeat=1,
+                          warmup=0)  # fmt: skip
+    assert sorted(flood.df["view"]) == ["broadcast", "coalescing"]
+    assert (flood.df[STAGE_COLUMNS] >= 0).all().all()
+    pushed = run_taskflood(test="push", tasks=4, engines=2, size="256k",
+                           view=["direct", "broadcast", "coalescing"], **QUICK)  # fmt: skip
+    df = pushed.df
+    assert (df["mbit_per_s"] > 0).all() and (df[STAGE_COLUMNS] >= 0).all().all()
+    assert set(df["view"]) == {"direct", "broadcast", "coalescing"}
+
+
+def _pool_workers() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True)
+            if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+
+
+@pytest.mark.slow  # a real cluster beside the pool
+def test_the_process_pool_baseline_has_the_same_rows_and_no_stages():
+    result = run_taskflood(backend=["ipyparallel", "processpool"], tasks=64, engines=2, **QUICK)
+    df = result.df
+    pool, ipp_rows = df[df["backend"] == "processpool"], df[df["backend"] == "ipyparallel"]
+    assert len(pool) == len(ipp_rows) == 2
+    assert (pool["tasks_per_s"] > 0).all() and (pool["sent_s"] > 0).all()
+    assert pool[STAGE_COLUMNS].isna().all().all() and ipp_rows[STAGE_COLUMNS].notna().all().all()
+    assert "2 workers processpool" in str(result)
+    mapped = run_taskflood(backend="processpool", test="map", tasks=8, engines=2, duration=0.01,
+                           chunksize=[1, 4], **QUICK)  # fmt: skip
+    assert (mapped.df["efficiency"].between(0.05, 1.01)).all()
+    assert _pool_workers() == []  # the workers went with the run
+
+
+@pytest.mark.slow  # a real cluster
+def test_the_advisor_names_the_shortest_task_for_90_percent_with_its_interval():
+    result = run_taskflood(tasks=[16, 128], engines=2, repeat=6, warmup=1)
+    (sentence,) = result.advice()
+    steady = result.df[result.df["tasks"] == 128]
+    overhead_ms = float((2 / steady["tasks_per_s"]).median()) * 1e3
+    assert sentence.startswith("with 2 engines (lb view), tasks must last at least ")
+    assert re.search(rf"at least {9 * overhead_ms:.3g} ms \(9\d% CI [\d.]+ ms to [\d.]+ ms\)",
+                     sentence)  # fmt: skip
+    assert "for 90% efficiency" in sentence and "from 6 samples of a flood of 128" in sentence
+    assert f"advice: {sentence}" in str(result)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("--test map --chunksize 0", ["chunksize must be from 1", "got 0"]),
+        ("--test push --view lb", ["view lb: push goes to every engine"]),
+        ("--test map --view broadcast", ["view broadcast: map runs on the lb or direct view"]),
+        ("--test map --view direct --chunksize 4", ["chunksize is the load-balanced view's"]),
+        ("--backend processpool --test push --view direct", ["push has no process-pool"]),
+        ("--backend processpool --view lb direct", ["backend processpool has no views"]),
+        ("--backend threads", ["backend must be one of ipyparallel, processpool", "got threads"]),
+    ],
+)
+def test_bad_anatomy_settings_are_usage_errors(ip, line, words):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("taskflood", f"-q --no-chart {line}")
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_the_cell_form_does_not_run_on_the_process_pool(ip):
+    with pytest.raises(UsageError, match="the cell form runs its task on ipyparallel"):
+        ip.run_cell_magic("taskflood", "-q --no-chart --backend processpool", "x = 1")

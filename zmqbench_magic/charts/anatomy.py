@@ -1,0 +1,71 @@
+"""Where a task's time goes (``%taskflood``'s stage columns): one stacked bar per point
+of the sweep, a segment per stage (submit, queue, run, return)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from ..params import FloodParams
+from ..params.flood import STAGES
+from ..params.units import plural
+from .layout import HEIGHT, WIDTH, legend, picked, selector, subtitle, titled, tooltip
+from .series import point_medians
+
+_POINT = ["test", *(p.name for p in FloodParams.sweep_fields())]
+# What tells two bars apart, in the order the words are read.
+_LABELLED = ["backend", "view", "scheme", "engines", "tasks", "chunksize", "size", "duration"]
+_WORDS = {"view": "{} view", "scheme": "scheme {}", "backend": "{}"}
+
+
+def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Stacked medians of each stage per point: which stage a task spends its time in,
+    and how that moves with tasks, engines, view, scheme or backend. A stage a
+    backend has no stamps for (the process pool's) is left out of its bar."""
+    columns = [f"{stage}_s" for stage in STAGES]
+    frame = point_medians(df, columns, _POINT)
+    frame["stage"] = frame["metric"].str.removesuffix(" (s)")
+    frame["order"] = frame["stage"].map({stage: i for i, stage in enumerate(STAGES)})
+    frame["point"], title = _point_labels(frame)
+    order = list(dict.fromkeys(frame.sort_values(_sort_keys(frame))["point"]))
+    pick = selector("stage", "pick_stage")
+    bars = (
+        alt.Chart(frame, width=max(WIDTH, 34 * len(order)), height=HEIGHT)
+        .mark_bar()
+        .encode(
+            x=alt.X("point:N", sort=order, title=title, axis=alt.Axis(labelAngle=-30)),
+            y=alt.Y("value:Q", stack="zero", title="median time per task, by stage (s)"),
+            color=alt.Color("stage:N", sort=list(STAGES), legend=legend("stage", len(STAGES)),
+                            scale=alt.Scale(domain=list(STAGES), scheme="tableau10")),
+            order=alt.Order("order:Q"),
+            opacity=picked(pick),
+            tooltip=tooltip(frame, ["stage", *_POINT], "value", "median (s)", ".6f"),
+        )
+        .add_params(pick)
+    )  # fmt: skip
+    note = subtitle(frame, ["backend", "view", "scheme"], _WORDS)
+    stacked = "each stage's median over every task of a point, stacked"
+    return titled(bars, "Where a task's time goes", f"{note}; {stacked}" if note else stacked)
+
+
+def _point_labels(frame: pd.DataFrame) -> tuple[pd.Series, str]:
+    """A bar's label from the settings that vary (``8 engines, 256 tasks``)."""
+    present = [c for c in _LABELLED if c in frame.columns]
+    varying = [c for c in present if frame[c].nunique() > 1] or ["tasks"]
+
+    def words(row: pd.Series) -> str:
+        return ", ".join(_word(c, row[c]) for c in varying)
+
+    return frame.apply(words, axis=1), ", ".join(varying)
+
+
+def _word(column: str, value: object) -> str:
+    if column in ("engines", "tasks"):
+        return plural(int(value), column.removesuffix("s"))
+    if column == "chunksize":
+        return f"chunks of {int(value)}"
+    return str(value)
+
+
+def _sort_keys(frame: pd.DataFrame) -> list[str]:
+    return [c for c in _LABELLED if c in frame.columns and frame[c].nunique() > 1] or ["tasks"]
