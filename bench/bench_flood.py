@@ -5,7 +5,12 @@ In one run, on one 2-engine cluster the project starts:
 * the flood figure (256 tiny tasks, load-balanced, leastload) measured by the
   project and by a bare ipyparallel loop at the same settings (the same task, the
   same client, one untimed warm-up flood each, results purged after each), in
-  alternating runs: medians and the ratio project / bare;
+  alternating runs: medians and the ratio project / bare, for the round trip and
+  for *sent*;
+* for both, from ipyparallel's own stamps: the share of replies received while the
+  client was still submitting, and the queue and return stages; and, over every
+  sample of both, *sent* with few replies arriving during it against *sent* with
+  many (what makes *sent* bimodal);
 * how long the project takes to start a 2-engine cluster, against ipyparallel's
   defaults (3 s heartbeat, in-memory task database);
 * how long growing 2 -> 3 engines and shrinking 3 -> 2 takes.
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import shutil
 import statistics
 import sys
@@ -27,32 +33,44 @@ import time
 import ipyparallel as ipp
 
 from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.anatomy import reply_overlap, stage_times, stamps
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.samples import echo
+from zmqbench_magic.parallel.tasks import echo
 
 TASKS = 256
 TIMEOUT = 120.0
+# A sample's figures: tasks/s, sent (s), replies while sending, queue (s), return (s).
+Figures = tuple[float, float, float, float, float]
+# Few replies during submission, or many: the split the bimodal *sent* follows.
+OVERLAP_SPLIT = 0.1
 
 
-def project_flood(tasks: int) -> tuple[float, float]:
+def project_flood(tasks: int) -> Figures:
     df = run_taskflood(tasks=tasks, engines=2, repeat=1, warmup=1, timeout=TIMEOUT).df
-    return float(df["tasks_per_s"].iloc[0]), float(df["sent_s"].iloc[0])
+    row = df.iloc[0]
+    return (float(row["tasks_per_s"]), float(row["sent_s"]), float(row["reply_overlap"]),
+            float(row["queue_s"]), float(row["return_s"]))  # fmt: skip
 
 
-def bare_flood(tasks: int) -> tuple[float, float]:
-    """The loop a user would write, on the same cluster and client."""
+def bare_flood(tasks: int) -> Figures:
+    """The loop a user would write, on the same cluster and client; its stages are read
+    from ipyparallel's stamps afterwards (the loop itself reads no clock per task)."""
     client = cluster.current().client
     view = client.load_balanced_view()
     for _ in range(2):  # the first flood is an untimed warm-up, as the project's
         start = time.perf_counter()
         results = [view.apply_async(echo, "") for _ in range(tasks)]
         sent = time.perf_counter() - start
+        sent_at = time.time()
         for result in results:
             result.get(timeout=TIMEOUT)
         roundtrip = time.perf_counter() - start
+        times = stamps([math.nan] * tasks, results)
         client.purge_local_results("all")
         client.history.clear()
-    return tasks / roundtrip, sent
+    stages = stage_times(times)
+    return (tasks / roundtrip, sent, reply_overlap(times, sent_at), stages["queue_s"],
+            stages["return_s"])  # fmt: skip
 
 
 def default_start_seconds() -> float:
@@ -104,16 +122,28 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "
           f"medians of {rounds} alternating runs")  # fmt: skip
     print(f"{'figure':<30}{'project':>12}{'bare ipp':>12}{'ratio':>8}")
-    for name, index in (("round trip (tasks/s)", 0), ("sent (ms)", 1)):
-        scale = 1 if index == 0 else 1e3
+    for name, index, scale in (
+        ("round trip (tasks/s)", 0, 1), ("sent (ms)", 1, 1e3),
+        ("replies while sending (%)", 2, 100), ("queue stage (ms)", 3, 1e3),
+        ("return stage (ms)", 4, 1e3),
+    ):  # fmt: skip
         a, b = median(r[index] for r in ours) * scale, median(r[index] for r in bare) * scale
-        print(f"{name:<30}{a:>12,.1f}{b:>12,.1f}{a / b:>8.2f}")
+        print(f"{name:<30}{a:>12,.1f}{b:>12,.1f}{a / b if b else math.nan:>8.2f}")
+    for who, runs in (("project", ours), ("bare ipp", bare), ("both", ours + bare)):
+        few = [r[1] * 1e3 for r in runs if r[2] < OVERLAP_SPLIT]
+        many = [r[1] * 1e3 for r in runs if r[2] >= OVERLAP_SPLIT]
+        print(f"sent (ms), {who}: {_median_of(few)} with under {OVERLAP_SPLIT:.0%} of replies "
+              f"during it, {_median_of(many)} with more")  # fmt: skip
     project, default = median(s[0] for s in starts), median(s[1] for s in starts)
     print(f"{'start 2 engines (s)':<30}{project:>12.2f}{default:>12.2f}{project / default:>8.2f}"
           "   (bare = ipyparallel defaults)")  # fmt: skip
     print(f"{'grow 2 -> 3 engines (s)':<30}{median(r[0] for r in resizes):>12.2f}")
     print(f"{'shrink 3 -> 2 engines (s)':<30}{median(r[1] for r in resizes):>12.2f}")
     return 0
+
+
+def _median_of(values: list[float]) -> str:
+    return f"{statistics.median(values):,.1f} (n={len(values)})" if values else "none (n=0)"
 
 
 if __name__ == "__main__":

@@ -168,3 +168,40 @@ def test_bad_anatomy_settings_are_usage_errors(ip, line, words):
 def test_the_cell_form_does_not_run_on_the_process_pool(ip):
     with pytest.raises(UsageError, match="the cell form runs its task on ipyparallel"):
         ip.run_cell_magic("taskflood", "-q --no-chart --backend processpool", "x = 1")
+
+
+@pytest.mark.slow  # a real cluster and a pool
+def test_the_magic_sweeps_backends_views_and_chunksizes(ip):
+    result = ip.run_line_magic(
+        "taskflood", "-q --no-chart -o --test map -n 8 -e 2 --duration 1ms --chunksize 1 4 "
+        "--backend ipyparallel processpool -r 1 --warmup 0",
+    )  # fmt: skip
+    assert sorted(set(zip(result.df["backend"], result.df["chunksize"], strict=True))) == [
+        ("ipyparallel", 1), ("ipyparallel", 4), ("processpool", 1), ("processpool", 4),
+    ]  # fmt: skip
+    pushed = ip.run_line_magic(
+        "taskflood", "-q --no-chart -o --test push --view direct coalescing -n 4 -e 2 "
+        "--size 64k -r 1 --warmup 0",
+    )  # fmt: skip
+    assert sorted(pushed.df["view"]) == ["coalescing", "direct"]
+
+
+@pytest.mark.slow  # a real cluster and a pool
+def test_the_panel_runs_the_process_pool_and_chunked_maps():
+    from zmqbench_magic.widgets import TaskFloodPanel
+
+    panel = TaskFloodPanel(test="map", tasks=[8, 8], engines=2, duration=[0.001, 0.001],
+                           repeat=1, warmup=0)  # fmt: skip
+    assert not panel.controls["chunksize"].disabled
+    panel.controls["chunksize"].value = 4
+    panel.controls["backend"].value = "processpool"
+    panel.run()
+    df = panel.result.df
+    assert list(df["backend"]) == ["processpool"] and list(df["chunksize"]) == [4]
+    panel.controls["test"].value = "flood"
+    assert panel.controls["chunksize"].disabled
+    panel.controls["backend"].value = "ipyparallel"
+    panel.run()
+    # A flood on ipyparallel has stages: their chart stands beside the flood's.
+    assert "Where a task" in panel.chart.to_json()
+    assert _pool_workers() == []

@@ -60,7 +60,7 @@ class TaskFloodPanel(BenchmarkPanel):
     def __init__(self, **values: Any) -> None:
         super().__init__(**values)
         self.controls["engines"].observe(self._engines_changed, names="value")
-        self.controls["test"].observe(lambda _: self._enable_applicable(), names="value")
+        self.controls["test"].observe(self._test_changed, names="value")
         self._enable_applicable(busy=False)
 
     def _measure_function(self) -> Callable[..., ResultSet]:
@@ -72,7 +72,8 @@ class TaskFloodPanel(BenchmarkPanel):
         # Each test has its own chart: show the latest run's (p.result keeps them all).
         df = result.df
         latest = df[df["test"] == df["test"].iloc[-1]]
-        return default_chart("flood", latest.reset_index(drop=True))
+        # Settings only another test had (a map's chunksize) are no column of this one.
+        return default_chart("flood", latest.dropna(axis=1, how="all").reset_index(drop=True))
 
     def _set_busy(self, busy: bool) -> None:
         super()._set_busy(busy)
@@ -82,9 +83,16 @@ class TaskFloodPanel(BenchmarkPanel):
         """Grey what the chosen test ignores (size outside echo and push, duration and
         chunksize outside map)."""
         busy = self.running if busy is None else busy
-        chosen = FloodParams(test=self.controls["test"].value)
+        test = self.controls["test"].value
         for name, control in self.controls.items():
-            control.disabled = busy or not chosen.applies(name)
+            control.disabled = busy or not FloodParams.applies_to(test, name)
+
+    def _test_changed(self, change: dict[str, Any]) -> None:
+        if change["new"] == "push" and self.controls["view"].value == "lb":
+            # A push goes to every engine: the load-balanced view has none to offer.
+            self.controls["view"].value = "direct"
+            self._say("push goes to every engine: the view is now direct")
+        self._enable_applicable()
 
     def _engines_changed(self, change: dict[str, Any]) -> None:
         from .parallel import cluster as clusters

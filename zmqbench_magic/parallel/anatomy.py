@@ -64,6 +64,13 @@ def stage_times(times: np.ndarray, other_hosts: bool = False) -> dict[str, float
     return row
 
 
+def reply_overlap(times: np.ndarray, sent_at: float) -> float:
+    """The share of replies the client received before its last submit returned: the
+    client's IO thread handling them competes with submission for the GIL
+    (ipyparallel #534, #756), which is what makes *sent* vary from run to run."""
+    return float(np.mean(times[:, 4] < sent_at)) if len(times) else float("nan")
+
+
 def engine_offsets(times: np.ndarray) -> dict[int, float]:
     """Each engine's clock minus the client's, from its fastest message each way."""
     by_engine: dict[int, list[int]] = defaultdict(list)
@@ -102,7 +109,7 @@ def _engine(engine_id: Any) -> float:
 
 def nan_stages() -> Mapping[str, float]:
     """The stage columns of a backend without ipyparallel's timestamps."""
-    return dict.fromkeys((*STAGE_COLUMNS, *STAGE_P90_COLUMNS), float("nan"))
+    return dict.fromkeys((*STAGE_COLUMNS, *STAGE_P90_COLUMNS, "reply_overlap"), float("nan"))
 
 
 __all__: Iterable[str] = [
@@ -111,6 +118,7 @@ __all__: Iterable[str] = [
     "STAGE_COLUMNS",
     "engine_offsets",
     "nan_stages",
+    "reply_overlap",
     "stage_times",
     "stamps",
 ]

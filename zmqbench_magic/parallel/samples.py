@@ -23,7 +23,7 @@ import numpy as np
 
 from ..method.load import with_other_load
 from . import cluster as clusters
-from .anatomy import stage_times, stamps
+from .anatomy import reply_overlap, stage_times, stamps
 from .celltask import CELL_TEST, run_cell
 from .tasks import echo
 
@@ -74,13 +74,14 @@ def _timed(
     start = now()
     submitted = submit()
     sent = now() - start
+    sent_at = time.time()  # on the stamps' clock
     pending = [result for _, result in submitted]
     _wait(pending, start, wait)
     roundtrip = now() - start
-    called = [at for at, _ in submitted]
-    stages = stage_times(stamps(called, pending), wait.other_hosts)
+    times = stamps([at for at, _ in submitted], pending)
     return pending, {
-        "sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip, **stages,
+        "sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip,
+        **stage_times(times, wait.other_hosts), "reply_overlap": reply_overlap(times, sent_at),
     }  # fmt: skip
 
 

@@ -138,6 +138,9 @@ FLOOD_METRICS = (
             ("return", "the engine done to the client receiving the reply"),
         )
     ),
+    Metric("reply_overlap", "replies while sending (fraction)",
+           "share of replies the client received before its last submit returned: they "
+           "compete with submission (ipyparallel #534)"),
     *(
         Metric(f"{stage}_p90_s", f"{stage} p90 (s)",
                f"90th percentile over the sample's tasks of the {stage} stage", "lower")
@@ -194,10 +197,16 @@ class FloodParams(BenchParams):
         return tuple(self.ssh_hosts.replace(",", " ").split())
 
     def applies(self, name: str) -> bool:
+        return self.applies_to(self.test, name)
+
+    @staticmethod
+    def applies_to(test: str, name: str) -> bool:
+        """Whether a parameter matters to ``test`` (echo's and push's size, map's
+        duration and chunksize)."""
         return {
-            "size": self.test in ("echo", "push"),
-            "duration": self.test == "map",
-            "chunksize": self.test == "map",
+            "size": test in ("echo", "push"),
+            "duration": test == "map",
+            "chunksize": test == "map",
         }.get(name, True)
 
     def _check_combinations(self) -> None:

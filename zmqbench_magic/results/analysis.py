@@ -27,7 +27,8 @@ def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.D
     ``ci_high``; order statistics, see :func:`..stats.median_ci`) and the number of
     samples it was taken from (``samples``)."""
     rows = []
-    for key, group in df.groupby(by, sort=True):
+    # A setting that does not apply to some rows (NaN) must not drop them.
+    for key, group in df.groupby(by, sort=True, dropna=False):
         values = group[metric].dropna().tolist()
         low, high, _ = median_ci(values)
         median = float(pd.Series(values, dtype=float).median())
