@@ -6,7 +6,8 @@ In one run, on one 2-engine cluster the project starts:
   project and by a bare ipyparallel loop at the same settings (the same task, the
   same client, one untimed warm-up flood each, results purged after each), in
   alternating runs: medians and the ratio project / bare, for the round trip and
-  for *sent*;
+  for *sent*; and the same bare loop with the garbage collector off while it is
+  timed, as the project times;
 * for both, from ipyparallel's own stamps: the share of replies received while the
   client was still submitting, and the queue and return stages; and, over every
   sample of both, *sent* with few replies arriving during it against *sent* with
@@ -22,6 +23,7 @@ In one run, on one 2-engine cluster the project starts:
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import math
 import shutil
@@ -52,19 +54,25 @@ def project_flood(tasks: int) -> Figures:
             float(row["queue_s"]), float(row["return_s"]))  # fmt: skip
 
 
-def bare_flood(tasks: int) -> Figures:
+def bare_flood(tasks: int, gc_off: bool = False) -> Figures:
     """The loop a user would write, on the same cluster and client; its stages are read
-    from ipyparallel's stamps afterwards (the loop itself reads no clock per task)."""
+    from ipyparallel's stamps afterwards (the loop itself reads no clock per task).
+    ``gc_off``: with the garbage collector off while it is timed, as the project's."""
     client = cluster.current().client
     view = client.load_balanced_view()
     for _ in range(2):  # the first flood is an untimed warm-up, as the project's
-        start = time.perf_counter()
-        results = [view.apply_async(echo, "") for _ in range(tasks)]
-        sent = time.perf_counter() - start
-        sent_at = time.time()
-        for result in results:
-            result.get(timeout=TIMEOUT)
-        roundtrip = time.perf_counter() - start
+        if gc_off:
+            gc.disable()
+        try:
+            start = time.perf_counter()
+            results = [view.apply_async(echo, "") for _ in range(tasks)]
+            sent = time.perf_counter() - start
+            sent_at = time.time()
+            for result in results:
+                result.get(timeout=TIMEOUT)
+            roundtrip = time.perf_counter() - start
+        finally:
+            gc.enable()
         times = stamps([math.nan] * tasks, results)
         client.purge_local_results("all")
         client.history.clear()
@@ -112,24 +120,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         starts = [(project_start_seconds(), default_start_seconds()) for _ in range(min(rounds, 3))]
         resizes = [(resize_seconds(3), resize_seconds(2)) for _ in range(min(rounds, 3))]
-        ours, bare = [], []
+        ours, bare, bare_gc_off = [], [], []
         for _ in range(rounds):
             ours.append(project_flood(tasks))
             bare.append(bare_flood(tasks))
+            bare_gc_off.append(bare_flood(tasks, gc_off=True))
     finally:
         cluster.stop()
     median = statistics.median
     print(f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "
           f"medians of {rounds} alternating runs")  # fmt: skip
-    print(f"{'figure':<30}{'project':>12}{'bare ipp':>12}{'ratio':>8}")
+    print(f"{'figure':<30}{'project':>10}{'bare ipp':>10}{'ratio':>7}{'bare, GC off':>14}"
+          f"{'ratio':>7}")  # fmt: skip
     for name, index, scale in (
         ("round trip (tasks/s)", 0, 1), ("sent (ms)", 1, 1e3),
         ("replies while sending (%)", 2, 100), ("queue stage (ms)", 3, 1e3),
         ("return stage (ms)", 4, 1e3),
     ):  # fmt: skip
-        a, b = median(r[index] for r in ours) * scale, median(r[index] for r in bare) * scale
-        print(f"{name:<30}{a:>12,.1f}{b:>12,.1f}{a / b if b else math.nan:>8.2f}")
-    for who, runs in (("project", ours), ("bare ipp", bare), ("both", ours + bare)):
+        a, b, c = (median(r[index] for r in runs) * scale for runs in (ours, bare, bare_gc_off))
+        print(f"{name:<30}{a:>10,.1f}{b:>10,.1f}{_ratio(a, b):>7.2f}{c:>14,.1f}"
+              f"{_ratio(a, c):>7.2f}")  # fmt: skip
+    for who, runs in (("project", ours), ("bare ipp", bare), ("bare, GC off", bare_gc_off)):
         few = [r[1] * 1e3 for r in runs if r[2] < OVERLAP_SPLIT]
         many = [r[1] * 1e3 for r in runs if r[2] >= OVERLAP_SPLIT]
         print(f"sent (ms), {who}: {_median_of(few)} with under {OVERLAP_SPLIT:.0%} of replies "
@@ -140,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'grow 2 -> 3 engines (s)':<30}{median(r[0] for r in resizes):>12.2f}")
     print(f"{'shrink 3 -> 2 engines (s)':<30}{median(r[1] for r in resizes):>12.2f}")
     return 0
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else math.nan
 
 
 def _median_of(values: list[float]) -> str:
