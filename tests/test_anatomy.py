@@ -118,6 +118,8 @@ def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
 
 
 def _pool_workers() -> list[psutil.Process]:
+    """The pool's workers (not multiprocessing's resource tracker, which spawn starts
+    once and which ends with this process)."""
     return [p for p in psutil.Process().children(recursive=True)
             if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
 
@@ -148,6 +150,13 @@ def test_the_advisor_names_the_shortest_task_for_90_percent_with_its_interval():
                      sentence)  # fmt: skip
     assert "for 90% efficiency" in sentence and "from 6 samples of a flood of 128" in sentence
     assert f"advice: {sentence}" in str(result)
+
+
+@pytest.mark.slow  # a real cluster, restarted for the pure scheme
+def test_broadcast_views_work_with_the_pure_scheduler_too():
+    result = run_taskflood(tasks=8, engines=2, view=["broadcast", "coalescing"], scheme="pure",
+                           repeat=1, warmup=0)  # fmt: skip
+    assert (result.df["tasks_per_s"] > 0).all() and set(result.df["scheme"]) == {"pure"}
 
 
 @pytest.mark.parametrize(
@@ -205,7 +214,9 @@ def test_the_panel_runs_the_process_pool_and_chunked_maps():
     panel.controls["test"].value = "flood"
     assert panel.controls["chunksize"].disabled
     panel.controls["backend"].value = "ipyparallel"
+    panel.controls["view"].value = "coalescing"
     panel.run()
+    assert panel.result.df["view"].iloc[-1] == "coalescing"
     # A flood on ipyparallel has stages: their chart stands beside the flood's.
     assert "Where a task" in panel.chart.to_json()
     assert _pool_workers() == []

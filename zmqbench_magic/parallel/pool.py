@@ -48,6 +48,7 @@ class PoolSession:
             # Busy every worker at once, so the pool starts all of them now.
             started = [self.executor.submit(time.sleep, 0.2) for _ in range(self.workers)]
             concurrent.futures.wait(started, timeout=_START_TIMEOUT_S)
+            # The pool has no public way to name its workers; their CPU is not "other" load.
             self.pids = [p.pid for p in self.executor._processes.values() if p.pid]
         except BaseException:
             self.close()
@@ -108,7 +109,9 @@ class PoolSession:
         return {"sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip}
 
     def close(self) -> None:
-        """Stop the workers: cancel what is queued, and kill any that will not go."""
+        """Stop the workers: cancel what is queued, and kill any that will not go.
+        (``spawn`` also starts multiprocessing's resource tracker, once per kernel: the
+        standard library's own helper, which ends with the kernel.)"""
         processes = list(getattr(self.executor, "_processes", {}).values())
         self.executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
@@ -116,3 +119,4 @@ class PoolSession:
             if process.is_alive():
                 process.kill()
                 process.join(5)
+        self.executor.shutdown(wait=True)
