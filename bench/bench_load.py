@@ -37,7 +37,10 @@ def main() -> None:
     summary = (
         result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
     )
-    print(f"tcp 64 B, {rounds} round(s); medians of samples; latency from intended send (µs)")
+    print(
+        f"tcp 64 B, {rounds} round(s); percentiles over every round trip, the rest medians "
+        "of samples; latency from intended send (µs)"
+    )
     print(f"{'offered':>8} {'loop':<7} {'achieved':>10} {'held':>5} {'p50':>9} {'p99':>9} "
           f"{'lag p99':>9} {'send CPU':>9} {'echo CPU':>9}")  # fmt: skip
     for (rate, loop), row in summary[COLUMNS].iterrows():

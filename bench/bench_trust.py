@@ -43,7 +43,7 @@ QUICK = {
     "thr": ["--size", "100", "1k", "--count", "2000", "-r", "3", "--warmup", "0"],
     "lat": ["--size", "1", "--count", "200", "-r", "3", "--warmup", "0"],
 }
-HEADLINE = {"thr": "msgs_per_s", "lat": "rtt_us"}
+HEADLINE = {"thr": "msgs_per_s", "lat": "sample_mean_us"}
 
 
 def run_once(python: str, source: Path, benchmark: str, options: list[str], out: Path) -> ResultSet:

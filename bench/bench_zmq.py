@@ -103,7 +103,7 @@ def project_throughput(count: int, size: int, loop: str = "python") -> float:
 
 def project_latency(count: int, size: int, loop: str = "python") -> float:
     result = run_latency(size=size, count=count, repeat=1, warmup=1, loop=loop)
-    return float(result.df["rtt_us"].iloc[0])
+    return float(result.df["sample_mean_us"].iloc[0])
 
 
 def measure(figures: dict, count: int, size: int, rounds: int) -> dict[str, list[float]]:

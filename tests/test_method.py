@@ -62,10 +62,26 @@ def schedule(**kwargs):
 
 def test_rounds_interleave_every_point_and_open_fresh_far_ends():
     fake = FakeFarEnds()
+    plan = schedule(repeat=12, seed=7)
+    rows = plan.run(fake)
+    # Round by round: each round takes every point once, in an order of its own; the
+    # rows come in the sweep's order, ``order`` says in which they were measured.
+    assert [(r["size"], r["copy"]) for r in rows] == [(p["size"], p["copy"]) for p in POINTS] * 12
+    assert [r["sample"] for r in rows] == [n for n in range(12) for _ in range(4)]
+    rounds = [sorted(rows[i : i + 4], key=lambda r: r["order"]) for i in range(0, 48, 4)]
+    assert all([r["order"] for r in one] == [0, 1, 2, 3] for one in rounds)
+    assert all(one[0]["t_start_s"] < one[3]["t_start_s"] for one in rounds)
+    # No arm is always first: both copy modes and both groups lead some rounds, and a
+    # group's points stay together; the order is drawn from the recorded seed.
+    assert all(one[0]["size"] == one[1]["size"] for one in rounds)
+    assert {one[0]["copy"] for one in rounds} == {True, False}
+    assert {one[0]["size"] for one in rounds} == {p["size"] for p in POINTS}
+    assert plan.seed == 7
+    again = schedule(repeat=12, seed=7).run(FakeFarEnds())
+    assert [(r["size"], r["copy"]) for r in again] == [(r["size"], r["copy"]) for r in rows]
+    assert schedule().seed != schedule().seed  # 0: a fresh seed each run
+    fake = FakeFarEnds()
     rows = schedule().run(fake)
-    # Round by round: each round takes every point once, in the same order.
-    assert [(r["size"], r["copy"]) for r in rows] == [(p["size"], p["copy"]) for p in POINTS] * 3
-    assert [r["sample"] for r in rows] == [0] * 4 + [1] * 4 + [2] * 4
     # A fresh far end per group and round: 2 groups (sizes) x 3 rounds.
     assert len(fake.opened) == 6
     for point in POINTS:
@@ -73,8 +89,8 @@ def test_rounds_interleave_every_point_and_open_fresh_far_ends():
             r["far_end"] for r in rows if r["size"] == point["size"] and r["copy"] == point["copy"]
         }
         assert len(ends) == 3
-    # The clock ticks once per sample: rows carry their start, in order.
-    starts = [r["t_start_s"] for r in rows]
+    # The clock ticks once per sample: rows carry their start, in measuring order.
+    starts = [r["t_start_s"] for r in sorted(rows, key=lambda r: (r["sample"], r["order"]))]
     assert starts == sorted(starts) and starts[0] == 1.0
 
 
@@ -120,7 +136,7 @@ def test_a_stop_before_the_first_sample_keeps_nothing_and_says_so():
     assert plan.notes[0].startswith("stopped on request after 0 whole round(s) of 3")
 
 
-def test_precision_adds_rounds_only_for_loose_points_until_tight():
+def test_precision_adds_whole_rounds_until_every_point_is_tight():
     # size 100 settles at once; size 1000 is noisy for 6 samples, then steady.
     noisy = itertools.chain([1.0, 3.0, 0.5, 2.5, 0.7, 2.0], itertools.repeat(1.5))
     fake = FakeFarEnds(values={100: itertools.repeat(1.0), 1000: noisy})
@@ -135,8 +151,8 @@ def test_precision_adds_rounds_only_for_loose_points_until_tight():
     per_point = {(p["size"], p["copy"]): 0 for p in POINTS}
     for r in rows:
         per_point[(r["size"], r["copy"])] += 1
-    assert per_point[(100, True)] == per_point[(100, False)] == 3  # repeat, no more
-    assert per_point[(1000, True)] > 3 and per_point[(1000, False)] > 3
+    # Every point takes the extra rounds: equal counts keep the rounds whole (paired).
+    assert len(set(per_point.values())) == 1 and per_point[(1000, True)] > 3
     assert plan.notes == []
     assert tight([r for r in rows if r["size"] == 1000 and r["copy"]])
 

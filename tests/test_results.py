@@ -12,11 +12,11 @@ from zmqbench_magic.results import ResultSet, spread_warnings
 from zmqbench_magic.results.analysis import crossover_size, zero_copy_speedup
 
 
-def _rows(speedups: dict[int, float], copy_rate: float = 1000.0) -> list[dict]:
+def _rows(speedups: dict[int, float], copy_rate: float = 1000.0, samples: int = 3) -> list[dict]:
     rows = []
     for size, speedup in speedups.items():
         for copy, rate in ((True, copy_rate), (False, copy_rate * speedup)):
-            for sample in range(3):
+            for sample in range(samples):
                 rows.append(
                     {
                         "size": size,
@@ -40,7 +40,7 @@ def test_save_and_load_round_trip(tmp_path):
     result = ResultSet("thr", _rows({100: 0.5, 65536: 1.5}), {"repeat": 3}, {"host": "h"}, ("w",))
     path = result.save(tmp_path / "r.json")
     data = json.loads(path.read_text())
-    assert data["format"] == "zmqbench-result" and data["version"] == 2
+    assert data["format"] == "zmqbench-result" and data["version"] == 3
     loaded = zmqbench_magic.load(path)
     assert loaded == result
     pd.testing.assert_frame_equal(loaded.df, result.df)
@@ -84,7 +84,7 @@ def test_spread_warning_follows_pyperf_thresholds():
 
 
 def test_crossover_is_interpolated_from_the_data():
-    df = pd.DataFrame(_rows({1000: 0.6, 10000: 0.9, 100000: 1.5, 1000000: 2.0}))
+    df = pd.DataFrame(_rows({1000: 0.6, 10000: 0.9, 100000: 1.5, 1000000: 2.0}, samples=10))
     speedup = zero_copy_speedup(df)
     assert list(speedup["speedup"]) == pytest.approx([0.6, 0.9, 1.5, 2.0])
     # log-log interpolation between (1e4, 0.9) and (1e5, 1.5)
@@ -92,12 +92,13 @@ def test_crossover_is_interpolated_from_the_data():
 
 
 def test_no_crossover_within_the_sizes_is_none():
-    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 0.8}))) is None
-    assert crossover_size(pd.DataFrame(_rows({100: 1.5, 1000: 2.0}))) is None
+    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 0.8}, samples=10))) is None
+    assert crossover_size(pd.DataFrame(_rows({100: 1.5, 1000: 2.0}, samples=10))) is None
     # Only the last rise through 1 counts: zero-copy must stay ahead above it.
-    assert (
-        crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}))) > 10000
-    )
+    rising = _rows({100: 0.5, 1000: 1.2, 10000: 0.9, 100000: 1.1}, samples=10)
+    assert crossover_size(pd.DataFrame(rising)) > 10000
+    # Three rounds cannot establish anything, however large the ratio: no crossover.
+    assert crossover_size(pd.DataFrame(_rows({100: 0.5, 1000: 3.0}))) is None
 
 
 def test_half_efficiency_duration_is_interpolated_from_the_data():

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .method.schedule import Interrupted
-from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
-from .params.units import parse_fraction
+from .params import TOLERANCE, BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
 from .ui.options import check_output_path, param_options, params_from_options
@@ -51,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare",
         help="compare two saved runs point by point",
-        description="Is the candidate faster, slower or the same as the baseline, per point? "
-        "(ratio of medians with a 95%% interval, Mann-Whitney p-value, verdict)",
+        description="Is the candidate faster, slower or the same as the baseline, per point, "
+        "or can the data not tell (inconclusive)? Ratio with its interval, Mann-Whitney "
+        "p-value adjusted across the points (Holm), verdict and reason. Two arms of one "
+        "run compare better paired: ResultSet.versus() in Python.",
     )
     compare.add_argument("baseline", help="a result file (--json) of the baseline run")
     compare.add_argument("candidate", help="a result file of the run compared with it")
@@ -62,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     compare.add_argument("--metric", help="the metric compared, default the headline one")
     compare.add_argument(
-        "--tolerance", type=parse_fraction, default=0.0, metavar="FRACTION",
-        help="differences smaller than this (5%%) are 'same' even when significant (0)",
+        TOLERANCE.option, type=TOLERANCE.parse, default=TOLERANCE.default, metavar="FRACTION",
+        help=f"{TOLERANCE.help} ({TOLERANCE.label(TOLERANCE.default)})".replace("%", "%%"),
     )  # fmt: skip
     _output_options(compare)
     peer = commands.add_parser(
@@ -169,8 +170,6 @@ def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .results.text import comparison_lines
 
         print("\n".join(comparison_lines(table)))
-        if table.attrs.get("shift"):
-            print(f"note: {table.attrs['shift']}")
     if args.json:
         table.to_json(args.json, orient="records", indent=1)
     if args.csv:

@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import FloodParams
-from ..params.flood import STAGES
+from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.units import plural
 from .layout import HEIGHT, WIDTH, legend, picked, selector, subtitle, titled, tooltip
 from .series import point_medians
@@ -22,18 +22,18 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Stacked medians of each stage per point: which stage a task spends its time in,
     and how that moves with tasks, engines, view, scheme or backend. A stage a
     backend has no stamps for (the process pool's) is left out of its bar."""
-    columns = [f"{stage}_s" for stage in STAGES]
-    frame = point_medians(df, columns, _POINT)
+    frame = point_medians(df, STAGE_COLUMNS, _POINT)
     frame["stage"] = frame["metric"].str.removesuffix(" (s)")
     frame["order"] = frame["stage"].map({stage: i for i, stage in enumerate(STAGES)})
-    frame["point"], title = _point_labels(frame)
-    order = list(dict.fromkeys(frame.sort_values(_sort_keys(frame))["point"]))
+    varying = _varying(frame)
+    frame["point"] = _point_labels(frame, varying)
+    order = list(dict.fromkeys(frame.sort_values(varying)["point"]))
     pick = selector("stage", "pick_stage")
     bars = (
         alt.Chart(frame, width=max(WIDTH, 34 * len(order)), height=HEIGHT)
         .mark_bar()
         .encode(
-            x=alt.X("point:N", sort=order, title=title, axis=alt.Axis(labelAngle=-30)),
+            x=alt.X("point:N", sort=order, title=", ".join(varying), axis=alt.Axis(labelAngle=-30)),
             y=alt.Y("value:Q", stack="zero", title="median time per task, by stage (s)"),
             color=alt.Color("stage:N", sort=list(STAGES), legend=legend("stage", len(STAGES)),
                             scale=alt.Scale(domain=list(STAGES), scheme="tableau10")),
@@ -48,15 +48,15 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(bars, "Where a task's time goes", f"{note}; {stacked}" if note else stacked)
 
 
-def _point_labels(frame: pd.DataFrame) -> tuple[pd.Series, str]:
-    """A bar's label from the settings that vary (``8 engines, 256 tasks``)."""
+def _varying(frame: pd.DataFrame) -> list[str]:
+    """The settings that tell the bars apart, in reading order (tasks if none does)."""
     present = [c for c in _LABELLED if c in frame.columns]
-    varying = [c for c in present if frame[c].nunique() > 1] or ["tasks"]
+    return [c for c in present if frame[c].nunique() > 1] or ["tasks"]
 
-    def words(row: pd.Series) -> str:
-        return ", ".join(_word(c, row[c]) for c in varying)
 
-    return frame.apply(words, axis=1), ", ".join(varying)
+def _point_labels(frame: pd.DataFrame, varying: list[str]) -> pd.Series:
+    """A bar's label from the settings that vary (``8 engines, 256 tasks``)."""
+    return frame.apply(lambda row: ", ".join(_word(c, row[c]) for c in varying), axis=1)
 
 
 def _word(column: str, value: object) -> str:
@@ -65,7 +65,3 @@ def _word(column: str, value: object) -> str:
     if column == "chunksize":
         return f"chunks of {int(value)}"
     return str(value)
-
-
-def _sort_keys(frame: pd.DataFrame) -> list[str]:
-    return [c for c in _LABELLED if c in frame.columns and frame[c].nunique() > 1] or ["tasks"]

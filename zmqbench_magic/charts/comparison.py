@@ -1,4 +1,4 @@
-"""A comparison of two runs (``a.compare(b)``) as a chart."""
+"""A comparison (``a.compare(b)``, ``r.versus(...)``) as a chart."""
 
 from __future__ import annotations
 
@@ -11,24 +11,29 @@ from .layout import HEIGHT, WIDTH, legend, picked, selector, titled
 
 
 def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
-    """A comparison (``a.compare(b)``): the ratio candidate / baseline per point with
-    its 95% interval, and the line at 1 (no difference); colour gives the verdict."""
+    """A comparison (``a.compare(b)``, ``r.versus(...)``): the ratio candidate /
+    baseline per point with its interval, the tolerance band around 1, and the line at
+    1 (no difference); colour gives the verdict, the tooltip why a point is
+    inconclusive."""
     keys = point_columns(table)
     frame = table.assign(point=table[keys].astype(str).agg(" ".join, axis=1) if keys else "all")
     base = alt.Chart(frame, width=WIDTH, height=max(HEIGHT // 2, 22 * len(frame)))
     verdict = alt.Color(
-        "verdict:N", legend=legend("verdict", 3),
-        scale=alt.Scale(domain=["faster", "same", "slower"],
-                        range=["#2ca02c", "#7f7f7f", "#d62728"]),
+        "verdict:N", legend=legend("verdict", 4),
+        scale=alt.Scale(domain=["faster", "same", "slower", "inconclusive"],
+                        range=["#2ca02c", "#1f77b4", "#d62728", "#bdbdbd"]),
     )  # fmt: skip
     pick = selector("verdict", "pick_verdict")
     ratio = alt.X("ratio:Q", scale=alt.Scale(type="log"), title="candidate / baseline (ratio)")
     points = base.mark_point(filled=True, size=60).encode(
         x=ratio, y=alt.Y("point:N", title=None, sort=None), color=verdict, opacity=picked(pick),
         tooltip=["point", alt.Tooltip("ratio:Q", format=".3f"),
-                 alt.Tooltip("ci_low:Q", title="95% interval from", format=".3f"),
-                 alt.Tooltip("ci_high:Q", title="95% interval to", format=".3f"),
-                 alt.Tooltip("p_value:Q", format=".3g"), "verdict"],
+                 alt.Tooltip("ci_low:Q", title="interval from", format=".3f"),
+                 alt.Tooltip("ci_high:Q", title="interval to", format=".3f"),
+                 alt.Tooltip("ci_level:Q", title="interval level", format=".0%"),
+                 alt.Tooltip("n:Q", title="samples (pairs)"),
+                 alt.Tooltip("p_adjusted:Q", title="p (Holm-adjusted)", format=".3g"),
+                 "verdict", "reason"],
     ).add_params(pick)  # fmt: skip
     bars = base.mark_rule().encode(
         x="ci_low:Q", x2="ci_high:Q", y=alt.Y("point:N", sort=None), color=verdict,
@@ -37,5 +42,13 @@ def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
     even = (
         alt.Chart(pd.DataFrame({"ratio": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="ratio:Q")
     )
+    tolerance = table.attrs.get("tolerance", 0.0)
+    band = alt.Chart(pd.DataFrame({"low": [1 - tolerance], "high": [1 + tolerance]}))
+    band = band.mark_rect(opacity=0.15, color="#1f77b4").encode(x="low:Q", x2="high:Q")
     metric = table["metric"].iloc[0] if not table.empty else ""
-    return titled(bars + points + even, f"Comparison of {COLUMN_TITLES.get(metric, metric)}")
+    how = "paired by round" if table.get("paired", pd.Series([False])).all() else "unpaired"
+    note = f"shaded: the ±{tolerance:.1%} tolerance; {how}, Holm-adjusted across the points"
+    if table.attrs.get("shift"):
+        note += f"; {table.attrs['shift']}"
+    return titled(band + bars + points + even, f"Comparison of {COLUMN_TITLES.get(metric, metric)}",
+                  note)  # fmt: skip

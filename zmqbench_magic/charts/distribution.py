@@ -19,15 +19,15 @@ def latency_cdf_chart(distributions: Sequence[Mapping[str, Any]]) -> alt.TopLeve
     each time (log), one line per point (transport, size and copy mode)."""
     rows = []
     several_runs = len({d.get("run") for d in distributions}) > 1
-    in_order = sorted(
-        distributions,
-        key=lambda d: (str(d.get("run")), d["transport"], int(d["size"]), not d["copy"]),
-    )
-    for entry in in_order:
-        series = _point_label(entry)
+    # One line per point (and run): the samples' histograms merged.
+    merged: dict[tuple[Any, ...], LogHistogram] = {}
+    for entry in distributions:
+        key = (str(entry.get("run")), entry["transport"], int(entry["size"]), not entry["copy"])
+        merged[key] = merged.get(key, LogHistogram()) + LogHistogram.from_json(entry["rtt_hist"])
+    for (run, transport, size, zero_copy), histogram in sorted(merged.items()):
+        series = _point_label({"transport": transport, "size": size, "copy": not zero_copy})
         if several_runs:
-            series = f"{entry.get('run')}: {series}"
-        histogram = LogHistogram.from_json(entry["rtt_hist"])
+            series = f"{run}: {series}"
         rows += [{"series": series, "rtt_us": v, "fraction": f} for v, f in histogram.cdf()]
     frame = pd.DataFrame(rows)
     pick = selector("series", "pick_cdf")

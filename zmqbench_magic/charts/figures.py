@@ -1,8 +1,9 @@
 """Pure functions from a tidy result DataFrame to an altair chart.
 
-Each chart plots the median of the samples of each point, with its 95% interval as a
-bar, and says the median, the interval, the number of samples and the point's
-settings on hover; clicking a legend entry picks out its series. Axis titles come
+Each chart plots the median of the samples of each point (latency: each percentile
+over every round trip of the point), with its interval as a bar, and says the
+figure, the interval and its level, the number of samples and the point's settings
+on hover; clicking a legend entry picks out its series. Axis titles come
 from the parameter and metric declarations in :mod:`zmqbench_magic.params`; sizes,
 axes and legends from :mod:`.layout`.
 """
@@ -20,6 +21,7 @@ from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
     WIDTH,
+    interval_note,
     log_y,
     plural,
     side_by_side,
@@ -27,7 +29,14 @@ from .layout import (
     titled,
     x_axis,
 )
-from .series import POINT_COLUMNS, median_lines, mode_title, point_medians, varying_label
+from .series import (
+    POINT_COLUMNS,
+    median_lines,
+    mode_title,
+    point_medians,
+    point_percentiles,
+    varying_label,
+)
 
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
 _ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
@@ -96,16 +105,18 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """The Python tax: how many times the Python loop costs the native one per size
     (throughput: native / Python msgs/s; latency: Python / native median round trip),
-    coloured by copy mode, with the even line at 1 and each ratio's 95% interval."""
-    metric = "msgs_per_s" if df["benchmark"].iloc[0] == "thr" else "p50_us"
+    coloured by copy mode, with the even line at 1 and each ratio's interval, from the
+    per-round ratios (paired); the tooltip gives the verdict."""
+    metric = "msgs_per_s" if df["benchmark"].iloc[0] == "thr" else "sample_p50_us"
     frame = python_tax(df, metric).rename(columns={"tax": "value"})
     frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
     frame = frame.assign(metric=f"Python tax, {COLUMN_TITLES[metric]}",
                          mode=frame["copy"].map(COPY.label))  # fmt: skip
-    what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native p50"
+    what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native, a sample's p50"
     y = log_y("value", f"Python tax ({what}, ratio)")
     lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
-                   ["size", "transport"], ".2f", _facet_width(frame), name="tax")  # fmt: skip
+                   ["size", "transport", "verdict", "n"], ".2f", _facet_width(frame),
+                   name="tax")  # fmt: skip
     # On the same data as the lines, so the layer can be faceted by transport.
     even = alt.Chart(frame).mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
     chart = alt.layer(lines, even)
@@ -113,8 +124,15 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         _by_transport(chart, frame),
         f"The Python tax on {test}",
-        "above the dashed line, the Python loop is slower than the native one",
-    )
+        "; ".join(["above the dashed line, the Python loop is slower than the native one",
+                   _paired_note(frame)]),
+    )  # fmt: skip
+
+
+def _paired_note(frame: pd.DataFrame) -> str:
+    """``bars: 95-98% intervals of the per-round ratios``."""
+    note = interval_note(frame.drop(columns="runs", errors="ignore"))
+    return f"{note} of the per-round ratios (paired)" if note else ""
 
 
 def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -125,20 +143,24 @@ def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame["series"], title = varying_label(frame, ["transport", "loop"])
     x = x_axis(frame, "size", sizes=True)
     y = log_y("value", "zero-copy / copy, delivered (ratio)")
-    chart = median_lines(frame, x, y, "series", title, ["size"], ".2f", name="speedup")
+    chart = median_lines(frame, x, y, "series", title, ["size", "verdict", "n"], ".2f",
+                         name="speedup")  # fmt: skip
     even = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(strokeDash=[4, 4])
     even = even.encode(y="value:Q")
     return titled(
         alt.layer(chart, even),
         "Relative speed of zero-copy sends",
-        "above the dashed line, zero-copy is faster",
+        "; ".join(["above the dashed line, zero-copy is faster", _paired_note(frame)]),
     )
 
 
-def latency_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """Round-trip latency percentiles (p50, p99) vs size, one colour per transport and
-    copy mode; the bars are each median's 95% interval over the samples."""
-    frame = point_medians(df, ["p50_us", "p99_us"], POINT_COLUMNS)
+def latency_chart(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
+    """Round-trip latency percentiles (p50, p99) over every round trip of each point
+    vs size, one colour per transport and copy mode; the bars resample the point's
+    samples (:func:`..results.pooled.pooled_interval`)."""
+    frame = point_percentiles(df, distributions, ["p50_us", "p99_us"], POINT_COLUMNS)
     frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
     y = log_y("value", "round trip (µs)")
     chart = median_lines(frame, x_axis(frame, "size", sizes=True), y, "series", series_title,
@@ -232,11 +254,11 @@ def default_chart(
         if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
             from .load import load_chart
 
-            return load_chart(df)
+            return load_chart(df, distributions)
         if distributions:
             from .distribution import latency_cdf_chart
 
-            return side_by_side(latency_chart(df), latency_cdf_chart(distributions))
+            return side_by_side(latency_chart(df, distributions), latency_cdf_chart(distributions))
         return latency_chart(df)
     if benchmark == "flood":
         return _flood_default(df)

@@ -3,13 +3,16 @@ each series' knee marked (:func:`..results.knee.load_knees`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
 from ..params import RATE
 from ..results.knee import load_knees
 from .layout import log_y, subtitle, titled, x_axis
-from .series import POINT_COLUMNS, median_lines, point_medians, varying_label
+from .series import POINT_COLUMNS, median_lines, point_percentiles, varying_label
 
 _PERCENTILES = ["p50_us", "p90_us", "p99_us", "p999_us"]
 _WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
@@ -19,14 +22,17 @@ _SERIES_SETTINGS = ["transport", "size", "copy", "loop", "peer", "copy_threshold
 _SERIES = ["transport", "size", "mode", "peer", "copy_threshold"]
 
 
-def load_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+def load_chart(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
     """Round trip percentiles vs offered rate (log-log), timed from each message's
     intended send time: p50 to p99.9 for one series, p50 and p99 for several. Each
-    series' knee is a dashed rule, named in the subtitle; its tooltip says why."""
+    series' knee is a dashed rule, named in the subtitle; its tooltip says why. The
+    percentiles are over every round trip of a point, given ``distributions``."""
     open_loop = df[df["rate"] > 0]
     several = any(open_loop[c].nunique() > 1 for c in _SERIES_SETTINGS if c in open_loop.columns)
     metrics = ["p50_us", "p99_us"] if several else _PERCENTILES
-    frame = point_medians(open_loop, metrics, POINT_COLUMNS)
+    frame = point_percentiles(open_loop, distributions, metrics, POINT_COLUMNS)
     x = x_axis(frame, "rate", label_format="~s")
     y = log_y("value", "round trip from intended send (µs)")
     if several:

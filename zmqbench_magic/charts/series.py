@@ -1,15 +1,17 @@
-"""What the charts of medians share: one row per point and metric with its 95%
-interval, and the median lines drawn from it."""
+"""What the charts of medians share: one row per point and metric with its interval
+and that interval's level, and the median lines drawn from it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, RATE, LatencyParams
 from ..results.analysis import medians_with_intervals
+from ..results.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, picked, selector, tooltip
 
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
@@ -17,15 +19,38 @@ POINT_COLUMNS = [p.name for p in LatencyParams.sweep_fields()]
 
 
 def point_medians(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
-    """One row per point and metric: the median (``value``), its 95% interval and its
-    number of samples; ``metric`` names the metric in words."""
+    """One row per point and metric: the median of its samples (``value``), its
+    interval and level, and its number of samples; ``metric`` names the metric in words."""
     by = [c for c in columns if c in df.columns]
     frames = [
         medians_with_intervals(df, m, by).rename(columns={m: "value"}).assign(metric=m)
         for m in metrics
     ]
-    frame = pd.concat(frames, ignore_index=True).dropna(subset=["value"])
+    return _decorated(pd.concat(frames, ignore_index=True), df)
+
+
+def point_percentiles(
+    df: pd.DataFrame,
+    distributions: Sequence[Mapping[str, Any]],
+    metrics: Sequence[str],
+    columns: Sequence[str],
+) -> pd.DataFrame:
+    """As :func:`point_medians`, for latency percentiles (``p50_us``, ``p99_us``) over
+    every round trip of each point, their intervals from resampling its samples.
+    Without distributions (a DataFrame alone), the medians of the samples' own
+    percentiles (``sample_p50_us``), named as such."""
+    by = [c for c in columns if c in df.columns]
+    if distributions:
+        return _decorated(pooled_points(df, distributions, metrics, by), df)
+    return point_medians(df, [f"sample_{m}" for m in metrics], columns)
+
+
+def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """Words for the metric, the offered rate and the copy mode; ``runs``: how many
+    runs' samples each point pools (a panel's presses of Run)."""
+    frame = frame.dropna(subset=["value"])
     frame["metric"] = frame["metric"].map(COLUMN_TITLES)
+    frame["runs"] = df["run"].nunique() if "run" in df.columns else 1
     if "rate" in frame.columns:
         frame["offered"] = frame["rate"].map(offered_label)
     if "copy" in frame.columns:
@@ -44,7 +69,7 @@ def median_lines(
     fmt: str, width: int = WIDTH, *, name: str,
 ) -> alt.LayerChart:  # fmt: skip
     """Median lines with points, one colour per ``series``, one point shape per metric
-    when there are several, and the medians' 95% interval bars."""
+    when there are several, and the interval bars."""
     pick = selector(series, f"pick_{name}")
     metrics = frame["metric"].nunique()
     # Shapes tell metrics apart within a series; lines coloured by metric need none.

@@ -3,21 +3,28 @@
 A sweep's points are not measured one after the other (all samples of one point,
 then all of the next): drift in the machine's load would then land on some points
 and not others, and look like a difference between them. Instead each *round* takes
-one sample of every point, and the rounds repeat ``repeat`` times. Points that share a
-resource (a far end of one transport and size, a cluster of one size) are a *group*;
+one sample of every point, and the rounds repeat ``repeat`` times. Within a round the
+points are visited in a random order, drawn afresh each round from a recorded seed
+(each row's ``order`` is its place in its round): no arm of a comparison is always
+measured first, right after a far end starts, or right before the next one. Points
+that share a resource (a far end of one transport and size, a cluster of one size) are a *group*;
 each round opens each group afresh (:class:`GroupOpener`), so a point's samples come
 from several independent far ends and their spread includes the between-process
 variance that one far end would hide (as pyperf spreads values over worker processes).
 
-With ``precision``, rounds go on past ``repeat`` for the points whose median is not yet
-known that well, until ``max_time``. A stop request or a kernel interrupt ends the run
-between two samples; only whole rounds are kept, so every point keeps the same number
-of samples and the drift argument still holds.
+With ``precision``, whole rounds of every point go on past ``repeat`` until each
+point's median is known that well (``precise_enough``, see
+:func:`zmqbench_magic.results.stats.precision_rule`), or until ``max_time``. A stop
+request or a kernel interrupt ends the run between two samples; only whole rounds
+are kept, so every point keeps the same number of samples and the drift argument
+still holds.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
+import secrets
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -28,6 +35,11 @@ from .control import Progress, StopFlag, Stopped, check_stop
 
 Point = Mapping[str, Any]
 Row = dict[str, Any]
+
+
+def order_seed(seed: int = 0) -> int:
+    """The seed of a run's visiting order: ``seed`` itself, or a fresh one for 0."""
+    return seed or secrets.randbelow(2**32 - 1) + 1
 
 
 class Session(Protocol):
@@ -61,13 +73,26 @@ class Schedule:
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts
+    seed: int = 0  # of the visiting order within each round (0: a fresh one)
     notes: list[str] = field(default_factory=list)
     kept: list[Row] = field(default_factory=list)  # the whole rounds taken so far
 
+    def __post_init__(self) -> None:
+        self.seed = order_seed(self.seed)
+        self._shuffle = random.Random(self.seed)
+
     def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
-        """Points in measuring order, grouped by what they share (order kept)."""
+        """Points grouped by what they share, in the order given."""
         for _, group in itertools.groupby(points, key=self.group_of):
             yield list(group)
+
+    def round_order(self, points: list[Point]) -> list[list[Point]]:
+        """One round's groups and the points within each, both in a random order."""
+        groups = [list(g) for g in self.groups(points)]
+        self._shuffle.shuffle(groups)
+        for group in groups:
+            self._shuffle.shuffle(group)
+        return groups
 
     def run(
         self,
@@ -113,17 +138,20 @@ class Schedule:
     ) -> list[Row]:
         rows: list[Row] = []
         total = max(self.repeat * len(self.points), done_before + len(pending))
-        for group in self.groups(pending):
+        for group in self.round_order(pending):
             check_stop(stop)  # between samples: the far ends are idle
             with open_group(group) as session:
                 for point in group:
                     check_stop(stop)
                     began = self.clock() - start
                     measured = session.sample(point)
-                    rows.append({**point, "sample": number, "t_start_s": began, **measured})
+                    rows.append({**point, "sample": number, "order": len(rows),
+                                 "t_start_s": began, **measured})  # fmt: skip
                     if progress is not None:
                         progress(done_before + len(rows), total)
-        return rows
+        # Rows in the sweep's order within each round (``order`` keeps the measuring order).
+        place = {_key(p): i for i, p in enumerate(self.points)}
+        return sorted(rows, key=lambda row: place[_key({k: row[k] for k in pending[0]})])
 
     def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
         if rounds < self.repeat:
@@ -138,7 +166,13 @@ class Schedule:
                 f"{len(loose)} point(s): {names}"
             )
             return []
-        return loose
+        # Every point takes the extra rounds, not only the loose ones: equal sample
+        # counts keep the rounds whole, so arms stay paired and drift lands on all.
+        return list(self.points) if loose else []
+
+
+def _key(point: Point) -> tuple[Any, ...]:
+    return tuple(sorted(point.items()))
 
 
 def _rows_of(rows: list[Row], point: Point) -> list[Row]:

@@ -20,17 +20,15 @@ result's notes say so.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from ..params.flood import STAGES
+from ..params.flood import STAGE_COLUMNS, STAGE_P90_COLUMNS
 
 _STAMPS = ("submitted", "started", "completed", "received")  # ipyparallel's metadata
-STAGE_COLUMNS = tuple(f"{stage}_s" for stage in STAGES)
-STAGE_P90_COLUMNS = tuple(f"{stage}_p90_s" for stage in STAGES)
 OTHER_HOSTS_NOTE = (
     "stages: the engines run on other hosts, so their clocks are not the client's; each "
     "engine's offset was estimated from its fastest message each way (as NTP does, "
@@ -58,9 +56,9 @@ def stage_times(times: np.ndarray, other_hosts: bool = False) -> dict[str, float
         times = _without_engine_offsets(times)
     spans = np.diff(times[:, :5], axis=1)  # submit, queue, run, return
     row: dict[str, float] = {}
-    for index, stage in enumerate(STAGES):
-        row[f"{stage}_s"] = float(np.median(spans[:, index]))
-        row[f"{stage}_p90_s"] = float(np.percentile(spans[:, index], 90))
+    for index, (median, p90) in enumerate(zip(STAGE_COLUMNS, STAGE_P90_COLUMNS, strict=True)):
+        row[median] = float(np.median(spans[:, index]))
+        row[p90] = float(np.percentile(spans[:, index], 90))
     return row
 
 
@@ -112,10 +110,8 @@ def nan_stages() -> Mapping[str, float]:
     return dict.fromkeys((*STAGE_COLUMNS, *STAGE_P90_COLUMNS, "reply_overlap"), float("nan"))
 
 
-__all__: Iterable[str] = [
+__all__ = [
     "OTHER_HOSTS_NOTE",
-    "STAGES",
-    "STAGE_COLUMNS",
     "engine_offsets",
     "nan_stages",
     "reply_overlap",

@@ -26,11 +26,11 @@ import ipyparallel as ipp
 
 from ..method.control import Progress, StopFlag
 from ..method.load import busy_warnings
-from ..method.schedule import Interrupted, Schedule
+from ..method.schedule import Interrupted, Schedule, order_seed
 from ..params import FloodParams
 from ..params.units import format_duration, format_size, plural
 from ..results import ResultSet, environment, run_identity, spread_warnings
-from ..results.stats import relative_halfwidth
+from ..results.stats import precision_rule
 from . import cluster as clusters
 from . import existing as existing_cluster
 from .anatomy import OTHER_HOSTS_NOTE
@@ -107,9 +107,11 @@ class _FloodRun:
     notes: list[str] = field(default_factory=list)
     identity: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
+    seed: int = 0  # of the visiting order within each round, one for every block
 
     def __post_init__(self) -> None:
         self.identity = run_identity("flood", self.params.label)
+        self.seed = order_seed(self.params.seed)
 
     def measure(
         self,
@@ -123,7 +125,8 @@ class _FloodRun:
         def configuration(point: Mapping[str, Any]) -> tuple[Any, ...]:
             return point["backend"], point["scheme"], point["engines"]
 
-        for (backend, scheme, engines), grouped in itertools.groupby(points, key=configuration):
+        blocks = itertools.groupby(points, key=configuration)
+        for number, ((backend, scheme, engines), grouped) in enumerate(blocks):
             block = list(grouped)
             session: _ClusterSession | PoolSession
             if backend == "processpool":
@@ -142,7 +145,9 @@ class _FloodRun:
                     _offset(progress, done, self.params.repeat * len(points)),
                 )  # fmt: skip
             finally:
-                self.rows += schedule.kept
+                # A block's rounds are its own: arms in two blocks were not measured
+                # side by side, and a paired comparison must not pair them.
+                self.rows += [{**row, "block": number} for row in schedule.kept]
                 self.notes += schedule.notes
                 if isinstance(session, PoolSession):
                     session.close()
@@ -150,18 +155,14 @@ class _FloodRun:
                 return  # stopped: the cluster is idle, kept for the next run
 
     def _schedule(self, block: list[dict[str, Any]]) -> Schedule:
-        precision = self.params.precision
         return Schedule(
             block,
             group_of=lambda _p: 0,
             repeat=self.params.repeat,
-            precise_enough=(
-                (lambda rows: relative_halfwidth([r["tasks_per_s"] for r in rows]) <= precision)
-                if precision
-                else None
-            ),
+            precise_enough=precision_rule(self.params.precision, "tasks_per_s"),
             max_time=self.params.max_time,
             start=self.started,
+            seed=self.seed,
         )
 
     def result(self) -> ResultSet:
@@ -174,7 +175,7 @@ class _FloodRun:
             warnings += busy_warnings(point_rows, where)
         metadata = {
             **environment(), **self.identity, "gc": "off in the timed loops (client)",
-            "notes": self.notes,
+            "order_seed": self.seed, "notes": self.notes,
         }  # fmt: skip
         return ResultSet("flood", rows, self.params.settings(), metadata, tuple(warnings))
 
@@ -189,6 +190,7 @@ class _ClusterSession:
     prepared: dict[tuple[Any, ...], tuple[Sample, Wait]] = field(default_factory=dict)
     # The cluster's own processes are not "other" load (unknown for someone else's).
     helper_pids: list[int] = field(default_factory=list)
+    elsewhere: bool | None = None  # engines on other hosts; None: not asked yet
 
     def __post_init__(self) -> None:
         self._find_helpers()
@@ -253,23 +255,25 @@ class _ClusterSession:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
         controller = self.handle.cluster.controller if self.handle.cluster else None
-        elsewhere = self._engines_elsewhere(engine_ids)
+        elsewhere = self._engines_elsewhere()
         wait = Wait(self.run.params.timeout, self.handle.client, tuple(engine_ids), controller,
                     other_hosts=elsewhere)  # fmt: skip
         for _ in range(self.run.params.warmup):
             bounded(self.handle, sample, wait)
         return sample, wait
 
-    def _engines_elsewhere(self, engine_ids: list[int]) -> bool:
-        """Whether the engines' clocks are other hosts' (said once in the notes)."""
-        if self.handle.managed:
-            elsewhere = bool(self.handle.hosts)
-        else:  # someone else's cluster: ask the engines where they run
-            names = self.handle.client[engine_ids].apply_sync(socket.gethostname)
-            elsewhere = any(name != socket.gethostname() for name in names)
-        if elsewhere and OTHER_HOSTS_NOTE not in self.run.notes:
-            self.run.notes.append(OTHER_HOSTS_NOTE)
-        return elsewhere
+    def _engines_elsewhere(self) -> bool:
+        """Whether the engines' clocks are other hosts' (asked once per cluster, said
+        once in the notes)."""
+        if self.elsewhere is None:
+            if self.handle.managed:
+                self.elsewhere = bool(self.handle.hosts)
+            else:  # someone else's cluster: ask its engines where they run
+                names = self.handle.client[:].apply_sync(socket.gethostname)
+                self.elsewhere = any(name != socket.gethostname() for name in names)
+            if self.elsewhere and OTHER_HOSTS_NOTE not in self.run.notes:
+                self.run.notes.append(OTHER_HOSTS_NOTE)
+        return self.elsewhere
 
 
 def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:

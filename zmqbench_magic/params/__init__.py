@@ -11,7 +11,18 @@ the same declarations.
 
 from __future__ import annotations
 
-from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import (
+    LABEL,
+    MAX_TIME,
+    MIN_TIME,
+    PRECISION,
+    REPEAT,
+    SEED,
+    SIZE,
+    TIMEOUT,
+    TOLERANCE,
+    WARMUP,
+)
 from .declare import BenchParams, Metric, Param
 from .flood import FLOOD_METRICS, FloodParams
 from .memory import (
@@ -29,6 +40,7 @@ from .sockets import (
     COUNT,
     HELD_FRACTION,
     LAT_METRICS,
+    LAT_POOLED,
     LOOP,
     PEER,
     RATE,
@@ -41,7 +53,7 @@ from .sockets import (
     resolve_peer,
 )
 
-METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + FLOOD_METRICS}
+METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + LAT_POOLED + FLOOD_METRICS}
 
 BENCHMARKS: dict[str, type[BenchParams]] = {
     "thr": ThroughputParams,
@@ -65,6 +77,7 @@ __all__ = [
     "HELD_FRACTION",
     "LABEL",
     "LAT_METRICS",
+    "LAT_POOLED",
     "LOOP",
     "MAX_TIME",
     "METRICS",
@@ -76,9 +89,11 @@ __all__ = [
     "REMOTE",
     "REPEAT",
     "SECRET_FILE",
+    "SEED",
     "SIZE",
     "THR_METRICS",
     "TIMEOUT",
+    "TOLERANCE",
     "TRANSPORT",
     "TRANSPORTS",
     "WARMUP",

@@ -27,8 +27,9 @@ MIN_TIME = Param(
 )
 PRECISION = Param(
     "precision", 0.0,
-    "keep taking rounds (past --repeat, within --max-time) until each point's 95% "
-    "interval is within this of its median, e.g. 5%; 0: off",
+    "keep taking rounds of every point (past --repeat, within --max-time) until each "
+    "point's 99% interval is within this of its median, e.g. 5% (checking at 99% keeps "
+    "the reported 95% intervals honest after stopping on them); 0: off",
     "precision", "fraction", low=0.0, high=1.0,
 )
 MAX_TIME = Param(
@@ -40,6 +41,19 @@ LABEL = Param(
     "a name for this run, kept in its rows' run column and used by compare; "
     "empty: an id from the benchmark and the time",
     "run label", "str",
+)
+SEED = Param(
+    "seed", 0,
+    "seed of the random order in which each round visits the points (so no arm is "
+    "always measured first); kept in the result as order_seed, to repeat an order; "
+    "0: a fresh seed each run",
+    "order seed", "int", low=0, high=2**32 - 1,
+)
+TOLERANCE = Param(
+    "tolerance", 0.01,
+    "a comparison calls a point faster or slower only when its ratio lies beyond "
+    "1 ± this, and same only when its whole interval lies within it",
+    "tolerance", "fraction", low=0.0, high=0.5,
 )
 TIMEOUT = Param(
     "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",

@@ -7,7 +7,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .remote import REMOTE_PYTHON
 
@@ -100,6 +100,9 @@ ON_ENGINE_LOSS = Param(
 )
 # Where a task's time goes, in order (see parallel/anatomy.py for each boundary).
 STAGES = ("submit", "queue", "run", "return")
+# Their columns: each stage's median over a sample's tasks, and its 90th percentile.
+STAGE_COLUMNS = tuple(f"{stage}_s" for stage in STAGES)
+STAGE_P90_COLUMNS = tuple(f"{stage}_p90_s" for stage in STAGES)
 # Task floods are slower than ZeroMQ samples: fewer rounds (6 still give a 95% interval
 # for each median), a longer wait.
 FLOOD_REPEAT = dataclasses.replace(REPEAT, default=6)
@@ -128,23 +131,22 @@ FLOOD_METRICS = (
            "lower"),
     Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip", "lower"),
     *(
-        Metric(f"{stage}_s", f"{stage} (s)", f"median over the sample's tasks: {meaning}", "lower")
-        for stage, meaning in (
-            ("submit", "the client's call to ipyparallel stamping the message (serialise, "
-                       "build)"),
-            ("queue", "stamped to the engine starting it (client IO thread, scheduler, "
-                      "network, engine queue)"),
-            ("run", "the task running on the engine"),
-            ("return", "the engine done to the client receiving the reply"),
-        )
+        Metric(column, f"{stage} (s)", f"median over the sample's tasks: {meaning}", "lower")
+        for stage, column, meaning in zip(STAGES, STAGE_COLUMNS, (
+            "the client's call to ipyparallel stamping the message (serialise, build)",
+            "stamped to the engine starting it (client IO thread, scheduler, network, "
+            "engine queue)",
+            "the task running on the engine",
+            "the engine done to the client receiving the reply",
+        ), strict=True)
     ),
     Metric("reply_overlap", "replies while sending (fraction)",
            "share of replies the client received before its last submit returned: they "
            "compete with submission (ipyparallel #534)"),
     *(
-        Metric(f"{stage}_p90_s", f"{stage} p90 (s)",
+        Metric(column, f"{stage} p90 (s)",
                f"90th percentile over the sample's tasks of the {stage} stage", "lower")
-        for stage in STAGES
+        for stage, column in zip(STAGES, STAGE_P90_COLUMNS, strict=True)
     ),
 )
 # fmt: on
@@ -179,6 +181,7 @@ class FloodParams(BenchParams):
     remote_python: str = param_field(REMOTE_PYTHON)
     ssh_tunnel: str = param_field(SSH_TUNNEL)
     on_engine_loss: str = param_field(ON_ENGINE_LOSS)
+    seed: int = param_field(SEED)
     label: str = param_field(LABEL)
 
     benchmark = "flood"

@@ -8,7 +8,7 @@ from typing import Any
 
 import zmq
 
-from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SIZE, TIMEOUT, WARMUP
+from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .memory import check_memory, few_messages_caution
 from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
@@ -101,16 +101,19 @@ THR_METRICS = (
     SEND_CPU,
     RECV_CPU,
 )
+# A latency sample's own figures: the DataFrame's columns, one row per sample, for the
+# spread between samples and the paired comparisons.
 LAT_METRICS = (
-    Metric("rtt_us", "mean round trip (µs)", "mean round-trip time of the sample", "lower"),
-    Metric("p50_us", "median round trip (µs)", "50th percentile of the sample's round trips",
-           "lower"),
-    Metric("p90_us", "p90 round trip (µs)", "90th percentile of the sample's round trips",
-           "lower"),
-    Metric("p99_us", "p99 round trip (µs)", "99th percentile of the sample's round trips",
-           "lower"),
-    Metric("p999_us", "p99.9 round trip (µs)", "99.9th percentile of the sample's round trips",
-           "lower"),
+    Metric("sample_mean_us", "a sample's mean round trip (µs)",
+           "mean round-trip time of one sample", "lower"),
+    Metric("sample_p50_us", "a sample's median round trip (µs)",
+           "50th percentile of one sample's round trips", "lower"),
+    Metric("sample_p90_us", "a sample's p90 round trip (µs)",
+           "90th percentile of one sample's round trips", "lower"),
+    Metric("sample_p99_us", "a sample's p99 round trip (µs)",
+           "99th percentile of one sample's round trips", "lower"),
+    Metric("sample_p999_us", "a sample's p99.9 round trip (µs)",
+           "99.9th percentile of one sample's round trips", "lower"),
     Metric("max_us", "slowest round trip (µs)",
            "slowest round trip of the sample (the summary: of the point)", "lower"),
     Metric("achieved_per_s", "achieved rate (msgs/s)",
@@ -124,6 +127,20 @@ LAT_METRICS = (
            "lower"),
     SEND_CPU,
     RECV_CPU,
+)
+# A latency point's figures over every round trip of all its samples (the summary's,
+# the text's and the charts'): a stall in one sample shows in them.
+LAT_POOLED = (
+    Metric("mean_us", "mean round trip (µs)", "mean of every round trip of the point", "lower"),
+    Metric("p50_us", "median round trip (µs)",
+           "50th percentile of every round trip of the point", "lower"),
+    Metric("p90_us", "p90 round trip (µs)", "90th percentile of every round trip of the point",
+           "lower"),
+    Metric("p99_us", "p99 round trip (µs)", "99th percentile of every round trip of the point",
+           "lower"),
+    Metric("p999_us", "p99.9 round trip (µs)",
+           "99.9th percentile of every round trip of the point", "lower"),
+    Metric("round_trips", "round trips", "how many round trips the figures are taken over"),
 )
 # fmt: on
 
@@ -172,6 +189,7 @@ class ZmqParams(BenchParams):
     remote: str = param_field(REMOTE)
     secret_file: str = param_field(SECRET_FILE)
     remote_python: str = param_field(REMOTE_PYTHON)
+    seed: int = param_field(SEED)
     label: str = param_field(LABEL)
 
     # One far end serves every point of a transport and peer.

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..params import METRICS, LatencyParams
+from ..params import METRICS, TOLERANCE, LatencyParams
 from ..params.units import format_size
-from .stats import median_ci, ratio_ci
+from .compare import versus
+from .stats import median_ci
 
 # What identifies a point: the swept parameters (a pair is compared over all but one).
 _SWEPT = [p.name for p in LatencyParams.sweep_fields()]
@@ -23,65 +24,78 @@ def medians(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
 
 
 def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
-    """The median of ``metric`` per group, with its 95% interval (``ci_low``,
-    ``ci_high``; order statistics, see :func:`..stats.median_ci`) and the number of
-    samples it was taken from (``samples``)."""
+    """The median of ``metric`` per group, with its interval (``ci_low``, ``ci_high``;
+    order statistics, see :func:`..stats.median_ci`), the level that interval reaches
+    (``ci_level``: 95% or more, less with under 6 samples) and the number of samples it
+    was taken from (``samples``)."""
     rows = []
     # A setting that does not apply to some rows (NaN) must not drop them.
     for key, group in df.groupby(by, sort=True, dropna=False):
         values = group[metric].dropna().tolist()
-        low, high, _ = median_ci(values)
+        low, high, level = median_ci(values)
         median = float(pd.Series(values, dtype=float).median())
-        rows.append({**dict(zip(by, key, strict=True)), metric: median,
-                     "ci_low": low, "ci_high": high, "samples": len(values)})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high", "samples"])
+        rows.append({**dict(zip(by, key, strict=True)), metric: median, "ci_low": low,
+                     "ci_high": high, "ci_level": level, "samples": len(values)})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high", "ci_level", "samples"])
 
 
-def zero_copy_speedup(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:
-    """Median zero-copy rate over median copy rate, per transport and size.
+def zero_copy_speedup(
+    df: pd.DataFrame, metric: str = "msgs_per_s", tolerance: float = TOLERANCE.default
+) -> pd.DataFrame:
+    """Zero-copy over copy, per transport and size, paired by round.
 
-    Returns the pair columns plus ``speedup`` (above 1: zero-copy is faster) and its
-    95% interval (``ci_low``, ``ci_high``). Points measured with only one of the two
-    copy modes are left out.
+    Returns the pair columns, ``speedup`` (above 1: zero-copy is faster), its interval
+    (``ci_low``, ``ci_high``, ``ci_level``) and the comparison's ``verdict`` (zero-copy
+    ``faster``, ``slower``, ``same`` or ``inconclusive``) with its ``reason``. Points
+    measured with only one of the two copy modes are left out.
 
     Example
     -------
-    >>> zero_copy_speedup(result.df)[["size", "speedup"]]  # doctest: +SKIP
+    >>> zero_copy_speedup(result.df)[["size", "speedup", "verdict"]]  # doctest: +SKIP
     """
-    table = paired_ratio(df, metric, "copy", baseline=True, candidate=False)
+    table = paired_ratio(df, metric, "copy", baseline=True, candidate=False, tolerance=tolerance)
     return table.rename(columns={"ratio": "speedup"})
 
 
-def python_tax(df: pd.DataFrame, metric: str = "msgs_per_s") -> pd.DataFrame:
-    """How many times the Python loop costs the native one, per point: native / Python
-    for a rate (``msgs_per_s``), Python / native for a time (``p50_us``), so above 1
-    always means Python is slower. Columns: the point's, ``tax``, ``ci_low``,
-    ``ci_high``; points measured with one loop only are left out.
+def python_tax(
+    df: pd.DataFrame, metric: str = "msgs_per_s", tolerance: float = TOLERANCE.default
+) -> pd.DataFrame:
+    """How many times the Python loop costs the native one, per point, paired by
+    round: native / Python for a rate (``msgs_per_s``), Python / native for a time
+    (``p50_us``), so above 1 always means Python is slower. Columns: the point's,
+    ``tax``, ``ci_low``, ``ci_high``, ``ci_level``, and the ``verdict`` of native
+    against Python (``faster``: native is faster); points measured with one loop only
+    are left out.
 
-    >>> python_tax(result.df, "p50_us")[["size", "copy", "tax"]]  # doctest: +SKIP
+    >>> python_tax(result.df, "sample_p50_us")[["size", "copy", "tax"]]  # doctest: +SKIP
     """
-    higher_is_better = METRICS[metric].better == "higher"
-    baseline, candidate = ("python", "native") if higher_is_better else ("native", "python")
-    table = paired_ratio(df, metric, "loop", baseline=baseline, candidate=candidate)
+    table = paired_ratio(df, metric, "loop", "python", "native", tolerance=tolerance)
+    if METRICS[metric].better == "lower":  # native / python time: invert to a tax
+        table["ratio"], table["ci_low"], table["ci_high"] = (
+            1 / table["ratio"],
+            1 / table["ci_high"],
+            1 / table["ci_low"],
+        )
     return table.rename(columns={"ratio": "tax"})
 
 
 def paired_ratio(
-    df: pd.DataFrame, metric: str, column: str, baseline: object, candidate: object
+    df: pd.DataFrame,
+    metric: str,
+    column: str,
+    baseline: object,
+    candidate: object,
+    tolerance: float = TOLERANCE.default,
 ) -> pd.DataFrame:
-    """Median ``metric`` where ``column`` is ``candidate`` over where it is
-    ``baseline``, per point of every other swept parameter, with the ratio's 95%
-    bootstrap interval (``ratio``, ``ci_low``, ``ci_high``)."""
+    """``metric`` where ``column`` is ``candidate`` over where it is ``baseline``, per
+    point of every other swept parameter, paired by round (:func:`.compare.versus`):
+    ``ratio``, ``ci_low``, ``ci_high``, ``ci_level``, ``verdict`` and ``reason``."""
+    if not {column, metric} <= set(df.columns) or df[column].nunique() < 2:
+        return pd.DataFrame(columns=[*_SWEPT, "ratio", "ci_low", "ci_high", "verdict"])
     by = [c for c in _SWEPT if c in df.columns and c != column]
-    rows = []
-    for key, point in df.groupby(by, sort=True):
-        base = point.loc[point[column] == baseline, metric].dropna().tolist()
-        other = point.loc[point[column] == candidate, metric].dropna().tolist()
-        if base and other:
-            ratio, low, high = ratio_ci(base, other)
-            rows.append({**dict(zip(by, key, strict=True)), "ratio": ratio,
-                         "ci_low": low, "ci_high": high})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*by, "ratio", "ci_low", "ci_high"])
+    table = versus(df, column, baseline, candidate, metric, by, tolerance)
+    keep = [*by, "ratio", "ci_low", "ci_high", "ci_level", "n", "verdict", "reason", "paired"]
+    return table[keep]
 
 
 @dataclass(frozen=True)
@@ -116,11 +130,12 @@ class _Axis:
 
 
 def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
-    """``table``: one row per x value, sorted, with ``median``, ``ci_low``, ``ci_high``.
-    The estimate is interpolated on a log x axis, and a log or linear y axis."""
+    """``table``: one row per x value, sorted, with ``median`` and ``called`` (above the
+    level with 95% confidence). The estimate is interpolated on a log x axis, and a
+    log or linear y axis."""
     if table.empty:
         return Threshold(None, None, None, False, f"no {axis.what}: nothing to compare")
-    above = (table["ci_low"] > axis.level).tolist()
+    above = table["called"].tolist()
     xs, medians = table[axis.column].tolist(), table["median"].tolist()
     if not above[-1]:
         message = (
@@ -159,23 +174,21 @@ _HALF_EFFICIENCY = _Axis("duration", "map efficiency threshold", "task duration"
                          log_y=False)  # fmt: skip
 
 
-def zero_copy_threshold(df: pd.DataFrame, metric: str = "msgs_per_s") -> Threshold:
-    """The message size from which zero-copy is faster than copy at every larger
-    measured size, each with 95% confidence (bootstrap interval of the ratio of
-    medians). One transport, peer and copy threshold at a time: filter ``df`` first."""
+def zero_copy_threshold(
+    df: pd.DataFrame, metric: str = "msgs_per_s", tolerance: float = TOLERANCE.default
+) -> Threshold:
+    """The message size from which zero-copy is called faster than copy at every
+    larger measured size (the paired comparison's verdicts, Holm-adjusted across the
+    sizes). One transport, peer and copy threshold at a time: filter ``df`` first."""
     by = [c for c in _SWEPT if c in df.columns and c not in ("size", "copy")]
     if len(df[by].drop_duplicates()) > 1:
         msg = f"one {'/'.join(by)} at a time, got {len(df[by].drop_duplicates())} combinations"
         raise ValueError(msg)
-    rows = []
-    for size, group in df.groupby("size", sort=True):
-        copy = group.loc[group["copy"] == True, metric].dropna()  # noqa: E712
-        zero = group.loc[group["copy"] == False, metric].dropna()  # noqa: E712
-        if copy.empty or zero.empty:
-            continue
-        ratio, low, high = ratio_ci(copy.tolist(), zero.tolist())
-        rows.append({"size": size, "median": ratio, "ci_low": low, "ci_high": high})
-    return _threshold(pd.DataFrame(rows), _CROSSOVER)
+    table = zero_copy_speedup(df, metric, tolerance)
+    called = table["verdict"] == "faster"
+    rows = pd.DataFrame({"size": table["size"], "median": table["speedup"], "called": called})
+    rows = rows.sort_values("size", ignore_index=True)
+    return _threshold(rows, _CROSSOVER)
 
 
 def crossover_size(df: pd.DataFrame, metric: str = "msgs_per_s") -> float | None:
@@ -192,9 +205,9 @@ def map_efficiency_threshold(df: pd.DataFrame, level: float = 0.5) -> Threshold:
     rows = []
     for duration, group in df[df["duration"] > 0].groupby("duration", sort=True):
         values = group["efficiency"].dropna().tolist()
-        low, high, _ = median_ci(values)
+        low, _, _ = median_ci(values)
         rows.append({"duration": duration, "median": float(pd.Series(values).median()),
-                     "ci_low": low, "ci_high": high})  # fmt: skip
+                     "called": low > level})  # fmt: skip
     axis = dataclasses.replace(
         _HALF_EFFICIENCY, level=level, level_words=f"map is over {level:.0%} efficient"
     )

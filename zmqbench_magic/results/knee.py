@@ -36,7 +36,7 @@ def load_knees(df: pd.DataFrame) -> pd.DataFrame:
     columns = [*by, "held_up_to_per_s", "knee_per_s", "knee_reason"]
     rows = []
     for key, series in open_loop.groupby(by, sort=False):
-        points = series.groupby("rate").agg(p50=("p50_us", "median"), held=("held", "all"))
+        points = series.groupby("rate").agg(p50=("sample_p50_us", "median"), held=("held", "all"))
         rows.append({**dict(zip(by, key, strict=True)), **_knee(points)})
     return pd.DataFrame(rows, columns=columns)
 

@@ -20,13 +20,22 @@ from typing import Any
 
 import pandas as pd
 
-from ..params import BENCHMARKS
+from ..params import BENCHMARKS, TOLERANCE
 from .histogram import LogHistogram
 from .summary import summarize
 from .text import summary_line
 
 FORMAT = "zmqbench-result"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+# Version 3 named a latency sample's own figures ``sample_*`` (the unprefixed names are
+# now the point's, over every round trip) and kept one histogram per sample.
+_RENAMED_IN_3 = {
+    "rtt_us": "sample_mean_us",
+    "p50_us": "sample_p50_us",
+    "p90_us": "sample_p90_us",
+    "p99_us": "sample_p99_us",
+    "p999_us": "sample_p999_us",
+}
 
 
 @dataclass(frozen=True)
@@ -108,14 +117,41 @@ class ResultSet:
         candidate: ResultSet,
         match: Sequence[str] | None = None,
         metric: str | None = None,
-        tolerance: float = 0.0,
+        tolerance: float = TOLERANCE.default,
     ) -> pd.DataFrame:
-        """This run (the baseline) against ``candidate``: one row per shared point.
+        """This run (the baseline) against another run, ``candidate``: one row per
+        shared point, unpaired. Two arms of one run compare better with :meth:`versus`.
 
         See :func:`zmqbench_magic.results.compare.compare`."""
         from .compare import compare
 
         return compare(self, candidate, match=match, metric=metric, tolerance=tolerance)
+
+    def versus(
+        self,
+        column: str,
+        baseline: Any,
+        candidate: Any,
+        metric: str | None = None,
+        tolerance: float = TOLERANCE.default,
+    ) -> pd.DataFrame:
+        """Two arms of this run, paired by round: ``column == candidate`` against
+        ``column == baseline`` at every point of the other swept parameters.
+
+        The rows and verdicts are those of :meth:`compare`; the ratio and its interval
+        come from each round's own ratio, which cancels what the machine was doing in
+        that round, so a difference is found with fewer samples.
+
+        Example
+        -------
+        >>> r = run_throughput(size=["1k", "1M"], copy=[True, False])  # doctest: +SKIP
+        >>> r.versus("copy", True, False)[["size", "ratio", "verdict"]]  # doctest: +SKIP
+        """
+        from .compare import versus
+
+        metric = metric or self.metric_names[0]
+        by = [c for c in self.point_columns if c != column]
+        return versus(self.df, column, baseline, candidate, metric, by, tolerance)
 
     def __add__(self, other: ResultSet) -> ResultSet:
         if not isinstance(other, ResultSet):
@@ -216,13 +252,15 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         msg = f"{path} is not a zmqbench result file (no 'format': {FORMAT!r})"
         raise ValueError(msg)
-    if data.get("version") not in (1, FORMAT_VERSION):
-        msg = (
-            f"{path} has format version {data.get('version')!r}; this reads 1 and {FORMAT_VERSION}"
-        )
+    if data.get("version") not in (1, 2, FORMAT_VERSION):
+        msg = f"{path} has format version {data.get('version')!r}; this reads 1 to {FORMAT_VERSION}"
         raise ValueError(msg)
+    renamed = _RENAMED_IN_3 if data["version"] < 3 else {}
     # null stands for NaN (a figure not measured) in the file: JSON has no NaN.
-    rows = [{k: math.nan if v is None else v for k, v in r.items()} for r in data["rows"]]
+    rows = [
+        {renamed.get(k, k): math.nan if v is None else v for k, v in r.items()}
+        for r in data["rows"]
+    ]
     return ResultSet(
         data["benchmark"],
         rows,

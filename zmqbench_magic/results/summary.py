@@ -1,5 +1,7 @@
-"""A result's summary: per point, the median of each metric with the headline's 95%
-interval, and the figures that are not medians (the true max, p99.9, busy samples)."""
+"""A result's summary: per point, the median of each metric over the samples, the
+headline's interval at the level it reaches, and the figures that are not medians:
+the true extremes, and for latency every percentile and the mean over every round
+trip of the point (:mod:`.pooled`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .histogram import LogHistogram
+from .pooled import PERCENTILES, matching, pooled_mean, pooled_percentiles
 from .stats import median_ci
 
 if TYPE_CHECKING:
@@ -47,21 +49,27 @@ def summarize(result: ResultSet) -> pd.DataFrame:
         table["max_us"] = grouped["max_us"].max()
         table["min_us"] = grouped["min_us"].min()
     summary = table.reset_index()
-    if result.distributions and "p999_us" in summary.columns:
-        summary["p999_us"] = [
-            _point_percentile(result, dict(zip(by, key, strict=True)), 99.9, fallback)
-            for key, fallback in zip(
-                summary[by].itertuples(index=False), summary["p999_us"], strict=True
-            )
-        ]
-        # A bucket's value may lie up to 1% past the slowest round trip in it.
-        summary["p999_us"] = summary["p999_us"].clip(upper=summary["max_us"])
+    if result.benchmark == "lat":
+        summary = _with_pooled(result, summary, by, grouped)
     return summary
 
 
-def _point_percentile(
-    result: ResultSet, point: dict[str, object], q: float, fallback: float
-) -> float:
-    """A percentile over every round trip of the point (within the histogram's 1%)."""
-    histogram: LogHistogram = result.histogram(point)
-    return histogram.percentile(q) if histogram.total else fallback
+def _with_pooled(
+    result: ResultSet, summary: pd.DataFrame, by: list[str], grouped: pd.api.typing.DataFrameGroupBy
+) -> pd.DataFrame:
+    """The mean and every percentile over all round trips of each point."""
+    if "round_trips" in result.df.columns:
+        means = grouped.apply(
+            lambda g: pooled_mean(g["sample_mean_us"], g["round_trips"]), include_groups=False
+        )
+        summary["mean_us"] = means.to_numpy()
+    pooled = []
+    for key in summary[by].itertuples(index=False):
+        point = dict(zip(by, key, strict=True))
+        histograms = matching(result.distributions, point)
+        pooled.append(pooled_percentiles(histograms) if histograms else {})
+    for column in (*PERCENTILES, "round_trips"):
+        summary[column] = [figures.get(column, float("nan")) for figures in pooled]
+    # A bucket's value may lie up to 1% past the slowest round trip in it.
+    summary[list(PERCENTILES)] = summary[list(PERCENTILES)].clip(upper=summary["max_us"], axis=0)
+    return summary

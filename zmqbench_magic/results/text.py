@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from ..params import COPY
-from ..params.flood import STAGES
+from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size
 from .compare import point_columns
 
@@ -39,7 +40,7 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
             f"{point['overhead_fraction']:.0%} of the round trip"
         )
     if has("queue_s"):
-        stages = " / ".join(f"{point[f'{s}_s'] * 1e3:,.3g}" for s in STAGES)
+        stages = " / ".join(f"{point[column] * 1e3:,.3g}" for column in STAGE_COLUMNS)
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
         f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
@@ -59,12 +60,22 @@ def figure(value: float) -> str:
 
 
 def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
-    """``median of 10, 95% CI 1.21M-1.25M``: how many samples and how sure."""
+    """``median of 10, 98% CI 1.21M to 1.25M``: how many samples and how sure, at the
+    level the interval really reaches."""
     level = point.get("ci_level", 0)
     if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
         return f"median of {point['n']}"
     low, high = figure(point["ci_low"] * scale), figure(point["ci_high"] * scale)
     return f"median of {point['n']}, {level:.0%} CI {low} to {high}"
+
+
+def _pooled(point: Mapping[str, Any]) -> str:
+    """``every round trip of 10 samples; a sample's mean: 98% CI 80 to 85``."""
+    samples = f"every round trip of {point['n']} sample{'s' if point['n'] != 1 else ''}"
+    if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
+        return samples
+    low, high = figure(point["ci_low"]), figure(point["ci_high"])
+    return f"{samples}; a sample's mean: {point['ci_level']:.0%} CI {low} to {high}"
 
 
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
@@ -89,10 +100,10 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
     if rate:
         where += f" at {format_rate(rate)} msgs/s"
     return (
-        f"{run}{where}: round trip {figure(point['rtt_us']):>7} µs mean, "
+        f"{run}{where}: round trip {figure(point.get('mean_us', math.nan)):>7} µs mean, "
         f"p50 {figure(point['p50_us'])}, p99 {figure(point['p99_us'])}, "
         f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs"
-        f"{_achieved(point) if rate else ''} ({_samples(point)})"
+        f"{_achieved(point) if rate else ''} ({_pooled(point)})"
     )
 
 
@@ -103,16 +114,32 @@ def _achieved(point: Mapping[str, Any]) -> str:
 
 
 def comparison_lines(table: pd.DataFrame) -> list[str]:
-    """One line per compared point: ``size=1024: 1.12x [1.05, 1.20], p=0.002, faster``."""
+    """One line per compared point, then what the table as a whole says::
+
+    size=1024: msgs_per_s 1,000 -> 1,120, ratio 1.12 (95% CI 1.05 to 1.20, n=10):
+      faster
+    size=64: ... ratio 1.03 (75% CI 0.97 to 1.09, n=3): inconclusive: need at least
+      6 pairs of samples (rounds): ...
+    """
     if table.empty:
         return ["no point is in both results: check --match"]
     keys = point_columns(table)
     lines = []
     for row in table.to_dict("records"):
-        where = " ".join(f"{k}={row[k]}" for k in keys)
+        where = " ".join(f"{k}={row[k]}" for k in keys) or "all"
+        verdict = row["verdict"] + (f": {row['reason']}" if row.get("reason") else "")
         lines.append(
             f"{where}: {row['metric']} {figure(row['baseline'])} -> {figure(row['candidate'])}, "
-            f"ratio {row['ratio']:.3f} (95% CI {row['ci_low']:.3f} to {row['ci_high']:.3f}), "
-            f"p={row['p_value']:.3g}: {row['verdict']}"
+            f"ratio {row['ratio']:.3f} ({row['ci_level']:.0%} CI {row['ci_low']:.3f} to "
+            f"{row['ci_high']:.3f}, n={row['n']}): {verdict}"
         )
+    tolerance = table.attrs.get("tolerance")
+    if tolerance is not None:
+        how = "paired by round" if table["paired"].all() else "unpaired (separate runs)"
+        lines.append(
+            f"{how}; faster/slower: beyond ±{tolerance:.1%} after Holm's adjustment across "
+            f"{len(table)} point(s); same: the whole interval within ±{tolerance:.1%}"
+        )
+    if table.attrs.get("shift"):
+        lines.append(f"note: {table.attrs['shift']}")
     return lines

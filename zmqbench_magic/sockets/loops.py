@@ -174,11 +174,12 @@ def latency_columns(
     count = len(rtt_us)
     p50, p90, p99, p999 = np.percentile(rtt_us, [50, 90, 99, 99.9])
     return {
-        "rtt_us": float(rtt_us.mean()),
-        "p50_us": float(p50),
-        "p90_us": float(p90),
-        "p99_us": float(p99),
-        "p999_us": float(p999),
+        "sample_mean_us": float(rtt_us.mean()),
+        "sample_p50_us": float(p50),
+        "sample_p90_us": float(p90),
+        "sample_p99_us": float(p99),
+        "sample_p999_us": float(p999),
+        "round_trips": count,
         "max_us": float(rtt_us.max()),
         "min_us": float(rtt_us.min()),
         "elapsed_s": elapsed,

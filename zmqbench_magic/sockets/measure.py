@@ -32,8 +32,7 @@ from ..params import (
 )
 from ..params.units import format_size
 from ..results import ResultSet, environment, run_identity, spread_warnings
-from ..results.histogram import LogHistogram
-from ..results.stats import relative_halfwidth
+from ..results.stats import precision_rule
 from .link import STEADY_MALLOC, Link, PeerError
 from .loops import latency_sample, throughput_sample
 from .paced import paced_sample
@@ -153,12 +152,9 @@ def _run(
         points,
         group_of=lambda p: (*(p[k] for k in _LINK_KEY), _role(role, p)),
         repeat=params.repeat,
-        precise_enough=(
-            (lambda rows: relative_halfwidth([r[headline] for r in rows]) <= params.precision)
-            if params.precision
-            else None
-        ),
+        precise_enough=precision_rule(params.precision, headline),
         max_time=params.max_time,
+        seed=params.seed,
     )
     remote = getattr(params, "remote", "")
     with reach(remote, getattr(params, "secret_file", ""), getattr(params, "remote_python", ""),
@@ -167,9 +163,9 @@ def _run(
         try:
             schedule.run(state.far_end, stop, progress)
         except Interrupted as interrupt:
-            interrupt.result = state.result(schedule.kept, points, schedule.notes)
+            interrupt.result = state.result(schedule.kept, points, schedule.notes, schedule.seed)
             raise
-    return state.result(schedule.kept, points, schedule.notes)
+    return state.result(schedule.kept, points, schedule.notes, schedule.seed)
 
 
 @dataclass
@@ -207,29 +203,31 @@ class _RunState:
             raise type(exc)(f"{describe(session.current)}: {exc}") from None
 
     def result(
-        self, rows: list[dict[str, Any]], points: list[dict[str, Any]], notes: list[str]
+        self,
+        rows: list[dict[str, Any]],
+        points: list[dict[str, Any]],
+        notes: list[str],
+        seed: int,
     ) -> ResultSet:
         rows = [{**r, "run": self.identity["run"]} for r in rows]
-        # Every round trip of the kept samples (a dropped round's are not in ``rows``).
-        histograms: dict[tuple[Any, ...], LogHistogram] = {}
+        # Every round trip of the kept samples (a dropped round's are not in ``rows``),
+        # one histogram per sample: pooled figures resample whole samples.
+        distributions = []
         for row in rows:
             histogram = row.pop("rtt_hist", None)
             if histogram is not None:
-                key = _key({k: row[k] for k in (*points[0], "frames")})
-                histograms[key] = histograms.get(key, LogHistogram()) + histogram
+                where = {k: row[k] for k in (*points[0], "frames", "run", "sample")}
+                distributions.append({**where, "rtt_hist": histogram.to_json()})
         warnings = self.params.cautions()
         for point in points:
             point_rows = [r for r in rows if all(r[k] == v for k, v in point.items())]
             warnings += _point_warnings(point_rows, self.params.metrics[0].name, point)
-        distributions = [
-            {**dict(key), "run": self.identity["run"], "rtt_hist": histogram.to_json()}
-            for key, histogram in histograms.items()
-        ]
         metadata = {
             **environment(),
             **self.identity,
             "gc": "off in the timed loops (driver and far end)",
             "far_end_malloc": STEADY_MALLOC,
+            "order_seed": seed,
             "notes": notes,
         }
         return ResultSet(
