@@ -7,10 +7,10 @@ For each version and benchmark it prints, over every point of the sweep:
   medians (the largest, and the median, over points and runs);
 - **contained**: how often one run's 95% interval of a point's median holds another
   run's median of that point (every ordered pair of runs);
-- **same**: how often comparing one run with another (``a.compare(b)``: Mann-Whitney
-  p < 0.05 and an interval of the ratio that leaves 1 out, or ``same``) says ``same``;
+- **same**: how often comparing one run with another (``a.compare(b)``) calls no
+  difference (``same`` or ``inconclusive``, never ``faster`` or ``slower``);
   **same±10%** with ``tolerance=0.1``; **shifted**: the pairs of runs in which every
-  point moved the same way by a similar ratio (the machine's speed, not the code).
+  point moved the same way by a similar ratio.
 
 An older version's runs get the same intervals and comparisons, computed here from
 its samples, so both are judged alike. The sweeps are those of ``scripts/main.sh``.
@@ -95,8 +95,9 @@ def judge(runs: list[ResultSet], metric: str) -> dict[str, float]:
             total += 1
     pairs = [(a.compare(b, metric=metric), a.compare(b, metric=metric, tolerance=0.1))
              for a, b in itertools.combinations(runs, 2)]  # fmt: skip
-    same = [(strict["verdict"] == "same").mean() for strict, _ in pairs if not strict.empty]
-    lenient = [(loose["verdict"] == "same").mean() for _, loose in pairs if not loose.empty]
+    calls = ["faster", "slower"]  # a difference called: anything else is not one
+    same = [(~strict["verdict"].isin(calls)).mean() for strict, _ in pairs if not strict.empty]
+    lenient = [(~loose["verdict"].isin(calls)).mean() for _, loose in pairs if not loose.empty]
     return {
         "same within 10%": statistics.mean(lenient) if lenient else float("nan"),
         "shifted pairs": sum(bool(strict.attrs.get("shift")) for strict, _ in pairs),

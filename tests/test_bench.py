@@ -84,3 +84,11 @@ def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
     for line in ("1k python", "20k native", "Python / native, median p50", "knees", "python: knee"):
         assert line in out
     assert "answered at most: python" in out
+
+
+def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a():
+    out = _run_bench("bench_verdicts.py")
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("A/A", "+"))]
+    assert len(rows) == 32  # 8 cases x 4 designs
+    assert all(0 <= float(row[-4]) <= 1 for row in rows)  # the "any call" share
+    assert "paired (one run, two identical arms): " in out and "unpaired (two runs): " in out

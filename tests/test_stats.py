@@ -240,3 +240,12 @@ def test_a_tolerance_and_a_common_shift_are_named():
         k: [v * (0.87 if k[0] < 4096 else 1.2) for v in values] for k, values in points.items()
     }
     assert base.compare(ResultSet("thr", _thr_rows(mixed))).attrs["shift"] == ""
+
+
+def test_the_statistics_docstring_examples_hold():
+    import doctest
+
+    from zmqbench_magic.results import stats, verdict
+
+    for module in (stats, verdict):
+        assert doctest.testmod(module).failed == 0, module.__name__

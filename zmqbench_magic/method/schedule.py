@@ -137,6 +137,7 @@ class Schedule:
         done_before: int,
     ) -> list[Row]:
         rows: list[Row] = []
+        measured_points: list[Point] = []
         total = max(self.repeat * len(self.points), done_before + len(pending))
         for group in self.round_order(pending):
             check_stop(stop)  # between samples: the far ends are idle
@@ -147,11 +148,15 @@ class Schedule:
                     measured = session.sample(point)
                     rows.append({**point, "sample": number, "order": len(rows),
                                  "t_start_s": began, **measured})  # fmt: skip
+                    measured_points.append(point)
                     if progress is not None:
                         progress(done_before + len(rows), total)
-        # Rows in the sweep's order within each round (``order`` keeps the measuring order).
+        # Rows in the sweep's order within each round (``order`` keeps the measuring
+        # order). By the point measured: a row may say more of it (someone else's
+        # cluster's scheme).
         place = {_key(p): i for i, p in enumerate(self.points)}
-        return sorted(rows, key=lambda row: place[_key({k: row[k] for k in pending[0]})])
+        in_order = sorted(zip(measured_points, rows, strict=True), key=lambda m: place[_key(m[0])])
+        return [row for _, row in in_order]
 
     def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
         if rounds < self.repeat:

@@ -23,7 +23,7 @@ import pandas as pd
 from ..params import BENCHMARKS, TOLERANCE
 from .histogram import LogHistogram
 from .summary import summarize
-from .text import summary_line
+from .text import summary_line, verdict_lines
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 3
@@ -228,7 +228,9 @@ class ResultSet:
         lines = [summary_line(self.benchmark, row) for row in self.summary().to_dict("records")]
         notes = [f"note: {n}" for n in self.metadata.get("notes", [])]
         advice = [f"advice: {a}" for a in self.advice()]
-        return "\n".join(notes + lines + advice + [f"warning: {w}" for w in self.warnings])
+        verdicts = verdict_lines(self) if self.benchmark != "flood" else []
+        warnings = [f"warning: {w}" for w in self.warnings]
+        return "\n".join(notes + lines + verdicts + advice + warnings)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text("<ResultSet ...>" if cycle else str(self))

@@ -161,7 +161,7 @@ def paired_ratio_test(
 
     >>> t = paired_ratio_test([100, 102, 97, 110, 99, 101], [120, 121, 118, 133, 119, 120])
     >>> round(t.ratio, 3), t.n, round(t.p_value, 4)
-    (1.2, 6, 0.0312)
+    (1.201, 6, 0.0312)
     """
     if len(baseline) != len(candidate):
         msg = f"paired samples need equal counts, got {len(baseline)} and {len(candidate)}"

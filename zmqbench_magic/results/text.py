@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -12,6 +12,9 @@ from ..params import COPY
 from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size
 from .compare import point_columns
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
 
 
 def _flood_line(point: Mapping[str, Any], samples: str) -> str:
@@ -143,3 +146,46 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
     if table.attrs.get("shift"):
         lines.append(f"note: {table.attrs['shift']}")
     return lines
+
+
+# Two-arm parameters whose comparison a run states on its own when it measured both
+# arms: (column, baseline, candidate, words).
+_ARMS = (
+    ("copy", True, False, "zero-copy vs copy"),
+    ("loop", "python", "native", "native loop vs python"),
+)
+
+
+def verdict_lines(result: ResultSet) -> list[str]:
+    """For each two-arm parameter measured both ways, the paired verdicts in one line:
+    ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
+    df = result.df
+    lines = []
+    for column, baseline, candidate, words in _ARMS:
+        if column not in df.columns or not {baseline, candidate} <= set(df[column]):
+            continue
+        table = result.versus(column, baseline, candidate)
+        if table.empty:
+            continue
+        keys = [c for c in point_columns(table) if table[c].nunique() > 1]
+        labels = table[keys].apply(lambda row: _point_words(row), axis=1) if keys else None
+        parts = []
+        for verdict, rows in table.groupby("verdict", sort=False):
+            where = ", ".join(labels[rows.index]) if labels is not None else "every point"
+            part = f"{verdict} at {where}"
+            if verdict == "inconclusive":
+                part += f" ({rows['reason'].mode().iloc[0]})"
+            parts.append(part)
+        metric = table["metric"].iloc[0]
+        lines.append(
+            f"{words}, {metric} paired by round (±{table.attrs['tolerance']:.1%} tolerance): "
+            + "; ".join(parts)
+        )
+    return lines
+
+
+def _point_words(row: pd.Series) -> str:
+    return " ".join(
+        f"{format_size(int(value))} B" if column == "size" else f"{column}={value}"
+        for column, value in row.items()
+    )

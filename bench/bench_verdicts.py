@@ -1,0 +1,152 @@
+"""How often do the verdicts call a difference that is not there, and find one that is?
+
+Two parts, each a table:
+
+1. **Synthetic samples with a known answer.** A 12-point sweep of two arms, 10 rounds
+   (the default ``--repeat``). Paired: each round shifts both arms by a shared 5% (the
+   machine's state in that round) and each sample has 2% of its own. Unpaired: two
+   separate runs, each sample with the same total noise and nothing shared, and a
+   2% offset between the runs where it says so (this machine's everyday drift).
+   *any call* is the share of comparisons with at least one ``faster``/``slower``
+   (for A/A: a false alarm); *called* the share of points called in the right
+   direction when every point moved.
+2. **Real sockets, A/A.** One configuration compared with itself over a 12-point
+   sweep: two copy thresholds that cannot matter (copy sends never look at it),
+   measured in the same rounds and compared paired (``versus``); and two separate
+   runs compared unpaired (``compare``). Any ``faster``/``slower`` is a false call.
+
+    python bench/bench_verdicts.py            # ~10 minutes on 2 cores
+    python bench/bench_verdicts.py --quick    # seconds; checks the script
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from zmqbench_magic import run_throughput
+from zmqbench_magic.params import TOLERANCE
+from zmqbench_magic.results import ResultSet
+from zmqbench_magic.results.compare import versus
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = [2**k for k in range(4, 28, 2)]  # 12 points, 16 B to 32 MB (synthetic)
+REAL_SIZES = ["16", "64", "256", "1k", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]
+ROUND, OWN = 0.05, 0.02
+
+
+def _header() -> str:
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return (
+        f"{now:%Y-%m-%d %H:%M} UTC, commit {commit or '?'}, {platform.node()}, "
+        f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores, "
+        f"tolerance ±{TOLERANCE.default:.0%}"
+    )
+
+
+def _paired_table(rng: np.random.Generator, shift: float, rounds: int, points: int) -> pd.DataFrame:
+    rows = []
+    for size in SIZES[:points]:
+        shared = rng.lognormal(0, ROUND, rounds)
+        for copy, factor in ((True, 1.0), (False, 1.0 + shift)):
+            own = rng.lognormal(0, OWN, rounds)
+            rows += [{"size": size, "copy": copy, "run": "r", "sample": i,
+                      "msgs_per_s": 1000 * factor * shared[i] * own[i]}
+                     for i in range(rounds)]  # fmt: skip
+    return versus(pd.DataFrame(rows), "copy", True, False, "msgs_per_s", ["size"])
+
+
+def _run(rng: np.random.Generator, factor: float, n: int, points: int) -> ResultSet:
+    rows = []
+    for size in SIZES[:points]:
+        values = 1000 * factor * rng.lognormal(0, np.hypot(ROUND, OWN), n)
+        rows += [{"size": size, "copy": True, "transport": "tcp", "peer": "process",
+                  "copy_threshold": 65536, "sample": i, "msgs_per_s": v}
+                 for i, v in enumerate(values)]  # fmt: skip
+    return ResultSet("thr", rows)
+
+
+def _unpaired_table(
+    rng: np.random.Generator, shift: float, n: int, points: int, offset: float = 0.0
+) -> pd.DataFrame:
+    return _run(rng, 1.0, n, points).compare(_run(rng, (1 + shift) * (1 + offset), n, points))
+
+
+def synthetic(trials: int) -> None:
+    rng = np.random.default_rng(20261124)
+    cases = [
+        ("A/A, paired", lambda n, p: _paired_table(rng, 0.0, n, p), 0.0),
+        ("A/A, unpaired", lambda n, p: _unpaired_table(rng, 0.0, n, p), 0.0),
+        ("A/A, unpaired, runs 2% apart", lambda n, p: _unpaired_table(rng, 0.0, n, p, 0.02), 0.0),
+        ("+3%, paired", lambda n, p: _paired_table(rng, 0.03, n, p), 0.03),
+        ("+5%, paired", lambda n, p: _paired_table(rng, 0.05, n, p), 0.05),
+        ("+5%, unpaired", lambda n, p: _unpaired_table(rng, 0.05, n, p), 0.05),
+        ("+10%, paired", lambda n, p: _paired_table(rng, 0.10, n, p), 0.10),
+        ("+10%, unpaired", lambda n, p: _unpaired_table(rng, 0.10, n, p), 0.10),
+    ]
+    print(f"synthetic: {trials} comparisons each; noise {ROUND:.0%} per round shared, "
+          f"{OWN:.0%} per sample own")  # fmt: skip
+    print(f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
+          f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
+    for name, make, shift in cases:
+        for rounds, points in ((5, 1), (10, 1), (10, 12), (20, 12)):
+            tables = [make(rounds, points) for _ in range(trials)]
+            verdicts = pd.concat([t["verdict"] for t in tables], ignore_index=True)
+            any_call = np.mean([t["verdict"].isin(["faster", "slower"]).any() for t in tables])
+            called = (verdicts == "faster").mean() if shift else float("nan")
+            print(
+                f"{name:<30} {rounds:>6} {points:>6} {any_call:>9.3f} {called:>7.2f} "
+                f"{(verdicts == 'same').mean():>6.2f} {(verdicts == 'inconclusive').mean():>13.2f}"
+            )
+
+
+def real(times: int, quick: bool) -> None:
+    sizes = REAL_SIZES[:3] if quick else REAL_SIZES
+    options = {"repeat": 3 if quick else 10, "min_time": 0.01 if quick else 0.05, "warmup": 1,
+               "transport": "tcp", "copy": True}  # fmt: skip
+    print(f"\nreal sockets, A/A over {len(sizes)} sizes (tcp, copy sends), {times} comparisons")
+    paired_calls, unpaired_calls, shifts = 0, 0, 0
+    counts: dict[str, int] = {}
+    for _ in range(times):
+        both = run_throughput(size=sizes, copy_threshold=[65536, 65537], **options)
+        table = both.versus("copy_threshold", 65536, 65537)
+        paired_calls += table["verdict"].isin(["faster", "slower"]).any()
+        for verdict, count in table["verdict"].value_counts().items():
+            counts[f"paired {verdict}"] = counts.get(f"paired {verdict}", 0) + int(count)
+        a = run_throughput(size=sizes, **options)
+        b = run_throughput(size=sizes, **options)
+        table = a.compare(b)
+        unpaired_calls += table["verdict"].isin(["faster", "slower"]).any()
+        shifts += bool(table.attrs["shift"])
+        for verdict, count in table["verdict"].value_counts().items():
+            counts[f"unpaired {verdict}"] = counts.get(f"unpaired {verdict}", 0) + int(count)
+    print(f"paired (one run, two identical arms): {paired_calls} of {times} comparisons "
+          "with a faster/slower")  # fmt: skip
+    print(f"unpaired (two runs): {unpaired_calls} of {times} comparisons with a faster/slower; "
+          f"a common shift noted in {shifts}")  # fmt: skip
+    print("verdicts over all points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few trials, one real comparison")
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--times", type=int, default=20, help="real A/A comparisons")
+    args = parser.parse_args()
+    print(_header())
+    synthetic(5 if args.quick else args.trials)
+    real(1 if args.quick else args.times, args.quick)
+
+
+if __name__ == "__main__":
+    main()
