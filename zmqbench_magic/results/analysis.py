@@ -62,20 +62,20 @@ def python_tax(
 ) -> pd.DataFrame:
     """How many times the Python loop costs the native one, per point, paired by
     round: native / Python for a rate (``msgs_per_s``), Python / native for a time
-    (``p50_us``), so above 1 always means Python is slower. Columns: the point's,
+    (``sample_p50_us``), so above 1 always means Python is slower. Columns: the point's,
     ``tax``, ``ci_low``, ``ci_high``, ``ci_level``, and the ``verdict`` of native
     against Python (``faster``: native is faster); points measured with one loop only
     are left out.
 
     >>> python_tax(result.df, "sample_p50_us")[["size", "copy", "tax"]]  # doctest: +SKIP
     """
-    table = paired_ratio(df, metric, "loop", "python", "native", tolerance=tolerance)
-    if METRICS[metric].better == "lower":  # native / python time: invert to a tax
-        table["ratio"], table["ci_low"], table["ci_high"] = (
-            1 / table["ratio"],
-            1 / table["ci_high"],
-            1 / table["ci_low"],
-        )
+    if METRICS[metric].better == "lower":
+        # Python / native time is the tax itself (its interval and reason speak of it);
+        # the verdict stays native's: Python slower is native faster.
+        table = paired_ratio(df, metric, "loop", "native", "python", tolerance=tolerance)
+        table["verdict"] = table["verdict"].replace({"faster": "slower", "slower": "faster"})
+    else:
+        table = paired_ratio(df, metric, "loop", "python", "native", tolerance=tolerance)
     return table.rename(columns={"ratio": "tax"})
 
 

@@ -135,7 +135,7 @@ def versus(
             x, y = _positive(base[metric]), _positive(cand[metric])
             tests.append(unpaired_ratio_test(x, y, tolerance))
         points.append({**point, **_sides(x, y)})
-    table = _table(points, tests, by, metric, tolerance, paired=True)
+    table = _table(points, tests, by, metric, tolerance, paired=all(t.paired for t in tests))
     table.attrs |= {"column": column, "arms": (baseline, candidate)}
     return table
 
