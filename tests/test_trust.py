@@ -109,6 +109,26 @@ def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
     assert tight.metadata["notes"][0].startswith("precision not reached within max-time (1 s)")
 
 
+def test_copy_and_zero_copy_at_1_mb_are_told_apart_paired(no_leftovers):
+    """Zero-copy moves about twice the messages of copy at 1 MB over tcp here: paired
+    by round, 12 rounds call it; the summary after the run says so in one line."""
+    result = run_throughput(size="1M", copy=[True, False], repeat=12, min_time=0.05)
+    (row,) = result.versus("copy", True, False).to_dict("records")
+    assert row["paired"] and row["n"] == 12 and row["ci_level"] >= 0.95
+    assert row["verdict"] == "faster", row
+    assert row["ci_low"] > 1.01 and row["p_adjusted"] < 0.05
+    assert "zero-copy vs copy, msgs_per_s paired by round" in str(result)
+    # Every round visited both arms in an order of its own, from the recorded seed.
+    assert set(result.df["order"]) == {0, 1} and result.metadata["order_seed"] > 0
+
+
+def test_three_rounds_are_inconclusive_however_large_the_difference(no_leftovers):
+    result = run_throughput(size="1M", copy=[True, False], repeat=3, min_time=0.02)
+    (row,) = result.versus("copy", True, False).to_dict("records")
+    assert row["verdict"] == "inconclusive" and row["n"] == 3
+    assert row["reason"].startswith("need at least 6 pairs of samples (rounds)")
+
+
 def test_a_run_compared_with_itself_and_joined(no_leftovers, tmp_path):
     a = run_latency(size=[1, 1024], label="a", **TINY)
     b = run_latency(size=[1, 1024], label="b", **TINY)

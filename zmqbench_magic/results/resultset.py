@@ -90,10 +90,11 @@ class ResultSet:
 
     def summary(self) -> pd.DataFrame:
         """Per point (and run, when there are several): ``n`` samples, the median of each
-        metric, the headline metric's 95% interval (``ci_low``, ``ci_high``, and
+        metric, the headline metric's interval (``ci_low``, ``ci_high``, and
         ``ci_level``, the confidence reached with ``n``), its min, max and spread, and
-        the busiest ``other_load``; for latency the true ``max_us`` and the point's
-        p99.9 over every round trip."""
+        the busiest ``other_load``; for latency the point's figures over every round
+        trip of its samples: ``mean_us``, ``p50_us`` to ``p999_us``, ``max_us``,
+        ``min_us`` and ``round_trips``."""
         return summarize(self)
 
     def advice(self) -> list[str]:

@@ -4,7 +4,8 @@ The method: each point's count is calibrated (pyperf's way) until a sample lasts
 ``min_time``; then the points are sampled in interleaved rounds (:mod:`..method.
 schedule`), each round on fresh far ends, each far end warmed up on every point it
 serves before that point's kept sample. A large spread, a lost message or a busy
-machine is reported as a warning, never hidden; every point gets a 95% interval.
+machine is reported as a warning, never hidden; every point gets an interval, at the
+level its samples reach.
 The hot loops (:mod:`.loops`) are the plain pyzmq loops of pyzmq's ``perf/perf.py``.
 """
 
