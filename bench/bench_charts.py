@@ -28,6 +28,7 @@ from pathlib import Path
 
 import altair as alt
 import vl_convert
+from report import report
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.charts import chart_bundle, default_chart
@@ -107,4 +108,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with report("charts"):
+        main()

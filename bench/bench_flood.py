@@ -33,6 +33,7 @@ import tempfile
 import time
 
 import ipyparallel as ipp
+from report import report
 
 from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.anatomy import reply_overlap, stage_times, stamps
@@ -162,4 +163,6 @@ def _median_of(values: list[float]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with report("flood"):
+        status = main()
+    sys.exit(status)

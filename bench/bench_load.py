@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 
+from report import report
+
 from zmqbench_magic import run_latency
 from zmqbench_magic.params import RATE
 from zmqbench_magic.results.knee import load_knees
@@ -71,4 +73,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with report("load"):
+        main()

@@ -18,6 +18,8 @@ import argparse
 import statistics
 import time
 
+from report import report
+
 from zmqbench_magic import run_throughput
 from zmqbench_magic.charts import chart_bundle, default_chart
 from zmqbench_magic.widgets import ThroughputPanel
@@ -67,4 +69,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with report("panel"):
+        main()

@@ -21,6 +21,7 @@ import time
 
 import psutil
 from IPython.testing.globalipapp import start_ipython
+from report import report
 
 RUNS = (
     ("zmqthr", "-q --no-chart -n 200 -r 1 --warmup 0 -t tcp"),
@@ -81,4 +82,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with report("soak"):
+        status = main()
+    sys.exit(status)

@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from report import report
+
 from zmqbench_magic import load
 from zmqbench_magic.results import ResultSet
 from zmqbench_magic.results.stats import median_ci
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             before = (_interpreter_without_this_checkout(folder), _worktree(args.before, folder))
             sources = {"before": before, **sources}
         try:
-            report(sources, sweeps, args.runs, folder)
+            print_table(sources, sweeps, args.runs, folder)
         finally:
             if args.before:
                 subprocess.run(
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(
+def print_table(
     sources: dict[str, tuple[str, Path]], sweeps: dict[str, list[str]], runs: int, folder: Path
 ) -> None:
     print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
@@ -166,4 +168,6 @@ def report(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with report("trust"):
+        status = main()
+    sys.exit(status)

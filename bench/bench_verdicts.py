@@ -22,36 +22,19 @@ Two parts, each a table:
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from report import report
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import TOLERANCE
 from zmqbench_magic.results import ResultSet
 from zmqbench_magic.results.compare import versus
 
-ROOT = Path(__file__).resolve().parent.parent
 SIZES = [2**k for k in range(4, 28, 2)]  # 12 points, 16 B to 32 MB (synthetic)
 REAL_SIZES = ["16", "64", "256", "1k", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]
 ROUND, OWN = 0.05, 0.02
-
-
-def _header() -> str:
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-        capture_output=True, text=True, check=False,
-    ).stdout.strip()  # fmt: skip
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return (
-        f"{now:%Y-%m-%d %H:%M} UTC, commit {commit or '?'}, {platform.node()}, "
-        f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores, "
-        f"tolerance ±{TOLERANCE.default:.0%}"
-    )
 
 
 def _paired_table(rng: np.random.Generator, shift: float, rounds: int, points: int) -> pd.DataFrame:
@@ -143,9 +126,10 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--times", type=int, default=20, help="real A/A comparisons")
     args = parser.parse_args()
-    print(_header())
-    synthetic(5 if args.quick else args.trials)
-    real(1 if args.quick else args.times, args.quick)
+    with report("verdicts", quick=args.quick):
+        print(f"tolerance ±{TOLERANCE.default:.0%}")
+        synthetic(5 if args.quick else args.trials)
+        real(1 if args.quick else args.times, args.quick)
 
 
 if __name__ == "__main__":

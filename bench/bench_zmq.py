@@ -14,7 +14,7 @@ the table gives the medians and the ratio project / bare.
     python bench/bench_zmq.py --quick    # seconds; checks the script, not the figures
 
 The references are not part of this project; build them in /tmp from their own
-repositories and point at them (``--perf-py``, ``--libzmq-perf``): see the README.
+repositories and point at them (``--perf-py``, ``--libzmq-perf``): see the documentation's benchmarks page.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 
 import zmq
+from report import report
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import high_water_mark
@@ -162,4 +163,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with report("zmq"):
+        status = main()
+    sys.exit(status)

@@ -19,8 +19,8 @@ if [ -n "$MISSING" ]; then
     # shellcheck disable=SC2086 - one word per package
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING > /dev/null
 fi
-LINTED="zmqbench_magic tests bench"
+LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff check $LINTED
 .venv/bin/ruff format --check $LINTED
 .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
-    --nbval-cell-timeout=600 "$@"
+    --nbval-cell-timeout=600 --durations=25 "$@"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +12,11 @@ import pytest
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _run_bench(name: str, timeout: int = 300) -> str:
+def _run_bench(name: str, timeout: int = 300, env: dict[str, str] | None = None) -> str:
     """``bench/<name> --quick`` in a fresh interpreter: its stdout, once it exited 0."""
     done = subprocess.run(
         [sys.executable, str(BENCH_DIR / name), "--quick"],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True, text=True, timeout=timeout, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -86,9 +87,14 @@ def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
     assert "answered at most: python" in out
 
 
-def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a():
-    out = _run_bench("bench_verdicts.py")
+def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
+    out = _run_bench("bench_verdicts.py", env={**os.environ, "ZMQBENCH_REPORT_DIR": str(tmp_path)})
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("A/A", "+"))]
     assert len(rows) == 32  # 8 cases x 4 designs
     assert all(0 <= float(row[-4]) <= 1 for row in rows)  # the "any call" share
     assert "paired (one run, two identical arms): " in out and "unpaired (two runs): " in out
+    # What the docs' benchmarks page includes: the same output, with what made it.
+    written = (tmp_path / "verdicts.md").read_text()
+    assert written.startswith("Written by `python bench/bench_verdicts.py --quick` in one run")
+    assert "UTC, at commit " in written and ", pyzmq " in written and "cores" in written
+    assert out.strip() in written

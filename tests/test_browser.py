@@ -38,7 +38,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 NOTEBOOK = Path(__file__).parent.parent / "examples" / "04_dashboard.ipynb"
-# A folder to keep the pictures in (the README's come from here).
+# A folder to keep the pictures in (the documentation's come from here).
 SCREENSHOT = os.environ.get("ZMQBENCH_SCREENSHOT")
 # The front ends: how to start the server, and where the notebook opens.
 FRONT_ENDS = {

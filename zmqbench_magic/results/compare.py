@@ -50,21 +50,27 @@ def compare(
 
     Parameters
     ----------
-    match : the columns that pair points; default every point column the two share.
+    match
+        The columns that pair points; default every point column the two share.
         ``match=["size"]`` pairs on size alone, so tcp can be compared with inproc
         (``baseline.df`` filtered to tcp, ``candidate.df`` to inproc, say).
-    metric : the metric compared; default the benchmark's headline (msgs/s,
-        mean round trip, tasks/s).
-    tolerance : the band ``1 ± tolerance`` within which a difference is not called
-        (as pyperf's ``--min-speed``): on a machine whose speed drifts between runs by
-        2%, a 2% difference is not a finding.
+    metric
+        The metric compared; default the benchmark's headline (msgs/s, mean round
+        trip, tasks/s).
+    tolerance
+        The band ``1 ± tolerance`` within which a difference is not called (as
+        pyperf's ``--min-speed``): on a machine whose speed drifts between runs by 2%,
+        a 2% difference is not a finding.
 
-    Returns the match columns and :data:`RESULT_COLUMNS`: the medians of each side and
-    their sample counts, ``ratio`` (candidate / baseline, Hodges-Lehmann) with its
-    interval (``ci_low``, ``ci_high`` at ``ci_level``), ``p_value`` (of the ratio lying
-    beyond the tolerance), ``p_adjusted`` (Holm, across the points), ``verdict``
-    (``faster``, ``slower``, ``same`` or ``inconclusive``) and ``reason``. ``attrs``
-    hold ``shift`` (a note when every point moved alike), ``tolerance`` and ``level``.
+    Returns
+    -------
+    pandas.DataFrame
+        The match columns and :data:`RESULT_COLUMNS`: the medians of each side and
+        their sample counts, ``ratio`` (candidate / baseline, Hodges-Lehmann) with its
+        interval (``ci_low``, ``ci_high`` at ``ci_level``), ``p_value`` (of the ratio lying
+        beyond the tolerance), ``p_adjusted`` (Holm, across the points), ``verdict``
+        (``faster``, ``slower``, ``same`` or ``inconclusive``) and ``reason``. ``attrs``
+        hold ``shift`` (a note when every point moved alike), ``tolerance`` and ``level``.
 
     Example
     -------

@@ -1,0 +1,194 @@
+"""The documentation: the README stays a landing page, the site builds offline with
+warnings as errors, its references cover every column a run makes, its benchmark
+tables are the bench scripts' own, nothing speaks of how the project's work is
+organised, and the built site works in a real browser with no network."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import subprocess
+import sys
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from zmqbench_magic import run_latency, run_taskflood, run_throughput
+from zmqbench_magic.params import BENCHMARKS, FLOOD_METRICS, LAT_METRICS, THR_METRICS
+from zmqbench_magic.params.columns import SAMPLE_COLUMNS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CHROMIUM = "/usr/bin/chromium"
+
+# Words that name the project's own process, or files beside the checkout. Other
+# projects' issues are cited as "libzmq #4660" or "libzmq issue #4660", which stays
+# allowed.
+_SIBLINGS = sorted(p.name for p in ROOT.parent.iterdir() if p.is_dir() and p != ROOT)
+INTERNAL = re.compile(
+    r"(?<!libzmq )(?<!pyzmq )(?<!ipyparallel )(?<!altair )\bissues? #?\d+"
+    r"|\b(?:FACTS|DESIGN|STYLE)\.md\b|\b(?:some|this) sessions?\b"
+    + "".join(f"|\\.\\./{re.escape(name)}/" for name in _SIBLINGS),
+    re.IGNORECASE,
+)
+
+
+def _project_text_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    suffixes = {".py", ".md", ".ipynb", ".sh", ".toml", ".c", ".txt", ".cfg", ".yml", ""}
+    return [ROOT / name for name in listed if Path(name).suffix in suffixes]
+
+
+def test_nothing_names_the_projects_internal_process():
+    found = []
+    for path in _project_text_files():
+        if not path.is_file() or path.is_symlink() or path == Path(__file__):
+            continue
+        text = path.read_text(errors="replace")
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in INTERNAL.finditer(text)]
+    assert not found, found
+
+
+def test_the_pattern_catches_what_it_is_for():
+    assert INTERNAL.search("against issue 7's targets")
+    assert INTERNAL.search("the machine that some sessions get")
+    assert not INTERNAL.search("libzmq issue #4660 and ipyparallel #534")
+
+
+def test_the_readme_is_a_landing_page():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    # Its two set-up commands, and the test command CI runs.
+    assert "bash scripts/main.sh" in readme and "bash scripts/test.sh" in readme
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    for target in re.findall(r"\]\(([^)#]+)\)", readme):
+        assert (ROOT / target).exists(), target
+
+
+def _documented(benchmark: str) -> set[str]:
+    metrics = {"thr": THR_METRICS, "lat": LAT_METRICS, "flood": FLOOD_METRICS}[benchmark]
+    return (
+        {p.name for p in BENCHMARKS[benchmark].fields() if p.sweep}
+        | {m.name for m in metrics}
+        | {c.name for c in SAMPLE_COLUMNS if benchmark in c.benchmarks}
+    )
+
+
+def test_every_column_of_a_real_run_is_in_the_generated_reference():
+    tiny = {"repeat": 1, "count": 50, "warmup": 0}
+    runs = {
+        "thr": run_throughput(size=64, **tiny),
+        "lat": run_latency(size=64, **tiny),
+        "flood": run_taskflood(backend="processpool", tasks=4, engines=1, repeat=1, warmup=0),
+    }
+    for benchmark, result in runs.items():
+        missing = set(result.df.columns) - _documented(benchmark)
+        assert not missing, f"{benchmark}: undocumented columns {sorted(missing)}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built from scratch with warnings as errors, as the test command does."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         str(DOCS), str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    return out
+
+
+def test_the_site_builds_with_its_generated_references(site):
+    parameters = (site / "reference" / "parameters.html").read_text()
+    for param in BENCHMARKS["thr"].fields():
+        assert param.option in parameters, param.option
+    columns = (site / "reference" / "columns.html").read_text()
+    assert "msgs_per_s" in columns and "order_seed" in columns
+    for notebook in sorted((ROOT / "examples").glob("*.ipynb")):
+        assert (site / "examples" / f"{notebook.stem}.html").is_file(), notebook.name
+
+
+def test_every_benchmark_table_was_written_by_its_bench_script():
+    page = (DOCS / "benchmarks.md").read_text()
+    included = re.findall(r"```\{include\} (benchmarks/\w+\.md)", page)
+    assert len(included) >= 8
+    for name in included:
+        text = (DOCS / name).read_text()
+        header = re.match(r"Written by `python (bench/\w+\.py)[^`]*` in one run", text)
+        assert header, f"{name} was not written by a bench script"
+        assert (ROOT / header.group(1)).is_file()
+        assert re.search(r"started \d{4}-\d\d-\d\d \d\d:\d\d UTC, at commit \w+", text), name
+        assert " cores, " in text and "```text\n" in text, name
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+        """Keep the test's output to what it checks."""
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.slow  # a real browser
+def test_the_site_works_offline_in_a_browser(served):
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    elsewhere: list[str] = []
+    errors: list[str] = []
+
+    def only_here(route):
+        host = urllib.parse.urlparse(route.request.url).hostname
+        if host == "127.0.0.1":
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.route("**/*", only_here)
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+            page.goto(f"{served}/index.html")
+            assert "zmqbench_magic" in page.title()
+            # Search: Sphinx's own index, run in the page.
+            page.goto(f"{served}/search.html?q=zero-copy")
+            results = page.locator("#search-results li")
+            results.first.wait_for(timeout=30_000)
+            assert results.count() >= 3
+            # Every example page shows its charts, drawn from the saved outputs.
+            for notebook in sorted((ROOT / "examples").glob("*.ipynb")):
+                page.goto(f"{served}/examples/{notebook.stem}.html")
+                charts = page.locator("div.output img, div.output svg, img[src$='.svg']")
+                drawn = [
+                    charts.nth(i).evaluate("e => e.getBoundingClientRect().width")
+                    for i in range(charts.count())
+                ]
+                assert any(width > 200 for width in drawn), f"{notebook.name}: no chart"
+        finally:
+            browser.close()
+    assert not errors, errors
+    assert not elsewhere, elsewhere
