@@ -113,3 +113,46 @@ def test_flood_from_a_shell_stops_its_cluster(tmp_path):
     assert "tasks/s" in done.stdout and "note: started a leastload cluster" in done.stdout
     assert set(zmqbench_magic.load(tmp_path / "f.json").df["test"]) == {"flood"}
     assert cluster_processes() == []
+
+
+LONG_RUN = ["lat", "--size", "1", "--count", "2000", "--warmup", "0", "-r", "40"]
+
+
+def test_progress_in_a_log_is_a_few_plain_lines(tmp_path):
+    log = tmp_path / "stderr.log"
+    with log.open("w") as stderr:
+        done = subprocess.run(
+            [str(ZMQBENCH), *LONG_RUN], stdout=subprocess.PIPE, stderr=stderr, timeout=120
+        )
+    assert done.returncode == 0
+    text = log.read_text()
+    assert "\r" not in text
+    lines = [line for line in text.splitlines() if "of 40 samples, about" in line]
+    assert 1 <= len(lines) <= 4, text  # once it has run a second, then each quarter
+
+
+def test_progress_on_a_terminal_is_one_line_redrawn_in_place():
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(ZMQBENCH), *LONG_RUN], stdout=subprocess.DEVNULL, stderr=follower
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end closed: the process is done
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=120) == 0
+    finally:
+        os.close(leader)
+    text = b"".join(chunks).decode()
+    assert "\r[" in text and "of 40 samples, about" in text
+    assert text.count("\n") <= 2  # drawn over itself, not line after line

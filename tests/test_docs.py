@@ -130,7 +130,7 @@ def test_every_benchmark_table_was_written_by_its_bench_script():
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: object) -> None:
         """Keep the test's output to what it checks."""
 
 

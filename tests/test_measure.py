@@ -184,5 +184,5 @@ def test_lost_messages_are_a_warning_not_hidden():
         {"count": 1000, "received": 1000, "msgs_per_s": 1.0},
         {"count": 1000, "received": 993, "msgs_per_s": 1.0},
     ]
-    (warning,) = _point_warnings(rows, "msgs_per_s", point)
+    (warning,) = _point_warnings(rows, point)
     assert "993 of 1000 delivered" in warning and "ipc" in warning

@@ -75,12 +75,22 @@ def test_adding_results_accumulates_and_checks_the_benchmark():
         a + ResultSet("lat", [])
 
 
-def test_spread_warning_follows_pyperf_thresholds():
+def test_spread_warning_follows_pyperf_thresholds_in_one_line_per_run():
     steady = [{"m": v} for v in (100, 101, 99, 100)]
-    noisy = [{"m": v} for v in (100, 100, 100, 180)]
-    assert spread_warnings(steady, "m", "here") == []
-    (warning,) = spread_warnings(noisy, "m", "here")
-    assert warning.startswith("here: m samples vary")
+    noisy = [{"m": v} for v in (100, 100, 100, 180)]  # stdev 34.6, 29% of the mean 120
+    outlier = [{"m": v} for v in [100] * 40 + [152]]  # stdev 8% of the mean, one 52% off
+    assert spread_warnings([("a", steady)], "m") == []
+    points = [(f"p{i}", noisy) for i in range(5)] + [("steady", steady), ("out", outlier)]
+    (warning,) = spread_warnings(points, "m")
+    # pyperf's two rules: stdev >= 10% of the mean, or one sample > 50% from the median.
+    assert warning.startswith("m samples vary at 6 of 7 points (stdev over mean: p0 29%, ")
+    assert "and 2 more" in warning and "steady" not in warning
+    assert spread_warnings([("out", outlier)], "m")[0].endswith(
+        "(stdev over mean: out 8%); "
+        "their intervals are wide: more "
+        "--repeat, a longer --min-time or "
+        "--precision narrow them"
+    )
 
 
 def test_crossover_is_interpolated_from_the_data():

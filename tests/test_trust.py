@@ -165,10 +165,11 @@ def test_a_kernel_interrupt_in_a_magic_keeps_whole_rounds(ip, no_leftovers, kern
     assert "Traceback" not in captured.stdout + captured.stderr
 
 
-def test_a_long_magic_run_shows_progress_in_place(ip, no_leftovers):
+def test_a_long_magic_run_in_a_captured_stream_shows_progress_as_plain_lines(ip, no_leftovers):
     with capture_output() as captured:
         ip.run_line_magic("zmqlat", "--no-chart --size 1 --count 2000 --warmup 0 -r 40")
-    assert "of 40 samples, about" in captured.stdout and "\r" in captured.stdout
+    lines = [line for line in captured.stdout.splitlines() if "of 40 samples, about" in line]
+    assert 1 <= len(lines) <= 4 and "\r" not in captured.stdout
 
 
 def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
@@ -191,7 +192,6 @@ def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
             process.communicate()
     assert process.returncode == 130, err
     assert "note: interrupted after" in out and "Traceback" not in err
-    assert "] " in err and "samples, about" in err  # the progress bar was drawn
     assert len(load(saved).rows) >= 1
 
 

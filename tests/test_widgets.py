@@ -43,7 +43,7 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
     assert list(panel.controls) == [p.name for p in fields]
     for param in fields:
         control = panel.controls[param.name]
-        assert control.description == param.title
+        assert control.description == param.axis_title
         assert control.tooltip == param.help
         value = control.value
         if isinstance(control, widgets.SelectionRangeSlider):

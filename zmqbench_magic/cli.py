@@ -15,11 +15,18 @@ from collections.abc import Callable
 from typing import Any
 
 from .method.schedule import Interrupted
-from .params import TOLERANCE, BenchParams, FloodParams, LatencyParams, ThroughputParams
+from .params import (
+    SECRET_FILE,
+    TOLERANCE,
+    BenchParams,
+    FloodParams,
+    LatencyParams,
+    ThroughputParams,
+)
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
 from .ui.options import check_output_path, param_options, params_from_options
-from .ui.progress import ProgressLine, StreamLine
+from .ui.progress import ProgressLine, stream_writer
 
 
 def _run_taskflood(params: BenchParams, **kwargs: object) -> ResultSet:
@@ -78,11 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--bind", metavar="tcp://ADDR:PORT",
         help="where to listen: an address of this host (and a port, 0 for a free one)",
     )  # fmt: skip
-    peer.add_argument(
-        "--secret-file", metavar="PATH",
-        help="the secret drivers must hold (made here, readable by you only, if it does "
-        "not exist; give the same file to the driver); needed beyond loopback",
-    )  # fmt: skip
+    peer.add_argument(SECRET_FILE.option, metavar="PATH", help=SECRET_FILE.help)
     place.add_argument(
         "--over-ssh", action="store_true",
         help="started by a driver's --remote ssh://: secret on stdin, ends when stdin closes",
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
-    progress = None if quiet else ProgressLine(StreamLine(sys.stderr), bar=True)
+    progress = None if quiet else ProgressLine(stream_writer(sys.stderr), bar=True)
     try:
         return measure(params, progress=progress)
     finally:
@@ -152,7 +155,7 @@ def _peer(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             else:
                 secret = write_secret(args.secret_file)
                 print(f"zmqbench peer: wrote a new secret to {args.secret_file}: give the "
-                      "driver this file (--secret-file)", flush=True)  # fmt: skip
+                      f"driver this file ({SECRET_FILE.option})", flush=True)  # fmt: skip
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
     return standing.main(args.bind, secret, over_ssh=args.over_ssh)

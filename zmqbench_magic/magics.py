@@ -21,12 +21,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from .method.schedule import Interrupted
-from .params import BenchParams, FloodParams, LatencyParams, ThroughputParams
+from .params import SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
+from .params.flood import TEST
 from .results import ResultSet
 from .sockets.measure import run_latency, run_throughput
 from .ui.config import BenchDefaults, configured
 from .ui.options import check_output_path, given_options, param_options
-from .ui.progress import DisplayLine, ProgressLine, StreamLine
+from .ui.progress import DisplayLine, ProgressLine, stream_writer
 
 
 def _param_arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]:
@@ -124,7 +125,7 @@ class ZmqBench(Magics, BenchDefaults):
             return self._run(args, params_class, measure)
         _refuse_widget(args)
         if args.size is not None:
-            msg = "--size does not apply to the cell form: the cell's value is the message"
+            msg = f"{SIZE.option} does not apply to the cell form: the cell's value is the message"
             raise UsageError(msg)
         try:
             payload = self._cell_value(cell)
@@ -192,7 +193,7 @@ class ZmqBench(Magics, BenchDefaults):
     def _run_task(self, args: Any, cell: str, run_taskflood: Any) -> ResultSet | None:
         _refuse_widget(args)
         if args.test is not None:
-            msg = "--test does not apply to the cell form: the cell is the task"
+            msg = f"{TEST.option} does not apply to the cell form: the cell is the task"
             raise UsageError(msg)
         source = self.shell.transform_cell(cell)
         measure = partial(run_taskflood, task=source, namespace=self.shell.user_ns)
@@ -240,7 +241,7 @@ class ZmqBench(Magics, BenchDefaults):
         """Run with a progress line; a kernel interrupt keeps the whole rounds measured
         (the result's notes say so), as the panels' Stop does."""
         # In a kernel, one display updated in place; in a terminal, a \r line.
-        writer = DisplayLine() if getattr(self.shell, "kernel", None) else StreamLine()
+        writer = DisplayLine() if getattr(self.shell, "kernel", None) else stream_writer(sys.stdout)
         progress = None if quiet else ProgressLine(writer)
         try:
             return measure(params, progress=progress)

@@ -76,12 +76,12 @@ class ColumnsTable(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         benchmark = self.arguments[0]
         rows = [
-            [_cell(p.name, literal=True), _cell("setting"), _cell(p.title), _cell(p.help)]
+            [_cell(p.name, literal=True), _cell("setting"), _cell(p.axis_title), _cell(p.help)]
             for p in BENCHMARKS[benchmark].fields()
             if p.sweep
         ]
         rows += [
-            [_cell(m.name, literal=True), _cell("measured"), _cell(m.title),
+            [_cell(m.name, literal=True), _cell("measured"), _cell(m.axis_title),
              _cell(m.help + (f" ({m.better} is better)" if m.better else ""))]
             for m in METRICS[benchmark]
         ]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..params import FloodParams
+from ..params import METRICS, FloodParams
 from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.units import plural
 from .layout import HEIGHT, WIDTH, legend, picked, selector, subtitle, titled, tooltip
@@ -16,6 +16,7 @@ _POINT = ["test", *(p.name for p in FloodParams.sweep_fields())]
 # What tells two bars apart, in the order the words are read.
 _LABELLED = ["backend", "view", "scheme", "engines", "tasks", "chunksize", "size", "duration"]
 _WORDS = {"view": "{} view", "scheme": "scheme {}", "backend": "{}"}
+_UNIT = METRICS[STAGE_COLUMNS[0]].unit
 
 
 def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -23,7 +24,8 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     and how that moves with tasks, engines, view, scheme or backend. A stage a
     backend has no stamps for (the process pool's) is left out of its bar."""
     frame = point_medians(df, STAGE_COLUMNS, _POINT)
-    frame["stage"] = frame["metric"].str.removesuffix(" (s)")
+    # The series carry each metric's axis title (point_medians); a stage is its title.
+    frame["stage"] = frame["metric"].map({m.axis_title: m.title for m in METRICS.values()})
     frame["order"] = frame["stage"].map({stage: i for i, stage in enumerate(STAGES)})
     varying = _varying(frame)
     frame["point"] = _point_labels(frame, varying)
@@ -34,12 +36,12 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         .mark_bar()
         .encode(
             x=alt.X("point:N", sort=order, title=", ".join(varying), axis=alt.Axis(labelAngle=-30)),
-            y=alt.Y("value:Q", stack="zero", title="median time per task, by stage (s)"),
+            y=alt.Y("value:Q", stack="zero", title=f"median time per task, by stage ({_UNIT})"),
             color=alt.Color("stage:N", sort=list(STAGES), legend=legend("stage", len(STAGES)),
                             scale=alt.Scale(domain=list(STAGES), scheme="tableau10")),
             order=alt.Order("order:Q"),
             opacity=picked(pick),
-            tooltip=tooltip(frame, ["stage", *_POINT], "value", "median (s)", ".6f"),
+            tooltip=tooltip(frame, ["stage", *_POINT], "value", f"median ({_UNIT})", ".6f"),
         )
         .add_params(pick)
     )  # fmt: skip

@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, FloodParams
+from ..params import COLUMN_TITLES, COPY, DURATION, METRICS, RTT, FloodParams
 from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -39,6 +39,9 @@ from .series import (
 )
 
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
+# Axes that draw two metrics of one unit.
+_RATES_TITLE = f"messages per second ({METRICS['msgs_per_s'].unit})"
+_TIME_TITLE = f"time ({METRICS['sent_s'].unit})"
 _ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
 
 
@@ -61,7 +64,7 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     # Send-only is often NaN (too few messages to fill the queues): then the axis
     # names the one rate drawn.
     rates = frame["metric"].unique()
-    y = log_y("value", rates[0] if len(rates) == 1 else "messages per second (msgs/s)")
+    y = log_y("value", rates[0] if len(rates) == 1 else _RATES_TITLE)
     lines = median_lines(frame, x, y, "mode", mode_title(frame), POINT_COLUMNS, ",.0f",
                    _facet_width(frame), name="throughput")  # fmt: skip
     sizes = plural(frame["size"].nunique(), "size")
@@ -75,7 +78,7 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
     frame = point_medians(df, ["mbit_per_s"], POINT_COLUMNS)
-    y = log_y("value", "bandwidth (Mbit/s)")
+    y = log_y("value", METRICS["mbit_per_s"].axis_title)
     lines = median_lines(frame, x_axis(frame, "size", sizes=True), y,
                    "mode", mode_title(frame), POINT_COLUMNS, ",.1f", _facet_width(frame),
                    name="bandwidth")  # fmt: skip
@@ -90,7 +93,7 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """CPU time per message (per round trip for latency) of each end vs size, coloured
     by copy mode: what moving a message costs the machine, not only how fast it goes."""
     frame = point_medians(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], POINT_COLUMNS)
-    y = log_y("value", "CPU per message (µs)")
+    y = log_y("value", f"CPU per message ({METRICS['send_cpu_us_per_msg'].unit})")
     lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
                    POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
     clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
@@ -162,7 +165,7 @@ def latency_chart(
     samples (:func:`..results.pooled.pooled_interval`)."""
     frame = point_percentiles(df, distributions, ["p50_us", "p99_us"], POINT_COLUMNS)
     frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
-    y = log_y("value", "round trip (µs)")
+    y = log_y("value", RTT.axis_title)
     chart = median_lines(frame, x_axis(frame, "size", sizes=True), y, "series", series_title,
                    POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip
     sizes = plural(frame["size"].nunique(), "size")
@@ -203,7 +206,7 @@ def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
     count / view / scheme (the classic IPython-parallel flood figure)."""
     frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
-    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", "time (s)"), "series",
+    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", _TIME_TITLE), "series",
                    "cluster", _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
     return titled(
         chart,
@@ -217,7 +220,7 @@ def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
     frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
     engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
-    y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"] + " (tasks/s)")
+    y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"])
     chart = median_lines(
         frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
     )
@@ -227,7 +230,7 @@ def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Array echo bandwidth (both directions) vs array size."""
     frame = _series(point_medians(df, ["mbit_per_s"], _FLOOD_COLUMNS))
-    y = log_y("value", "bandwidth (Mbit/s)")
+    y = log_y("value", METRICS["mbit_per_s"].axis_title)
     x = x_axis(frame, "size", sizes=True)
     chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ",.1f", name="echo")
     return titled(chart, "ipyparallel array echo bandwidth", subtitle(frame, ["series"]))
@@ -238,8 +241,8 @@ def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame = _series(point_medians(df, ["efficiency"], _FLOOD_COLUMNS))
     frame = frame.assign(duration_ms=frame["duration"] * 1e3)
     # symlog: a 0 ms duration (pure overhead) stays on the axis.
-    x = x_axis(frame, "duration_ms", "task duration (ms)", scale="symlog")
-    y = alt.Y("value:Q", title="map efficiency (fraction of ideal)", scale=alt.Scale(domain=[0, 1]))
+    x = x_axis(frame, "duration_ms", f"{DURATION.title} (ms)", scale="symlog")
+    y = alt.Y("value:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1]))
     chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ".3f", name="map")
     return titled(chart, "map_async(time.sleep) efficiency", subtitle(frame, ["series"]))
 

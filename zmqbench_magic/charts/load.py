@@ -9,7 +9,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import RATE
+from ..params import RATE, RTT
 from ..results.knee import load_knees
 from .layout import log_y, subtitle, titled, x_axis
 from .series import POINT_COLUMNS, median_lines, point_percentiles, varying_label
@@ -34,7 +34,7 @@ def load_chart(
     metrics = ["p50_us", "p99_us"] if several else _PERCENTILES
     frame = point_percentiles(open_loop, distributions, metrics, POINT_COLUMNS)
     x = x_axis(frame, "rate", label_format="~s")
-    y = log_y("value", "round trip from intended send (µs)")
+    y = log_y("value", f"{RTT.title} from intended send ({RTT.unit})")
     if several:
         frame["series"], title = varying_label(frame, _SERIES)
         lines = median_lines(frame, x, y, "series", title, POINT_COLUMNS, ",.1f", name="load")

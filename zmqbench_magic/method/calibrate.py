@@ -6,9 +6,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..params.sockets import COUNT
+
 CALIBRATION_START = 10
 _CALIBRATION_MAX_GROWTH = 100
-MAX_COUNT = 10**9
+# The most messages a sample may hold: what --count allows.
+MAX_COUNT = int(COUNT.high)
 
 
 def calibrate(

@@ -27,7 +27,8 @@ import ipyparallel as ipp
 from ..method.control import Progress, StopFlag
 from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule, order_seed
-from ..params import FloodParams
+from ..params import PRECISION, REPEAT, FloodParams
+from ..params.flood import ON_ENGINE_LOSS, TASKS
 from ..params.units import format_duration, format_size, plural
 from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import precision_rule
@@ -40,7 +41,7 @@ from .pool import PoolSession
 from .reaper import processes_of
 from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
 
-_MORE_SAMPLES = "use more --repeat or more --tasks, or --precision"
+_MORE_SAMPLES = f"more {REPEAT.option}, more {TASKS.option} or {PRECISION.option} narrow them"
 
 
 def run_taskflood(
@@ -167,11 +168,12 @@ class _FloodRun:
 
     def result(self) -> ResultSet:
         rows = [{**r, "run": self.identity["run"]} for r in self.rows]
-        warnings: list[str] = []
-        for point in self.params.points():
-            point_rows = [r for r in rows if all(r.get(k) == v for k, v in point.items())]
-            where = describe(point, self.test)
-            warnings += spread_warnings(point_rows, "tasks_per_s", where, _MORE_SAMPLES)
+        by_point = [
+            (describe(point, self.test), [r for r in rows if point.items() <= r.items()])
+            for point in self.params.points()
+        ]
+        warnings = spread_warnings(by_point, "tasks_per_s", _MORE_SAMPLES)
+        for where, point_rows in by_point:
             warnings += busy_warnings(point_rows, where)
         metadata = {
             **environment(), **self.identity, "gc": "off in the timed loops (client)",
@@ -229,7 +231,7 @@ class _ClusterSession:
         if self.handle.managed:
             return (
                 "the cluster was stopped (the next run starts a fresh one); "
-                "--on-engine-loss continue replaces the engine and goes on"
+                f"{ON_ENGINE_LOSS.option} continue replaces the engine and goes on"
             )
         return "the cluster is not the project's: it was left as it is, with the engines left"
 

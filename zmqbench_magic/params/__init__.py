@@ -24,7 +24,7 @@ from .common import (
     WARMUP,
 )
 from .declare import BenchParams, Metric, Param
-from .flood import FLOOD_METRICS, FloodParams
+from .flood import DURATION, FLOOD_METRICS, FloodParams
 from .memory import (
     QUEUE_BYTES,
     available_memory,
@@ -44,6 +44,7 @@ from .sockets import (
     LOOP,
     PEER,
     RATE,
+    RTT,
     THR_METRICS,
     TRANSPORT,
     TRANSPORTS,
@@ -61,8 +62,8 @@ BENCHMARKS: dict[str, type[BenchParams]] = {
     "flood": FloodParams,
 }
 
-COLUMN_TITLES = {p.name: p.title for cls in BENCHMARKS.values() for p in cls.fields()} | {
-    m.name: m.title for m in METRICS.values()
+COLUMN_TITLES = {p.name: p.axis_title for cls in BENCHMARKS.values() for p in cls.fields()} | {
+    m.name: m.axis_title for m in METRICS.values()
 }
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "COPY_THRESHOLD",
     "COUNT",
     "CURVE",
+    "DURATION",
     "FLOOD_METRICS",
     "HELD_FRACTION",
     "LABEL",
@@ -88,6 +90,7 @@ __all__ = [
     "RATE",
     "REMOTE",
     "REPEAT",
+    "RTT",
     "SECRET_FILE",
     "SEED",
     "SIZE",

@@ -9,7 +9,7 @@ from .units import GiB, KiB
 # fmt: off
 SIZE = Param(
     "size", 1 * KiB, "message size; k and M are powers of 1024 (100, 1k, 64k, 1M)",
-    "message size (B)", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
+    "message size", "size", unit="B", low=1, high=1 * GiB, sweep=True, short="s",
 )
 REPEAT = Param(
     "repeat", 10,
@@ -24,7 +24,7 @@ WARMUP = Param(
 )
 MIN_TIME = Param(
     "min_time", 0.1, "calibrated samples last at least this long",
-    "minimum sample time (s)", "float", unit="s", low=0.001, high=60.0,
+    "minimum sample time", "float", unit="s", low=0.001, high=60.0,
 )
 PRECISION = Param(
     "precision", 0.0,
@@ -35,7 +35,7 @@ PRECISION = Param(
 )
 MAX_TIME = Param(
     "max_time", 300.0, "with --precision: stop adding rounds after this long",
-    "maximum run time (s)", "float", unit="s", low=1.0, high=86400.0,
+    "maximum run time", "float", unit="s", low=1.0, high=86400.0,
 )
 LABEL = Param(
     "label", "",
@@ -58,6 +58,6 @@ TOLERANCE = Param(
 )
 TIMEOUT = Param(
     "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
-    "timeout (s)", "float", unit="s", low=0.1, high=3600.0,
+    "timeout", "float", unit="s", low=0.1, high=3600.0,
 )
 # fmt: on

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -51,6 +51,9 @@ class Param:
     sweep: bool = False
     short: str | None = None
     labels: tuple[str, ...] = ()  # words for the choices, in order, where a bare value is unclear
+    phrase: str = ""  # how a value reads in a legend or a line, e.g. "{} loop"
+    off: Any = None  # a value allowed outside low-high that turns the feature off: rate 0
+    off_means: str = ""  # what that value does, in words: "closed loop"
 
     def label(self, value: Any) -> str:
         """A value as people read it: ``zero-copy`` for ``copy=False``, ``64k`` for a size."""
@@ -66,6 +69,28 @@ class Param:
             return format_rate(value)
         return _spell(value)
 
+    def words(self, value: Any) -> str:
+        """A value with what it is, for a legend or a line: ``1k B``, ``10k msgs/s``,
+        ``zero-copy``, ``native``, ``2 engines``."""
+        label = self.label(value)
+        if self.phrase:
+            return self.phrase.format(label)
+        if self.labels or self.kind == "choice":
+            return label
+        if self.name == "size":
+            return f"{label} B"
+        if self.kind == "rate":
+            return f"{label} {self.unit}"
+        if self.kind == "int":
+            return f"{label} {self.name.replace('_', ' ')}"
+        return f"{self.name.replace('_', ' ')} {label}"
+
+    @property
+    def axis_title(self) -> str:
+        """The title with its unit, as axes, columns and controls show it:
+        ``message size (B)``."""
+        return _with_unit(self.title, self.unit)
+
     @property
     def option(self) -> str:
         """The long command-line option, e.g. ``--min-time``."""
@@ -77,6 +102,11 @@ class Param:
             return "one of " + ", ".join(_spell(c) for c in self.choices)
         if self.kind == "address":
             return "an interface, optionally with a port: 127.0.0.1, 127.0.0.1:5555, [::1]"
+        if self.off is not None:
+            return f"{_spell(self.off)} ({self.off_means}) or {self._range()}"
+        return self._range()
+
+    def _range(self) -> str:
         low = self._spell_bound(self.low)
         high = self._spell_bound(self.high)
         if self.low is not None and self.high is not None:
@@ -107,6 +137,8 @@ class Param:
 
     def check(self, value: Any) -> Any:
         """Raise ``ValueError`` naming the parameter, the value and the allowed range."""
+        if self.off is not None and value == self.off:
+            return value
         bad = (
             (self.choices and value not in self.choices)
             or (self.low is not None and value < self.low)
@@ -122,17 +154,28 @@ class Param:
 
 @dataclass(frozen=True)
 class Metric:
-    """A measured quantity: the DataFrame column (unit in the name) and its axis title."""
+    """A measured quantity: the DataFrame column (unit in the name), its title and its
+    unit, which every axis, legend and line takes from here."""
 
     name: str
     title: str
     help: str
     better: str = ""  # "higher" or "lower": which way a comparison calls faster
+    unit: str = ""
+
+    @property
+    def axis_title(self) -> str:
+        """``delivered (msgs/s)``."""
+        return _with_unit(self.title, self.unit)
 
     def __post_init__(self) -> None:
         if self.better not in ("", "higher", "lower"):
             msg = f"better must be higher, lower or empty, got {self.better!r}"
             raise ValueError(msg)
+
+
+def _with_unit(title: str, unit: str) -> str:
+    return f"{title} ({unit})" if unit else title
 
 
 def _spell(value: Any) -> str:
@@ -194,6 +237,15 @@ class BenchParams:
         for combo in itertools.product(*(getattr(self, n) for n in order)):
             point = self.resolve(dict(zip(order, combo, strict=True)))
             yield {n: point[n] for n in names}
+
+    @classmethod
+    def words(cls, point: Mapping[str, Any], names: Iterable[str] | None = None) -> str:
+        """A point's settings (those in ``names``; default all) in words, in the order
+        they are declared: ``tcp 1k B zero-copy``."""
+        wanted = set(point if names is None else names)
+        return " ".join(
+            p.words(point[p.name]) for p in cls.fields() if p.name in wanted & set(point)
+        )
 
     def applies(self, name: str) -> bool:
         """Whether a parameter matters for these settings (echo's size, map's duration)."""

@@ -60,7 +60,7 @@ SCHEME = Param(
 )
 DURATION = Param(
     "duration", 0.0, "how long each map task sleeps (0, 1ms, 10ms, 0.1)",
-    "task duration (s)", "duration", unit="s", low=0.0, high=3600.0, sweep=True,
+    "task duration", "duration", unit="s", low=0.0, high=3600.0, sweep=True,
 )
 PROFILE = Param(
     "profile", "", "use the running cluster of this IPython profile instead of starting one",
@@ -113,25 +113,25 @@ FLOOD_TIMEOUT = dataclasses.replace(
 
 FLOOD_METRICS = (
     Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip",
-           "higher"),
-    Metric("sent_s", "sent (s)", "first submit to the last submit returning", "lower"),
-    Metric("roundtrip_s", "round trip (s)", "first submit to the last result received",
-           "lower"),
-    Metric("mbit_per_s", "bandwidth (Mbit/s)",
+           "higher", unit="tasks/s"),
+    Metric("sent_s", "sent", "first submit to the last submit returning", "lower", unit="s"),
+    Metric("roundtrip_s", "round trip", "first submit to the last result received",
+           "lower", unit="s"),
+    Metric("mbit_per_s", "bandwidth",
            "echo: array megabits (10^6) per second, both directions counted; push: to "
-           "every engine, one direction", "higher"),
+           "every engine, one direction", "higher", unit="Mbit/s"),
     Metric("efficiency", "map efficiency",
            "map: ideal parallel time (ceil(tasks / engines) x duration) / actual time",
-           "higher"),
-    Metric("task_s", "task run time (s)", "cell form: the task's own mean run time on an engine",
-           "lower"),
-    Metric("compute_s", "ideal parallel compute (s)",
-           "cell form: the tasks' run times summed over engines, divided by the engines"),
-    Metric("overhead_s", "overhead (s)", "cell form: round trip minus ideal parallel compute",
-           "lower"),
+           "higher", unit="fraction of ideal"),
+    Metric("task_s", "task run time", "cell form: the task's own mean run time on an engine",
+           "lower", unit="s"),
+    Metric("compute_s", "ideal parallel compute",
+           "cell form: the tasks' run times summed over engines, divided by the engines", unit="s"),
+    Metric("overhead_s", "overhead", "cell form: round trip minus ideal parallel compute",
+           "lower", unit="s"),
     Metric("overhead_fraction", "overhead fraction", "cell form: overhead / round trip", "lower"),
     *(
-        Metric(column, f"{stage} (s)", f"median over the sample's tasks: {meaning}", "lower")
+        Metric(column, f"{stage}", f"median over the sample's tasks: {meaning}", "lower", unit="s")
         for stage, column, meaning in zip(STAGES, STAGE_COLUMNS, (
             "the client's call to ipyparallel stamping the message (serialise, build)",
             "stamped to the engine starting it (client IO thread, scheduler, network, "
@@ -140,12 +140,12 @@ FLOOD_METRICS = (
             "the engine done to the client receiving the reply",
         ), strict=True)
     ),
-    Metric("reply_overlap", "replies while sending (fraction)",
+    Metric("reply_overlap", "replies while sending",
            "share of replies the client received before its last submit returned: they "
-           "compete with submission (ipyparallel #534)"),
+           "compete with submission (ipyparallel #534)", unit="fraction"),
     *(
-        Metric(column, f"{stage} p90 (s)",
-               f"90th percentile over the sample's tasks of the {stage} stage", "lower")
+        Metric(column, f"{stage} p90",
+               f"90th percentile over the sample's tasks of the {stage} stage", "lower", unit="s")
         for stage, column in zip(STAGES, STAGE_P90_COLUMNS, strict=True)
     ),
 )

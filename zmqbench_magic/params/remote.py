@@ -49,8 +49,9 @@ REMOTE = Param(
 )
 SECRET_FILE = Param(
     "secret_file", "",
-    "the secret shared with a remote far end (the file `zmqbench peer --secret-file` "
-    "made); needed beyond loopback",
+    "the secret a driver and a remote far end share: zmqbench peer makes the file "
+    "(readable by you only) when it does not exist; give the same file to both sides; "
+    "needed beyond loopback",
     "secret file", "str",
 )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .environment import environment, run_identity
 from .resultset import FORMAT, FORMAT_VERSION, ResultSet, load
-from .stats import spread_warnings
+from .spread import spread_warnings
 from .text import summary_line
 
 __all__ = [

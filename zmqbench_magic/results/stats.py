@@ -1,4 +1,4 @@
-"""Statistics over the kept samples of a point: intervals, ratio tests, spread checks.
+"""Statistics over the kept samples of a point: intervals and ratio tests.
 
 Every distribution here is scipy's (``scipy.stats``); this module only says which
 test answers which question, on what scale, and turns a test into an interval:
@@ -28,19 +28,14 @@ test of no difference).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy import stats as scipy_stats
 
-# pyperf's thresholds for "the machine was busy": stdev >= 10% of the mean, or a
-# sample more than 50% away from the median.
-SPREAD_WARN_STDEV = 0.10
-SPREAD_WARN_RANGE = 0.50
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
 
@@ -303,24 +298,3 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
         running = max(running, min(1.0, (m - step) * p[index]))
         adjusted[index] = running
     return adjusted
-
-
-def spread_warnings(
-    rows: Iterable[Mapping[str, Any]],
-    metric: str,
-    where: str,
-    advice: str = "use more --repeat, a longer --min-time, or --precision",
-) -> list[str]:
-    """pyperf's sanity checks on the kept samples of one point."""
-    values = pd.Series([r[metric] for r in rows], dtype=float).dropna()
-    if len(values) < 2 or values.mean() == 0:
-        return []
-    stdev_ratio = values.std(ddof=0) / values.mean()
-    median = values.median()
-    worst = max(abs(values.max() - median), abs(values.min() - median)) / median
-    if stdev_ratio >= SPREAD_WARN_STDEV or worst > SPREAD_WARN_RANGE:
-        return [
-            f"{where}: {metric} samples vary (stdev {stdev_ratio:.0%} of the mean, one "
-            f"{worst:.0%} from the median); the machine may be busy: {advice}"
-        ]
-    return []

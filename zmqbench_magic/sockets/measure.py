@@ -24,6 +24,7 @@ from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
     COPY,
+    LOOP,
     RATE,
     BenchParams,
     LatencyParams,
@@ -128,7 +129,7 @@ def _check_native(payload: Payload | None) -> None:
     if payload is not None and len(payload.frames) > 1:
         msg = (
             f"the native loop sends one frame, got a message of {len(payload.frames)} "
-            "frames: use --loop python for multipart messages"
+            f"frames: use {LOOP.option} python for multipart messages"
         )
         raise ValueError(msg)
 
@@ -220,9 +221,12 @@ class _RunState:
                 where = {k: row[k] for k in (*points[0], "frames", "run", "sample")}
                 distributions.append({**where, "rtt_hist": histogram.to_json()})
         warnings = self.params.cautions()
-        for point in points:
-            point_rows = [r for r in rows if all(r[k] == v for k, v in point.items())]
-            warnings += _point_warnings(point_rows, self.params.metrics[0].name, point)
+        by_point = [(p, [r for r in rows if all(r[k] == v for k, v in p.items())]) for p in points]
+        warnings += spread_warnings(
+            ((describe(p), p_rows) for p, p_rows in by_point), self.params.metrics[0].name
+        )
+        for point, point_rows in by_point:
+            warnings += _point_warnings(point_rows, point)
         metadata = {
             **environment(),
             **self.identity,
@@ -284,8 +288,8 @@ def describe(point: Mapping[str, Any]) -> str:
     return f"{words}){rate}"
 
 
-def _point_warnings(rows: list[dict[str, Any]], metric: str, point: Mapping[str, Any]) -> list[str]:
-    warnings = spread_warnings(rows, metric, describe(point))
+def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
+    warnings = []
     lost = [r for r in rows if r.get("received", r["count"]) < r["count"]]
     if lost:
         worst = min(lost, key=lambda r: r["received"])

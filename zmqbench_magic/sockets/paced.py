@@ -107,7 +107,7 @@ def _pace(
             continue
         if t - progress > LIVENESS_S:
             # Nothing sent or answered for a while (the gap between two sends is at
-            # most 1 / MIN_RATE, shorter): is the far end still there?
+            # most 1 / RATE.low, shorter): is the far end still there?
             link.check_stall(time.monotonic() - (t - progress))
         wait = due - t if sent < count else LIVENESS_S
         if wait >= _SLEEP_FROM_S:

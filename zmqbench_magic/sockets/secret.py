@@ -18,6 +18,8 @@ from typing import Any
 
 import zmq
 
+from ..params.remote import SECRET_FILE
+
 
 @dataclass(frozen=True)
 class Keys:
@@ -66,7 +68,7 @@ def read_secret(path: str | os.PathLike[str]) -> Keys:
     except OSError as exc:
         msg = (
             f"secret file {str(where)!r} cannot be read ({exc.strerror}); make one with "
-            "`zmqbench peer --secret-file PATH` (or `zmqbench secret PATH`) and give the "
+            f"`zmqbench peer {SECRET_FILE.option} PATH` (or `zmqbench secret PATH`) and give the "
             "same file to both sides"
         )
         raise ValueError(msg) from None

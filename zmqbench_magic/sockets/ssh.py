@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Iterator
 
 from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
-from ..params.remote import ssh_to
+from ..params.remote import REMOTE_PYTHON, ssh_to
 from .errors import PeerError
 from .secret import Keys
 
@@ -73,5 +73,5 @@ def _failed(process: subprocess.Popen[bytes], url: str, python: str, said: Tail)
     last = said.last() or f"exit status {process.returncode}"
     hint = ""
     if "No module named" in last or process.returncode == 127:
-        hint = f"; is zmqbench_magic installed for {python} there? (--remote-python)"
+        hint = f"; is zmqbench_magic installed for {python} there? ({REMOTE_PYTHON.option})"
     return f"could not start a far end over {url}: {last}{hint}"

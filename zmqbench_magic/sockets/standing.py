@@ -29,6 +29,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ..params.address import is_loopback_url
+from ..params.remote import CURVE, SECRET_FILE
 from . import peer
 from .errors import PeerError
 from .malloc import steady_malloc
@@ -65,7 +66,7 @@ def open_session(link: Link, secret: Keys | None) -> int:
         if answered is None:
             msg = (
                 f"the far end at {link.remote} refused this client: the CURVE handshake "
-                "failed, so the two sides do not hold the same secret (--secret-file)"
+                f"failed, so the two sides do not hold the same secret ({SECRET_FILE.option})"
             )
             raise PeerError(msg)
         if not answered:
@@ -114,7 +115,7 @@ def serve_forever(
     """Serve sessions at ``bind`` until ``stop`` is set (or Ctrl-C), saying where it
     listens, then each session and each refusal, with ``say``."""
     if secret is None and not is_loopback_url(bind):
-        msg = f"a far end listening beyond loopback ({bind}) needs --secret-file"
+        msg = f"a far end listening beyond loopback ({bind}) needs {SECRET_FILE.option}"
         raise ValueError(msg)
     ctx = zmq.Context()
     authenticator = _authenticator(ctx, secret, say)
@@ -195,7 +196,8 @@ def _serve_one(
         door.send(json.dumps({"error": f"not a zmqbench request: {request}"}).encode())
         return
     if request["curve"] and secret is None:
-        door.send(json.dumps({"error": "--curve needs a far end started with a secret"}).encode())
+        refusal = f"{CURVE.option} needs a far end started with a secret"
+        door.send(json.dumps({"error": refusal}).encode())
         return
     ctrl, data = peer.sockets(ctx, request["role"], request["timeout"], request["hwm"])
     if secret is not None:

@@ -34,7 +34,7 @@ def log_options(param: Param, keep: tuple[Any, ...] = ()) -> list[Any]:
     grid = grids.get(param.kind, [0, *_POWERS_OF_TWO])
     low = param.low if param.low is not None else grid[0]
     high = param.high if param.high is not None else grid[-1]
-    return sorted({v for v in grid if low <= v <= high} | set(keep))
+    return sorted({v for v in grid if low <= v <= high or v == param.off} | set(keep))
 
 
 def make_control(param: Param, value: Any, *, ranged: bool) -> widgets.ValueWidget:
@@ -53,7 +53,7 @@ def make_control(param: Param, value: Any, *, ranged: bool) -> widgets.ValueWidg
         )
         raise ValueError(msg)
     common: dict[str, Any] = {
-        "description": param.title,
+        "description": param.axis_title,
         "tooltip": param.help,
         "style": _STYLE,
     }

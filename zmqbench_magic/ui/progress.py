@@ -4,7 +4,10 @@ It appears once a run has gone on for a second (short runs print nothing extra),
 rewrites itself in place, and is erased when the run ends. In a terminal (and the
 CLI, on stderr) it is a line rewritten with a carriage return; in a Jupyter kernel it
 is one display updated in place, so a saved notebook keeps one empty output rather
-than every state the line went through.
+than every state the line went through. Where the stream is not a terminal (a log
+file, a pipe, CI), carriage returns would pile up on one line, so it prints a plain
+line once the run has gone on for a second, then at each quarter of it (and every
+30 s of a long one) instead.
 """
 
 from __future__ import annotations
@@ -15,16 +18,27 @@ from typing import Any, Protocol, TextIO
 
 _DELAY_S = 1.0
 _EVERY_S = 0.25
+_LOG_EVERY_S = 30.0
 _BAR = 24
 
 
 class LineWriter(Protocol):
+    in_place: bool
+
     def show(self, text: str) -> None: ...
     def clear(self) -> None: ...
 
 
+def stream_writer(stream: TextIO) -> LineWriter:
+    """A line rewritten in place on a terminal; plain lines anywhere else."""
+    isatty = getattr(stream, "isatty", None)
+    return StreamLine(stream) if isatty is not None and isatty() else PlainLines(stream)
+
+
 class StreamLine:
     """The line on a text stream, rewritten with ``\\r``."""
+
+    in_place = True
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -43,8 +57,26 @@ class StreamLine:
             self._width = 0
 
 
+class PlainLines:
+    """A log's progress: each state it is shown is a line of its own."""
+
+    in_place = False
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def show(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        """Lines already printed stay: a log keeps its history."""
+
+
 class DisplayLine:
     """The line as one Jupyter display, updated in place (needs IPython)."""
+
+    in_place = True
 
     def __init__(self) -> None:
         self._handle: Any = None
@@ -68,15 +100,16 @@ class ProgressLine:
     """``progress(done, total)`` as the cores call it; ``close()`` when the run ends."""
 
     def __init__(self, writer: LineWriter | None = None, bar: bool = False) -> None:
-        self.writer = writer or StreamLine()
+        self.writer = writer or stream_writer(sys.stdout)
         self.bar = bar
         self.started = time.monotonic()
         self._shown_at = 0.0
+        self._quarter = 0
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
         elapsed = now - self.started
-        if elapsed < _DELAY_S or (now - self._shown_at < _EVERY_S and done < total):
+        if elapsed < _DELAY_S or not self._due(now, done, total):
             return
         self._shown_at = now
         left = elapsed / done * (total - done) if done else float("nan")
@@ -85,6 +118,17 @@ class ProgressLine:
             filled = round(_BAR * done / max(total, 1))
             text = f"[{'#' * filled}{'.' * (_BAR - filled)}] {text}"
         self.writer.show(text)
+
+    def _due(self, now: float, done: int, total: int) -> bool:
+        if self.writer.in_place:
+            return now - self._shown_at >= _EVERY_S or done >= total
+        # Plain lines: one at each quarter the run passes, and at least every 30 s
+        # in a long run; none at its end (the result follows at once).
+        quarter = 4 * done // max(total, 1)
+        if done >= total or (quarter <= self._quarter and now - self._shown_at < _LOG_EVERY_S):
+            return False
+        self._quarter = quarter
+        return True
 
     def close(self) -> None:
         """Erase the line, so what the run prints next starts clean."""
@@ -99,4 +143,4 @@ def _seconds(value: float) -> str:
     return f"{value / 60:.1f} min"
 
 
-__all__ = ["DisplayLine", "ProgressLine", "StreamLine"]
+__all__ = ["DisplayLine", "PlainLines", "ProgressLine", "StreamLine", "stream_writer"]

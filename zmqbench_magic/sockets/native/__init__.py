@@ -24,6 +24,8 @@ from pathlib import Path
 
 import zmq
 
+from ...params.sockets import LOOP
+
 SOURCE = Path(__file__).with_name("loops.c")
 _INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)
 
@@ -65,9 +67,9 @@ def _build(libzmq: Path, target: Path) -> None:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         msg = (
-            "--loop native needs a C compiler to build its loops once, and none was "
+            f"{LOOP.option} native needs a C compiler to build its loops once, and none was "
             "found (cc, gcc or $CC): install one (Debian/Ubuntu: apt-get install gcc; "
-            "conda: conda install c-compiler), or use --loop python"
+            f"conda: conda install c-compiler), or use {LOOP.option} python"
         )
         raise ValueError(msg)
     target.parent.mkdir(parents=True, exist_ok=True)
