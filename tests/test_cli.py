@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import zmqbench_magic
+from zmqbench_magic.ui.present import NO_CHART_HERE
 
 # The console script pip installed beside this interpreter (not whatever is on PATH).
 ZMQBENCH = Path(sys.executable).with_name("zmqbench")
@@ -56,7 +57,7 @@ def test_without_a_chart_file_one_line_says_how_to_get_it_and_png_works(tmp_path
     quick = ["lat", "-n", "100", "-r", "2", "--warmup", "0", "--size", "1"]
     done = _run(*quick)
     assert done.returncode == 0, done.stderr
-    assert "zmqbench: add --svg PATH or --png PATH to save the chart" in done.stderr
+    assert NO_CHART_HERE in done.stderr
     assert "object>" not in done.stdout + done.stderr
     png = tmp_path / "lat.png"
     done = _run(*quick, "--png", str(png))

@@ -18,7 +18,7 @@ PACKAGE = Path(zmqbench_magic.__file__).parent
 ALLOWED = {
     "params": {"params"},
     "results": {"params", "results"},
-    "method": {"params", "method"},
+    "method": {"params", "results", "method"},
     "sockets": {"params", "results", "method", "sockets"},
     "parallel": {"params", "results", "method", "parallel"},
     "charts": {"params", "results", "charts"},

@@ -8,6 +8,7 @@ from IPython.utils.capture import capture_output
 
 from zmqbench_magic import ResultSet
 from zmqbench_magic.params import ThroughputParams
+from zmqbench_magic.ui.present import NO_CHART_HERE
 
 QUICK = "-n 200 -r 2 --warmup 0"
 
@@ -41,9 +42,11 @@ def test_a_terminal_gets_no_object_repr_but_a_line_saying_how_to_save_the_chart(
         ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k")
     assert captured.outputs == []  # nothing displayed: a terminal would print its repr
     assert "object>" not in captured.stdout
-    assert captured.stdout.strip() == (
-        "(no chart in a terminal: add --svg PATH or --png PATH to save it)"
-    )
+    assert captured.stdout == captured.stderr == ""  # -q: nothing else either
+    with capture_output() as captured:
+        ip.run_line_magic(magic, f"{QUICK} --size 100 1k")
+    assert captured.outputs == [] and "object>" not in captured.stdout
+    assert captured.stderr.strip() == NO_CHART_HERE
     svg, png = tmp_path / "chart.svg", tmp_path / "chart.png"
     with capture_output() as captured:
         ip.run_line_magic(magic, f"{QUICK} --size 100 1k --svg {svg} --png {png}")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from .method.schedule import Interrupted
 from .params import (
@@ -25,7 +24,13 @@ from .params import (
 )
 from .results import ResultSet, load
 from .sockets.measure import run_latency, run_throughput
-from .ui.options import check_output_path, param_options, params_from_options
+from .ui.options import (
+    CLI_OUTPUT_OPTIONS,
+    check_output_path,
+    param_options,
+    params_from_options,
+)
+from .ui.present import Output, present, show
 from .ui.progress import ProgressLine, stream_writer
 
 
@@ -94,11 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _output_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
-    sub.add_argument("--json", metavar="PATH", help="save the result as JSON")
-    sub.add_argument("--csv", metavar="PATH", help="save one row per sample as CSV")
-    sub.add_argument("--svg", metavar="PATH", help="save the chart as SVG (offline)")
-    sub.add_argument("--png", metavar="PATH", help="save the chart as PNG (offline)")
+    for flags, kwargs in CLI_OUTPUT_OPTIONS:
+        sub.add_argument(*flags, **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     except (TimeoutError, RuntimeError) as exc:  # PeerError is a RuntimeError
         print(f"zmqbench: {exc}", file=sys.stderr)
         return 1
-    if not args.quiet:
-        print(result)
-    _save(result, args)
+    present(result, _output(args), draw=None)
     return status
 
 
@@ -180,32 +180,12 @@ def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.svg or args.png:
         from .charts import comparison_chart
 
-        _save_chart(comparison_chart(table), args)
+        show(comparison_chart(table), _output(args), draw=None)
     return 0
 
 
-def _save(result: ResultSet, args: argparse.Namespace) -> None:
-    if args.json:
-        result.save(args.json)
-    if args.csv:
-        result.to_csv(args.csv)
-    if not result.rows:
-        return
-    if args.svg or args.png:
-        from .charts import default_chart
-
-        _save_chart(default_chart(result.benchmark, result.df, result.distributions), args)
-    elif not args.quiet:
-        # A terminal draws no chart: one line says how to get it.
-        print("zmqbench: add --svg PATH or --png PATH to save the chart", file=sys.stderr)
-
-
-def _save_chart(chart: Any, args: argparse.Namespace) -> None:
-    from .charts import save_chart
-
-    for kind in ("svg", "png"):
-        if getattr(args, kind):
-            save_chart(chart, getattr(args, kind), kind)
+def _output(args: argparse.Namespace) -> Output:
+    return Output(args.quiet, True, args.svg, args.png, args.json, args.csv)
 
 
 if __name__ == "__main__":

@@ -81,3 +81,14 @@ class UserTask:
             names = ", ".join(sorted(self.values)) or "none"
             msg = f"could not send the task's names ({names}) to the engines: {exc}"
             raise ValueError(msg) from exc
+
+
+def engine_traceback(exc: BaseException) -> BaseException | None:
+    """The engine's own error behind a failed cell task (ipyparallel's RemoteError,
+    with the user's lines), to show once; None for any other failure."""
+    # Imported here: the cell form should not pay for ipyparallel's errors module
+    # before a task has failed.
+    from ipyparallel.error import RemoteError
+
+    remote = exc.__cause__
+    return remote if isinstance(remote, RemoteError) else None

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import ipyparallel as ipp
 
+from ..params import FloodParams
+from ..params.units import plural
 from .handle import ClusterHandle
 from .hosts import Placement
 from .tunnel import tunnelled_client
@@ -33,6 +35,23 @@ def connect(
     except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
         msg = f"no running cluster found for {what}: {exc}"
         raise ValueError(msg) from None
+
+
+def connect_for(params: FloodParams) -> ClusterHandle:
+    """The running cluster ``params`` name, which must have the engines they ask for."""
+    handle = connect(
+        params.profile, params.cluster_id, params.url_file, params.timeout, params.ssh_tunnel
+    )
+    available = len(handle.engine_ids())
+    if max(params.engines) > available:
+        handle.stop()
+        msg = (
+            f"engines {max(params.engines)}: the running cluster has "
+            f"{plural(available, 'engine')}, and the project never resizes a cluster it "
+            "did not start"
+        )
+        raise ValueError(msg)
+    return handle
 
 
 def _connection_file(profile: str, cluster_id: str) -> Path:

@@ -24,14 +24,13 @@ from typing import Any
 
 import ipyparallel as ipp
 
+from ..method.assembly import RunAssembly
 from ..method.control import Progress, StopFlag
-from ..method.load import busy_warnings
-from ..method.schedule import Interrupted, Schedule, order_seed
+from ..method.schedule import Interrupted
 from ..params import PRECISION, REPEAT, FloodParams
 from ..params.flood import ON_ENGINE_LOSS, TASKS
 from ..params.units import format_duration, format_size, plural
-from ..results import ResultSet, environment, run_identity, spread_warnings
-from ..results.stats import precision_rule
+from ..results import ResultSet
 from . import cluster as clusters
 from . import existing as existing_cluster
 from .anatomy import OTHER_HOSTS_NOTE
@@ -76,7 +75,7 @@ def run_taskflood(
         raise ValueError(msg)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
     run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
-    existing = _connect(params) if params.existing else None
+    existing = existing_cluster.connect_for(params) if params.existing else None
     try:
         run.measure(existing, stop, progress)
     except Interrupted as interrupt:
@@ -105,14 +104,15 @@ class _FloodRun:
     test: str
     cell: UserTask | None
     rows: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    identity: dict[str, str] = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)
-    seed: int = 0  # of the visiting order within each round, one for every block
+    # One visiting-order seed and one clock for every block of the run.
+    assembly: RunAssembly = field(init=False)
 
     def __post_init__(self) -> None:
-        self.identity = run_identity("flood", self.params.label)
-        self.seed = order_seed(self.params.seed)
+        self.assembly = RunAssembly(self.params)
+
+    @property
+    def notes(self) -> list[str]:
+        return self.assembly.notes
 
     def measure(
         self,
@@ -136,10 +136,10 @@ class _FloodRun:
                 handle = existing or clusters.managed(
                     engines, scheme, self.params.timeout, _placement(self.params)
                 )
-                self.notes += _take_events(handle)
+                self.notes.extend(_take_events(handle))
                 session = _ClusterSession(self, handle)
             done = len(self.rows)
-            schedule = self._schedule(block)
+            schedule = self.assembly.schedule(block, group_of=lambda _p: 0)
             try:
                 schedule.run(
                     lambda _group, s=session: contextlib.nullcontext(s), stop,
@@ -149,37 +149,17 @@ class _FloodRun:
                 # A block's rounds are its own: arms in two blocks were not measured
                 # side by side, and a paired comparison must not pair them.
                 self.rows += [{**row, "block": number} for row in schedule.kept]
-                self.notes += schedule.notes
+                self.notes.extend(schedule.notes)
                 if isinstance(session, PoolSession):
                     session.close()
             if stop is not None and stop.is_set():
                 return  # stopped: the cluster is idle, kept for the next run
 
-    def _schedule(self, block: list[dict[str, Any]]) -> Schedule:
-        return Schedule(
-            block,
-            group_of=lambda _p: 0,
-            repeat=self.params.repeat,
-            precise_enough=precision_rule(self.params.precision, "tasks_per_s"),
-            max_time=self.params.max_time,
-            start=self.started,
-            seed=self.seed,
-        )
-
     def result(self) -> ResultSet:
-        rows = [{**r, "run": self.identity["run"]} for r in self.rows]
-        by_point = [
-            (describe(point, self.test), [r for r in rows if point.items() <= r.items()])
-            for point in self.params.points()
-        ]
-        warnings = spread_warnings(by_point, "tasks_per_s", _MORE_SAMPLES)
-        for where, point_rows in by_point:
-            warnings += busy_warnings(point_rows, where)
-        metadata = {
-            **environment(), **self.identity, "gc": "off in the timed loops (client)",
-            "order_seed": self.seed, "notes": self.notes,
-        }  # fmt: skip
-        return ResultSet("flood", rows, self.params.settings(), metadata, tuple(warnings))
+        return self.assembly.result(
+            self.rows, list(self.params.points()), lambda point: describe(point, self.test),
+            "off in the timed loops (client)", advice=_MORE_SAMPLES,
+        )  # fmt: skip
 
 
 @dataclass
@@ -287,22 +267,6 @@ def _offset(progress: Progress | None, before: int, total: int) -> Progress | No
 
 def _placement(params: FloodParams) -> Placement:
     return Placement(params.hosts, params.remote_python, params.ssh_tunnel)
-
-
-def _connect(params: FloodParams) -> clusters.ClusterHandle:
-    handle = existing_cluster.connect(
-        params.profile, params.cluster_id, params.url_file, params.timeout, params.ssh_tunnel
-    )
-    available = len(handle.engine_ids())
-    if max(params.engines) > available:
-        handle.stop()
-        msg = (
-            f"engines {max(params.engines)}: the running cluster has "
-            f"{plural(available, 'engine')}, and the project never resizes a cluster it "
-            "did not start"
-        )
-        raise ValueError(msg)
-    return handle
 
 
 def _take_events(handle: clusters.ClusterHandle) -> list[str]:

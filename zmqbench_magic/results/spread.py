@@ -19,6 +19,8 @@ from ..params import MIN_TIME, PRECISION, REPEAT
 # than 50% from the median.
 SPREAD_WARN_STDEV = 0.10
 SPREAD_WARN_RANGE = 0.50
+# What narrows a wide interval, unless the benchmark has its own words for it.
+_NARROWER = f"more {REPEAT.option}, a longer {MIN_TIME.option} or {PRECISION.option} narrow them"
 # How many of the points a line names before it counts the rest.
 _NAMED = 4
 
@@ -38,11 +40,11 @@ def spread_of(rows: Iterable[Mapping[str, Any]], metric: str) -> float | None:
 def spread_warnings(
     points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
     metric: str,
-    advice: str = f"more {REPEAT.option}, a longer {MIN_TIME.option} or {PRECISION.option} "
-    "narrow them",
+    advice: str | None = None,
 ) -> list[str]:
     """One line for a run: which of its points (given as ``(words, rows)``) have
     samples that vary past pyperf's thresholds, widest first."""
+    advice = advice or _NARROWER
     points = list(points)
     flagged = [(where, spread) for where, rows in points if (spread := spread_of(rows, metric))]
     if not flagged:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -28,29 +30,63 @@ from .payload import Payload
 from .queues import queue_capacity
 
 
+@dataclass
+class Timed:
+    """What one timed sample gives back: the hot loop's own result, the driver's CPU
+    seconds in it, the other processes' share of the machine meanwhile, and the far
+    end's report."""
+
+    result: Any
+    send_cpu: float
+    other_load: float
+    report: dict[str, Any]
+
+
+def timed_sample(
+    link: Link, command: str, payload: Payload, count: int, copy: bool, loop: str,
+    python: Callable[[], Any], native_loop: Callable[[bytes], Any],
+    report_timeout: float | None = None,
+) -> Timed:  # fmt: skip
+    """The frame every sampler shares: arm the far end for ``command``, then run the
+    hot loop (``python()``, or ``native_loop`` on the one frame as bytes) with the
+    garbage collector off and the CPU metered, and take the far end's report."""
+    link.command(cmd=command, count=count, copy=copy, frames=len(payload.frames), loop=loop)
+    link.reply()  # armed: the far end sits in its loop
+    # The native loop's frame is copied to bytes before the clocks start.
+    frame = native_bytes(link, payload) if loop == "native" else None
+    meter, cpu = CpuMeter(link.pids), cpu_clock(link)
+    meter.start()
+    with gc_off():
+        cpu_start = cpu()
+        result = python() if frame is None else native_loop(frame)
+        send_cpu = cpu() - cpu_start
+        report = link.reply(timeout=report_timeout)
+    return Timed(result, send_cpu, meter.stop(), report)
+
+
+def _seconds(run: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
 def throughput_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python"
 ) -> tuple[dict[str, Any], float]:
-    frames, message = len(payload.frames), payload.message
-    link.command(cmd="sink", count=count, copy=copy, frames=frames, loop=loop)
-    link.reply()  # armed: the sink sits in its receive loop
-    send = link.data.send if frames == 1 else link.data.send_multipart
-    if loop == "native":
-        send_all = partial(_send_all_native, link, native_bytes(link, payload), copy, count)
-    else:
-        send_all = partial(_send_all, link, send, message, copy, count)
-    now = time.perf_counter
-    meter = CpuMeter(link.pids)
-    cpu = cpu_clock(link)
-    meter.start()
-    with gc_off():
-        start, cpu_start = now(), cpu()
-        send_all()
-        send_elapsed, send_cpu = now() - start, cpu() - cpu_start
+    send = link.data.send if len(payload.frames) == 1 else link.data.send_multipart
+    timed = timed_sample(
+        link, "sink", payload, count, copy, loop,
+        python=lambda: _seconds(partial(_send_all, link, send, payload.message, copy, count)),
+        native_loop=lambda message: _seconds(
+            partial(_send_all_native, link, message, copy, count)
+        ),
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
-        delivered = link.reply(timeout=2 * link.timeout)
-    other_load = meter.stop()
+        report_timeout=2 * link.timeout,
+    )  # fmt: skip
+    send_elapsed, send_cpu, other_load, delivered = (
+        timed.result, timed.send_cpu, timed.other_load, timed.report
+    )  # fmt: skip
     received, elapsed = delivered["received"], delivered["elapsed"]
     if received < 2 or elapsed <= 0:
         msg = f"the {link.describe()} received {received} of {count} messages"
@@ -139,22 +175,16 @@ def latency_sample(
 ) -> tuple[dict[str, Any], float]:
     """One latency sample; its ``rtt_hist`` (every round trip, bucketed) goes to the
     point's distribution, the rest to the sample's row."""
-    frames, message = len(payload.frames), payload.message
-    link.command(cmd="echo", count=count, copy=copy, frames=frames, loop=loop)
-    link.reply()  # armed
+    frames = len(payload.frames)
     # One clock read per round trip: the gaps between reads are the round trips.
-    meter = CpuMeter(link.pids)
-    cpu = cpu_clock(link)
-    meter.start()
-    with gc_off():
-        cpu_start = cpu()
-        if loop == "native":
-            stamps = _ping_native(link, native_bytes(link, payload), copy, count)
-        else:
-            stamps = _ping(link, message, frames, copy, count)
-        send_cpu = cpu() - cpu_start
-    other_load = meter.stop()
-    echoed = link.reply()
+    timed = timed_sample(
+        link, "echo", payload, count, copy, loop,
+        python=lambda: _ping(link, payload.message, frames, copy, count),
+        native_loop=lambda message: _ping_native(link, message, copy, count),
+    )  # fmt: skip
+    stamps, send_cpu, other_load, echoed = (
+        timed.result, timed.send_cpu, timed.other_load, timed.report
+    )  # fmt: skip
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
     elapsed = stamps[-1] - stamps[0]
     return {

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from ..method.assembly import RunAssembly
 from ..method.calibrate import calibrate
 from ..method.control import Progress, StopFlag
-from ..method.load import busy_warnings
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
     COPY,
@@ -33,8 +33,7 @@ from ..params import (
     high_water_mark,
 )
 from ..params.units import format_size
-from ..results import ResultSet, environment, run_identity, spread_warnings
-from ..results.stats import precision_rule
+from ..results import ResultSet
 from .link import STEADY_MALLOC, Link, PeerError
 from .loops import latency_sample, throughput_sample
 from .paced import paced_sample
@@ -149,14 +148,9 @@ def _run(
     points = _points(params, payload)
     if any(p["loop"] == "native" for p in points):
         _check_native(payload)
-    headline = params.metrics[0].name
-    schedule = Schedule(
-        points,
-        group_of=lambda p: (*(p[k] for k in _LINK_KEY), _role(role, p)),
-        repeat=params.repeat,
-        precise_enough=precision_rule(params.precision, headline),
-        max_time=params.max_time,
-        seed=params.seed,
+    assembly = RunAssembly(params)
+    schedule = assembly.schedule(
+        points, group_of=lambda p: (*(p[k] for k in _LINK_KEY), _role(role, p))
     )
     remote = getattr(params, "remote", "")
     with reach(remote, getattr(params, "secret_file", ""), getattr(params, "remote_python", ""),
@@ -165,27 +159,42 @@ def _run(
         try:
             schedule.run(state.far_end, stop, progress)
         except Interrupted as interrupt:
-            interrupt.result = state.result(schedule.kept, points, schedule.notes, schedule.seed)
+            interrupt.result = _result(assembly, schedule, points)
             raise
-    return state.result(schedule.kept, points, schedule.notes, schedule.seed)
+    return _result(assembly, schedule, points)
+
+
+def _result(assembly: RunAssembly, schedule: Schedule, points: list[dict[str, Any]]) -> ResultSet:
+    rows = [dict(row) for row in schedule.kept]
+    # Every round trip of the kept samples (a dropped round's are not in ``rows``),
+    # one histogram per sample: pooled figures resample whole samples.
+    distributions = []
+    for row in rows:
+        histogram = row.pop("rtt_hist", None)
+        if histogram is not None:
+            where = {k: row[k] for k in (*points[0], "frames", "sample")}
+            distributions.append({**where, "run": assembly.identity["run"],
+                                  "rtt_hist": histogram.to_json()})  # fmt: skip
+    assembly.notes[:] = schedule.notes
+    return assembly.result(
+        rows, points, describe, "off in the timed loops (driver and far end)",
+        point_warnings=_point_warnings, metadata={"far_end_malloc": STEADY_MALLOC},
+        distributions=distributions,
+    )  # fmt: skip
 
 
 @dataclass
 class _RunState:
-    """What a run keeps across its rounds: its identity and calibrated counts."""
+    """What a run keeps across its rounds: its calibrated counts and its far ends' keys."""
 
     params: BenchParams
     role: str
     sample: SampleFn
     payload: Payload | None
-    identity: dict[str, str] = field(default_factory=dict)
     counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
     remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
     secret: Keys | None = None  # shared with a remote far end
     local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
-
-    def __post_init__(self) -> None:
-        self.identity = run_identity(self.params.benchmark, self.params.label)
 
     @contextlib.contextmanager
     def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[_FarEnd]:
@@ -203,42 +212,6 @@ class _RunState:
                 yield session
         except (PeerError, TimeoutError) as exc:
             raise type(exc)(f"{describe(session.current)}: {exc}") from None
-
-    def result(
-        self,
-        rows: list[dict[str, Any]],
-        points: list[dict[str, Any]],
-        notes: list[str],
-        seed: int,
-    ) -> ResultSet:
-        rows = [{**r, "run": self.identity["run"]} for r in rows]
-        # Every round trip of the kept samples (a dropped round's are not in ``rows``),
-        # one histogram per sample: pooled figures resample whole samples.
-        distributions = []
-        for row in rows:
-            histogram = row.pop("rtt_hist", None)
-            if histogram is not None:
-                where = {k: row[k] for k in (*points[0], "frames", "run", "sample")}
-                distributions.append({**where, "rtt_hist": histogram.to_json()})
-        warnings = self.params.cautions()
-        by_point = [(p, [r for r in rows if all(r[k] == v for k, v in p.items())]) for p in points]
-        warnings += spread_warnings(
-            ((describe(p), p_rows) for p, p_rows in by_point), self.params.metrics[0].name
-        )
-        for point, point_rows in by_point:
-            warnings += _point_warnings(point_rows, point)
-        metadata = {
-            **environment(),
-            **self.identity,
-            "gc": "off in the timed loops (driver and far end)",
-            "far_end_malloc": STEADY_MALLOC,
-            "order_seed": seed,
-            "notes": notes,
-        }
-        return ResultSet(
-            self.params.benchmark, rows, self.params.settings(), metadata, tuple(warnings),
-            tuple(distributions),
-        )  # fmt: skip
 
 
 @dataclass
@@ -298,7 +271,7 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
             f"of {worst['count']} delivered); rates count only delivered messages, timed first "
             "to last receive. libzmq is known to drop messages over ipc (libzmq issue #4660)"
         )
-    return warnings + _held_warnings(rows, point) + busy_warnings(rows, describe(point))
+    return warnings + _held_warnings(rows, point)
 
 
 def _held_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:

@@ -23,12 +23,10 @@ from typing import Any
 import numpy as np
 import zmq
 
-from ..method.control import gc_off
-from ..method.load import CpuMeter
 from ..params import HELD_FRACTION
 from . import native
 from .link import LIVENESS_S, Link
-from .loops import cpu_clock, latency_columns, native_bytes
+from .loops import latency_columns, timed_sample
 from .payload import Payload
 
 # Waits at least this long sleep in a poll (woken by a reply); shorter ones spin,
@@ -40,23 +38,13 @@ def paced_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python", *, rate: float
 ) -> tuple[dict[str, Any], float]:
     """One open-loop sample of ``count`` messages offered at ``rate`` per second."""
-    frames = len(payload.frames)
-    link.command(cmd="route", count=count, copy=copy, frames=frames, loop=loop)
-    link.reply()  # armed
-    meter = CpuMeter(link.pids)
-    cpu = cpu_clock(link)
-    meter.start()
-    with gc_off():
-        cpu_start = cpu()
-        if loop == "native":
-            start, sent_at, replied_at = _pace_native(
-                link, native_bytes(link, payload), copy, count, rate
-            )
-        else:
-            start, sent_at, replied_at = _pace(link, payload, copy, count, rate)
-        send_cpu = cpu() - cpu_start
-    other_load = meter.stop()
-    echoed = link.reply()
+    timed = timed_sample(
+        link, "route", payload, count, copy, loop,
+        python=lambda: _pace(link, payload, copy, count, rate),
+        native_loop=lambda message: _pace_native(link, message, copy, count, rate),
+    )  # fmt: skip
+    (start, sent_at, replied_at), send_cpu, echoed = timed.result, timed.send_cpu, timed.report
+    other_load = timed.other_load
     intended = start + np.arange(count) / rate
     elapsed = float(replied_at[-1] - start)
     # Replies over the time from the first intended send to the last reply: the

@@ -18,6 +18,32 @@ from ..params.units import format_size
 # (positional flags, argparse keyword arguments) for one option.
 OptionSpec = tuple[tuple[str, ...], dict[str, Any]]
 
+# How a run is presented (:class:`.present.Output`): the options magics and the CLI share,
+# then each one's own.
+_QUIET: OptionSpec = (
+    ("-q", "--quiet"),
+    {"action": "store_true", "help": "no summary, no progress"},
+)
+_CHART_FILES: list[OptionSpec] = [
+    (("--svg",), {"metavar": "PATH", "help": "save the chart as SVG (offline)"}),
+    (("--png",), {"metavar": "PATH", "help": "save the chart as PNG (offline)"}),
+]
+MAGIC_OUTPUT_OPTIONS: list[OptionSpec] = [
+    _QUIET,
+    (("-o", "--output"), {"action": "store_true", "help": "return the result object"}),
+    (("-v", "--variable"), {"metavar": "NAME", "help": "store the result in NAME"}),
+    (("--no-chart",), {"action": "store_true", "help": "do not show the chart"}),
+    *_CHART_FILES,
+    (("--widget",), {"action": "store_true", "help": "measure nothing now: show an "
+                     "interactive panel with these options filled in (line magic only)"}),
+]  # fmt: skip
+CLI_OUTPUT_OPTIONS: list[OptionSpec] = [
+    _QUIET,
+    (("--json",), {"metavar": "PATH", "help": "save the result as JSON"}),
+    (("--csv",), {"metavar": "PATH", "help": "save one row per sample as CSV"}),
+    *_CHART_FILES,
+]
+
 
 def _type_for(param: Param) -> Callable[[str], Any]:
     """argparse's ``type``: parse and validate, reporting our message verbatim."""

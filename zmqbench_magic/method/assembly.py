@@ -1,0 +1,82 @@
+"""How any run becomes a result, whatever it measures: its identity and visiting
+order, its rounds (:mod:`.schedule`, with ``--precision``), and at the end its rows,
+the checks every run gets (cautions, spread, a busy machine), its metadata and notes,
+in one :class:`~zmqbench_magic.results.ResultSet`. The ZeroMQ and the ipyparallel
+cores differ in what a sample is, not in this."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..params import BenchParams
+from ..results import ResultSet, environment, run_identity, spread_warnings
+from ..results.stats import precision_rule
+from .load import busy_warnings
+from .schedule import Point, Row, Schedule, order_seed
+
+
+@dataclass
+class RunAssembly:
+    """A run's frame: what it keeps from start to result."""
+
+    params: BenchParams
+    notes: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    identity: dict[str, str] = field(init=False)
+    seed: int = field(init=False)  # of the visiting order within each round
+
+    def __post_init__(self) -> None:
+        self.identity = run_identity(self.params.benchmark, self.params.label)
+        self.seed = order_seed(self.params.seed)
+
+    def schedule(self, points: list[Point], group_of: Callable[[Point], Any]) -> Schedule:
+        """Interleaved rounds of ``points``, one far end (or cluster) per group."""
+        return Schedule(
+            points,
+            group_of=group_of,
+            repeat=self.params.repeat,
+            precise_enough=precision_rule(self.params.precision, self.params.metrics[0].name),
+            max_time=self.params.max_time,
+            start=self.started,
+            seed=self.seed,
+        )
+
+    def result(
+        self,
+        rows: Iterable[Row],
+        points: Sequence[Point],
+        describe: Callable[[Point], str],
+        gc: str,
+        point_warnings: Callable[[list[Row], Point], list[str]] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        distributions: Sequence[Mapping[str, Any]] = (),
+        advice: str | None = None,
+    ) -> ResultSet:
+        """The kept ``rows`` as a result: a warning for each thing to read with care
+        (``point_warnings`` adds a core's own per point), and the run's metadata."""
+        rows = [{**row, "run": self.identity["run"]} for row in rows]
+        by_point = [
+            (point, [r for r in rows if all(r.get(k) == v for k, v in point.items())])
+            for point in points
+        ]
+        spread = ((describe(point), point_rows) for point, point_rows in by_point)
+        metric = self.params.metrics[0].name
+        warnings = [*self.params.cautions(), *spread_warnings(spread, metric, advice)]
+        for point, point_rows in by_point:
+            if point_warnings is not None:
+                warnings += point_warnings(point_rows, point)
+            warnings += busy_warnings(point_rows, describe(point))
+        everything = {
+            **environment(), **self.identity, "gc": gc, "order_seed": self.seed,
+            "notes": self.notes, **(metadata or {}),
+        }  # fmt: skip
+        return ResultSet(
+            self.params.benchmark, rows, self.params.settings(), everything, tuple(warnings),
+            tuple(distributions),
+        )  # fmt: skip
+
+
+__all__ = ["RunAssembly"]

@@ -1,0 +1,70 @@
+"""What a finished run shows and saves, the same from a magic and from the shell: the
+summary (unless quiet), the files asked for, and the chart: drawn in a kernel, saved
+where asked, and where neither, one line saying how to get it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..results import ResultSet
+
+NO_CHART_HERE = "(no chart in a terminal: add --svg PATH or --png PATH to save it)"
+
+
+@dataclass(frozen=True)
+class Output:
+    """How a run is presented: the output options of the magics and the CLI."""
+
+    quiet: bool = False
+    chart: bool = True  # show the chart where one can be drawn
+    svg: str | None = None
+    png: str | None = None
+    json: str | None = None
+    csv: str | None = None
+
+    @property
+    def files(self) -> tuple[str | None, ...]:
+        return self.json, self.csv, self.svg, self.png
+
+
+def present(
+    result: ResultSet, output: Output, draw: Callable[[dict[str, Any], dict[str, Any]], None] | None
+) -> None:
+    """Print, save and show ``result``. ``draw(data, metadata)`` shows a chart's display
+    bundle (a kernel's ``display``); None where nothing can be drawn (a terminal)."""
+    if not output.quiet:
+        print(result)
+    if output.json:
+        result.save(output.json)
+    if output.csv:
+        result.to_csv(output.csv)
+    wanted = output.svg or output.png or (output.chart and draw is not None)
+    if not result.rows or not wanted:
+        if result.rows and output.chart and not output.quiet:
+            print(NO_CHART_HERE, file=sys.stderr)
+        return
+    # Imported here: altair and vl-convert cost about a second to import, which runs
+    # that draw nothing should not pay.
+    from ..charts import default_chart
+
+    show(default_chart(result.benchmark, result.df, result.distributions), output, draw)
+
+
+def show(chart: Any, output: Output, draw: Callable[..., None] | None) -> None:
+    """Save ``chart`` where ``output`` asks, and draw it when it can be drawn."""
+    from ..charts import chart_bundle, save_chart
+
+    for kind in ("svg", "png"):
+        path = getattr(output, kind)
+        if path:
+            saved = save_chart(chart, path, kind)
+            if not output.quiet:
+                print(f"chart saved to {saved}")
+    if output.chart and draw is not None:
+        draw(*chart_bundle(chart))
+
+
+__all__ = ["NO_CHART_HERE", "Output", "present", "show"]
