@@ -22,5 +22,7 @@ fi
 LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff check $LINTED
 .venv/bin/ruff format --check $LINTED
+# Types: the package, with the settings in pyproject.toml.
+.venv/bin/mypy
 .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-cell-timeout=600 --durations=25 "$@"

@@ -67,6 +67,12 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             # What %config lists and updates: without this it would not know us.
             shell.configurables.append(self)
 
+    @property
+    def _ip(self) -> Any:
+        """The shell the magics were registered with (always set once loaded)."""
+        assert self.shell is not None, "load the magics with %load_ext zmqbench_magic"
+        return self.shell
+
     @_arguments(ThroughputParams)
     @line_cell_magic
     def zmqthr(self, line: str, cell: str | None = None) -> ResultSet | None:
@@ -134,19 +140,19 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             return self._run(args, FloodParams, run_taskflood)
         _refuse(args.widget, "--widget", _NO_PANEL)
         _refuse(args.test, TEST.option, "does not apply to the cell form: the cell is the task")
-        source = self.shell.transform_cell(cell)
+        source = self._ip.transform_cell(cell)
         try:
             return self._run(args, FloodParams, partial(
-                run_taskflood, task=source, namespace=self.shell.user_ns
+                run_taskflood, task=source, namespace=self._ip.user_ns
             ))  # fmt: skip
         except SyntaxError:
-            self.shell.showsyntaxerror()  # the cell's; raised before anything starts
+            self._ip.showsyntaxerror()  # the cell's; raised before anything starts
         except RuntimeError as exc:
             remote = engine_traceback(exc)
             if remote is None:
                 raise
             # The engine's own traceback of the user's task, once; the cluster is stopped.
-            self.shell.showtraceback((type(remote), remote, remote.__traceback__))
+            self._ip.showtraceback((type(remote), remote, remote.__traceback__))
         return None
 
     def _run(
@@ -172,7 +178,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         except OSError as exc:
             raise UsageError(f"could not save the chart: {exc}") from None
         if args.variable:
-            self.shell.user_ns[args.variable] = result
+            self._ip.user_ns[args.variable] = result
         return result if args.output else None
 
     def _measure(
@@ -200,11 +206,11 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         from .widgets import PANELS  # ipywidgets and altair only when a panel is asked for
 
         try:
-            panel = PANELS[params_class.benchmark](**values)  # type: ignore[attr-defined]
+            panel = PANELS[params_class.benchmark](**values)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if args.variable:
-            self.shell.user_ns[args.variable] = panel
+            self._ip.user_ns[args.variable] = panel
         return panel
 
 

@@ -3,6 +3,8 @@ of the sweep, a segment per stage (submit, queue, run, return)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
@@ -61,7 +63,7 @@ def _point_labels(frame: pd.DataFrame, varying: list[str]) -> pd.Series:
     return frame.apply(lambda row: ", ".join(_word(c, row[c]) for c in varying), axis=1)
 
 
-def _word(column: str, value: object) -> str:
+def _word(column: str, value: Any) -> str:
     if column in ("engines", "tasks"):
         return plural(int(value), column.removesuffix("s"))
     if column == "chunksize":

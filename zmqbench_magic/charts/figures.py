@@ -49,7 +49,7 @@ def _facet_width(frame: pd.DataFrame) -> int:
     return min(WIDTH, ROW_WIDTH // max(1, frame["transport"].nunique()))
 
 
-def _by_transport(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
+def _by_transport(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Side-by-side panels when several transports were measured."""
     if frame["transport"].nunique() > 1:
         return chart.facet(column=alt.Column("transport:N", title=COLUMN_TITLES["transport"]))
@@ -122,7 +122,7 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
                    name="tax")  # fmt: skip
     # On the same data as the lines, so the layer can be faceted by transport.
     even = alt.Chart(frame).mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
-    chart = alt.layer(lines, even)
+    chart = alt.LayerChart(layer=[lines, even])
     test = "throughput" if metric == "msgs_per_s" else "round trip"
     return titled(
         _by_transport(chart, frame),

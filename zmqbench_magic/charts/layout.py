@@ -8,6 +8,7 @@ only say what they plot.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import altair as alt
 import pandas as pd
@@ -41,7 +42,7 @@ SIZE_LABEL_EXPR = (
 
 def x_axis(
     frame: pd.DataFrame, column: str, title: str | None = None, *, sizes: bool = False,
-    scale: str = "log", ticks_at_values: bool = True, label_format: str = ",~r",
+    scale: Any = "log", ticks_at_values: bool = True, label_format: str = ",~r",
 ) -> alt.X:  # fmt: skip
     """An x axis that spans the data: a point axis for a single value (a linear axis
     of one value crowds its tick labels), otherwise ``scale`` over exactly the
@@ -49,7 +50,8 @@ def x_axis(
     read off. ``label_format`` is a d3 format (``~s``: 10k, 1M)."""
     title = title or COLUMN_TITLES[column]
     values = sorted(frame[column].dropna().unique().tolist())
-    label = {"labelExpr": SIZE_LABEL_EXPR} if sizes else {"format": label_format}
+    # Axis options, passed on as altair's keyword arguments.
+    label: dict[str, Any] = {"labelExpr": SIZE_LABEL_EXPR} if sizes else {"format": label_format}
     if len(values) <= 1:
         return alt.X(f"{column}:O", title=title, axis=alt.Axis(labelAngle=0, **label))
     low, high = values[0], values[-1]
@@ -125,7 +127,7 @@ def selector(field: str, name: str) -> alt.Parameter:
     return alt.selection_point(fields=[field], bind="legend", name=name)
 
 
-def picked(param: alt.Parameter) -> alt.OpacityValue:
+def picked(param: alt.Parameter) -> Any:
     return alt.condition(param, alt.value(1.0), alt.value(0.12))
 
 
@@ -151,7 +153,7 @@ def tooltip(
 
 def titled(chart: alt.TopLevelMixin, title: str, note: str = "") -> alt.TopLevelMixin:
     """A title, and a subtitle naming what was the same everywhere; never cut."""
-    params = {"text": title, "anchor": "start", "limit": _NO_LIMIT}
+    params: dict[str, Any] = {"text": title, "anchor": "start", "limit": _NO_LIMIT}
     if note:
         lines = _lines(note)
         params |= {"subtitle": lines[0] if len(lines) == 1 else lines, "subtitleColor": "#555"}
@@ -169,12 +171,8 @@ def _lines(note: str, width: int = _SUBTITLE_CHARS) -> list[str]:
     return lines
 
 
-def side_by_side(*charts: alt.TopLevelMixin) -> alt.HConcatChart:
+def side_by_side(*charts: Any) -> alt.HConcatChart:
     """Charts in a row, each keeping its own scales and its legends below it (shared
     legends would gather at the far right, beside the wrong chart)."""
-    channels = ("color", "shape", "opacity", "strokeDash")
-    return (
-        alt.hconcat(*charts, spacing=24)
-        .resolve_scale(**dict.fromkeys(channels, "independent"))
-        .resolve_legend(**dict.fromkeys(channels, "independent"))
-    )
+    apart: Any = dict.fromkeys(("color", "shape", "opacity", "strokeDash"), "independent")
+    return alt.hconcat(*charts, spacing=24).resolve_scale(**apart).resolve_legend(**apart)

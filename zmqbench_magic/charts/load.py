@@ -47,7 +47,7 @@ def load_chart(
         notes.append("no knee up to the highest rate offered")
     else:
         notes.append("knee at " + ", ".join(knees["label"]))
-        lines = alt.layer(lines, _rules(knees))
+        lines = alt.LayerChart(layer=[lines, _rules(knees)])
     return titled(
         lines,
         "ZeroMQ latency under load (open loop, DEALER/ROUTER)",

@@ -93,7 +93,7 @@ def median_lines(
         opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
     )  # fmt: skip
     # The bars first: drawn over the points, they would take the pointer off them.
-    return alt.layer(bars, lines)
+    return alt.LayerChart(layer=[bars, lines])
 
 
 def varying_label(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.Series, str]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..params import BenchParams
+from ..params import RunParams
 from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import precision_rule
 from .load import busy_warnings
@@ -22,7 +22,7 @@ from .schedule import Point, Row, Schedule, order_seed
 class RunAssembly:
     """A run's frame: what it keeps from start to result."""
 
-    params: BenchParams
+    params: RunParams
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
     identity: dict[str, str] = field(init=False)
@@ -32,10 +32,10 @@ class RunAssembly:
         self.identity = run_identity(self.params.benchmark, self.params.label)
         self.seed = order_seed(self.params.seed)
 
-    def schedule(self, points: list[Point], group_of: Callable[[Point], Any]) -> Schedule:
+    def schedule(self, points: Sequence[Point], group_of: Callable[[Point], Any]) -> Schedule:
         """Interleaved rounds of ``points``, one far end (or cluster) per group."""
         return Schedule(
-            points,
+            list(points),
             group_of=group_of,
             repeat=self.params.repeat,
             precise_enough=precision_rule(self.params.precision, self.params.metrics[0].name),
@@ -74,7 +74,7 @@ class RunAssembly:
             "notes": self.notes, **(metadata or {}),
         }  # fmt: skip
         return ResultSet(
-            self.params.benchmark, rows, self.params.settings(), everything, tuple(warnings),
+            self.params.benchmark, tuple(rows), self.params.settings(), everything, tuple(warnings),
             tuple(distributions),
         )  # fmt: skip
 

@@ -11,6 +11,7 @@ from ..params.sockets import COUNT
 CALIBRATION_START = 10
 _CALIBRATION_MAX_GROWTH = 100
 # The most messages a sample may hold: what --count allows.
+assert COUNT.high is not None
 MAX_COUNT = int(COUNT.high)
 
 

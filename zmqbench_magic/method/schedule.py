@@ -26,7 +26,7 @@ import itertools
 import random
 import secrets
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -69,7 +69,7 @@ class Schedule:
     points: list[Point]
     group_of: Callable[[Point], Hashable]
     repeat: int
-    precise_enough: Callable[[list[Row]], bool] | None = None  # None: no --precision
+    precise_enough: Callable[[Sequence[Row]], bool] | None = None  # None: no --precision
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts

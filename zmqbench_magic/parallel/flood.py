@@ -20,6 +20,7 @@ import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import ipyparallel as ipp
@@ -142,7 +143,7 @@ class _FloodRun:
             schedule = self.assembly.schedule(block, group_of=lambda _p: 0)
             try:
                 schedule.run(
-                    lambda _group, s=session: contextlib.nullcontext(s), stop,
+                    partial(_same, session), stop,
                     _offset(progress, done, self.params.repeat * len(points)),
                 )  # fmt: skip
             finally:
@@ -256,6 +257,11 @@ class _ClusterSession:
             if self.elsewhere and OTHER_HOSTS_NOTE not in self.run.notes:
                 self.run.notes.append(OTHER_HOSTS_NOTE)
         return self.elsewhere
+
+
+def _same(session: _ClusterSession | PoolSession, _group: Any) -> Any:
+    """Every group of a block is sampled on the block's one cluster (or pool)."""
+    return contextlib.nullcontext(session)
 
 
 def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:

@@ -85,9 +85,11 @@ class ClusterHandle:
                 self.cluster.stop_cluster_sync()
         finally:
             # What ipyparallel's stop leaves: schedulers' processes, engines' nannies
-            # (and, after a failed start, an engine that was still starting).
-            end_cluster_processes(self.profile_dir)
+            # (and, after a failed start, an engine that was still starting). Only with
+            # a profile directory to find them by: without one, every process whose
+            # environment lacks it would match.
             if self.profile_dir:
+                end_cluster_processes(self.profile_dir)
                 remove_remote_profiles(self.hosts, self.profile_dir)
                 shutil.rmtree(self.profile_dir, ignore_errors=True)
             self.cluster = None

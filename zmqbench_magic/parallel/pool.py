@@ -84,7 +84,7 @@ class PoolSession:
                                            timeout=self.timeout)], tasks)  # fmt: skip
             row["efficiency"] = math.ceil(tasks / self.workers) * duration / row["roundtrip_s"]
             return row
-        argument = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
+        argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
         row = self._timed(lambda: [self.executor.submit(echo, argument) for _ in range(tasks)],
                           tasks)  # fmt: skip
         if self.test == "echo":

@@ -37,7 +37,7 @@ def sampler(
     client, tasks, view = handle.client, point["tasks"], point["view"]
     if view == "direct":
         target: Any = client[engine_ids]
-        submitters = itertools.cycle([client[i].apply_async for i in engine_ids])
+        submitters: Iterator[Any] = itertools.cycle([client[i].apply_async for i in engine_ids])
         mapper = target.map_async
     elif view in ("broadcast", "coalescing"):
         # One message to the broadcast scheduler, fanned out to every engine.
@@ -56,7 +56,7 @@ def sampler(
         return lambda wait: _map_sample(mapper, duration, tasks, len(engine_ids), wait)
     if test == CELL_TEST:
         return lambda wait: _cell_sample(submitters, tasks, len(engine_ids), wait)
-    argument = np.zeros(point["size"], dtype=np.uint8) if test in ("echo", "push") else ""
+    argument: Any = np.zeros(point["size"], dtype=np.uint8) if test in ("echo", "push") else ""
     if test == "push":
         return lambda wait: _push_sample(target, argument, tasks, len(engine_ids), wait)
     return lambda wait: _flood_sample(submitters, argument, tasks, wait)

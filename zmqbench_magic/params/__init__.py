@@ -23,7 +23,7 @@ from .common import (
     TOLERANCE,
     WARMUP,
 )
-from .declare import BenchParams, Metric, Param
+from .declare import BenchParams, Metric, Param, RunParams
 from .flood import DURATION, FLOOD_METRICS, FloodParams
 from .memory import (
     QUEUE_BYTES,
@@ -105,6 +105,7 @@ __all__ = [
     "LatencyParams",
     "Metric",
     "Param",
+    "RunParams",
     "ThroughputParams",
     "ZmqParams",
     "available_memory",

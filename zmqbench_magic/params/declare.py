@@ -15,9 +15,10 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from .address import check_address
+from .metric import Metric, with_unit
 from .units import (
     format_duration,
     format_rate,
@@ -89,7 +90,7 @@ class Param:
     def axis_title(self) -> str:
         """The title with its unit, as axes, columns and controls show it:
         ``message size (B)``."""
-        return _with_unit(self.title, self.unit)
+        return with_unit(self.title, self.unit)
 
     @property
     def option(self) -> str:
@@ -152,32 +153,6 @@ class Param:
         return value
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A measured quantity: the DataFrame column (unit in the name), its title and its
-    unit, which every axis, legend and line takes from here."""
-
-    name: str
-    title: str
-    help: str
-    better: str = ""  # "higher" or "lower": which way a comparison calls faster
-    unit: str = ""
-
-    @property
-    def axis_title(self) -> str:
-        """``delivered (msgs/s)``."""
-        return _with_unit(self.title, self.unit)
-
-    def __post_init__(self) -> None:
-        if self.better not in ("", "higher", "lower"):
-            msg = f"better must be higher, lower or empty, got {self.better!r}"
-            raise ValueError(msg)
-
-
-def _with_unit(title: str, unit: str) -> str:
-    return f"{title} ({unit})" if unit else title
-
-
 def _spell(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
@@ -212,6 +187,10 @@ def param_field(param: Param) -> Any:
 @dataclass(frozen=True)
 class BenchParams:
     """Common machinery: normalise, validate and expand the sweep grid."""
+
+    # Each benchmark's own: its short name ("thr") and its metrics, headline first.
+    benchmark: ClassVar[str]
+    metrics: ClassVar[tuple[Metric, ...]]
 
     def __post_init__(self) -> None:
         for param in self.fields():
@@ -269,6 +248,33 @@ class BenchParams:
         """Settings that are allowed but make figures to be read with care, in words,
         said before a run starts (and kept with its result)."""
         return []
+
+
+class RunParams(Protocol):
+    """What every benchmark's settings hold for the way it is run (rounds, warm-up,
+    precision, time limits, order seed, label), whatever it measures."""
+
+    benchmark: ClassVar[str]
+    metrics: ClassVar[tuple[Metric, ...]]
+
+    @property
+    def repeat(self) -> int: ...
+    @property
+    def warmup(self) -> int: ...
+    @property
+    def precision(self) -> float: ...
+    @property
+    def max_time(self) -> float: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def label(self) -> str: ...
+
+    def points(self) -> Iterator[dict[str, Any]]: ...
+    def settings(self) -> dict[str, Any]: ...
+    def cautions(self) -> list[str]: ...
 
 
 def _validated(param: Param, value: Any) -> Any:

@@ -188,7 +188,8 @@ class ResultSet:
             return self
 
         def rename(entry: Mapping[str, Any]) -> dict[str, Any]:
-            return {**entry, "run": renames.get(entry.get("run"), entry.get("run"))}
+            run = str(entry.get("run"))
+            return {**entry, "run": renames.get(run, run)}
 
         return ResultSet(
             self.benchmark,
@@ -266,7 +267,7 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
     ]
     return ResultSet(
         data["benchmark"],
-        rows,
+        tuple(rows),
         data["settings"],
         data["metadata"],
         data["warnings"],

@@ -82,7 +82,7 @@ PRECISION_LEVEL = 0.99
 
 def precision_rule(
     precision: float, metric: str
-) -> Callable[[list[Mapping[str, Any]]], bool] | None:
+) -> Callable[[Sequence[Mapping[str, Any]]], bool] | None:
     """``--precision``'s stopping rule for one point's kept rows (None when it is off):
     the median's interval at :data:`PRECISION_LEVEL` within ``precision`` of it."""
     if not precision:

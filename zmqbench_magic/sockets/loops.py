@@ -222,6 +222,8 @@ def latency_columns(
 
 def _ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> list[float]:
     """``count`` round trips; their stamps (``[0]``: the start), each as its reply came."""
+    send: Any
+    recv: Any
     if frames == 1:
         send, recv = link.data.send, link.data.recv
     else:

@@ -29,6 +29,7 @@ from ..params import (
     BenchParams,
     LatencyParams,
     ThroughputParams,
+    ZmqParams,
     check_memory,
     high_water_mark,
 )
@@ -138,7 +139,7 @@ def _key(point: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _run(
-    params: BenchParams,
+    params: ZmqParams,
     role: str,
     sample: SampleFn,
     payload: Payload | None,
@@ -187,7 +188,7 @@ def _result(assembly: RunAssembly, schedule: Schedule, points: list[dict[str, An
 class _RunState:
     """What a run keeps across its rounds: its calibrated counts and its far ends' keys."""
 
-    params: BenchParams
+    params: ZmqParams
     role: str
     sample: SampleFn
     payload: Payload | None

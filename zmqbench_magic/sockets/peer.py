@@ -137,7 +137,7 @@ def _sink(
     sample is still timed first to *last* receive (not including the silence that
     showed the loss), and anything that arrives after the timeout is drained and
     counted as ``late`` so it cannot be taken for the next sample's messages."""
-    receive = data.recv if frames == 1 else data.recv_multipart
+    receive: Any = data.recv if frames == 1 else data.recv_multipart
     try:
         receive(copy=copy)
     except zmq.Again:
@@ -152,7 +152,7 @@ def _sink(
         # Messages were lost: report what arrived rather than wait forever. The last
         # receive returned one receive timeout ago (no clock read per message: it
         # would slow the very loop being timed).
-        last = now() - data.rcvtimeo / 1000
+        last = now() - int(data.rcvtimeo) / 1000
         return {"received": received, "elapsed": last - first, "late": _drain(data)}
     return {"received": received, "elapsed": now() - first}
 
@@ -185,7 +185,8 @@ def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> dict[str,
     lib = native.library()
     echoed = native.check(lib, getattr(lib, loop)(data.underlying, count, int(not copy)))
     if echoed < count:
-        raise zmq.Again(f"echoed {echoed} of {count} requests, then nothing came")
+        # As the Python loop's receive would: the requests stopped coming.
+        raise zmq.Again()
     return {"echoed": echoed}
 
 
@@ -200,6 +201,8 @@ def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
 
 def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
     """Send back each of ``count`` requests unchanged."""
+    receive: Any
+    reply: Any
     if frames == 1:
         receive, reply = data.recv, data.send
     else:

@@ -131,7 +131,7 @@ def serve_forever(
             door.bind(bind)
         except zmq.ZMQError as exc:
             raise ValueError(f"cannot listen on {bind}: {exc}") from None
-        endpoint = door.last_endpoint.decode()
+        endpoint = door.getsockopt_string(zmq.LAST_ENDPOINT)
         guard = "CURVE, this secret's clients only" if secret else "no secret: loopback only"
         say(f"zmqbench peer listening on {endpoint} ({guard}); Ctrl-C stops it")
         interface = endpoint.removeprefix("tcp://").rsplit(":", 1)[0]

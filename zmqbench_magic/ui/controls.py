@@ -82,6 +82,7 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
         return widgets.Dropdown(options=options, value=value, **common)
     bounds = {"min": param.low, "max": param.high}
     if param.kind == "int":
+        assert param.low is not None and param.high is not None, f"{param.name}: no range"
         if param.high - param.low <= _SLIDER_MAX_STEPS:
             return widgets.IntSlider(value=value, continuous_update=False, **bounds, **common)
         return widgets.BoundedIntText(value=value, **bounds, **common)

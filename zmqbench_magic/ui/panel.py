@@ -77,14 +77,16 @@ class BenchmarkPanel:
 
     @property
     def benchmark(self) -> str:
-        return self.params_class.benchmark  # type: ignore[attr-defined]
+        return self.params_class.benchmark
 
     @property
     def running(self) -> bool:
         return not self._idle.is_set()
 
-    def params(self) -> BenchParams:
-        """The settings the controls show now (``ValueError`` if they do not go together)."""
+    def params(self) -> Any:
+        """The settings the controls show now, as the panel's own settings class
+        (:class:`..params.ThroughputParams`, ...); ``ValueError`` if they do not go
+        together."""
         return self.params_class(
             **{p.name: control_value(p, self.controls[p.name]) for p in self.params_class.fields()}
         )
@@ -163,7 +165,7 @@ class BenchmarkPanel:
     def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
         return default_chart(result.benchmark, result.df, result.distributions)
 
-    def _measure(self, params: BenchParams) -> None:
+    def _measure(self, params: Any) -> None:
         measure = self._measure_function()
         result = measure(params, progress=self._set_progress, stop=self._stop)
         self.result = result if self.result is None else self.result + result
