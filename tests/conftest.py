@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import signal
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,6 +21,43 @@ from IPython.testing.globalipapp import start_ipython
 
 import zmqbench_magic
 from zmqbench_magic.params.units import format_size
+
+
+def wait_until(
+    condition: Callable[[], Any],
+    timeout: float = 60.0,
+    what: str = "condition",
+    every: float = 0.02,
+) -> Any:
+    """Wait for ``condition()`` to be true and return what it gave; fail, naming
+    ``what``, once ``timeout`` seconds pass. Tests wait on an event this way (a far end
+    started, a sample begun, a process gone), never on a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        assert time.monotonic() < deadline, f"{what} not reached within {timeout} s"
+        time.sleep(every)
+    return found
+
+
+def far_end_child(parent: psutil.Process | None = None) -> psutil.Process | None:
+    """The run's far end among ``parent``'s children (default: this process), if one
+    has started: not a helper an earlier test left, such as a process pool's resource
+    tracker, which lives as long as this process."""
+    for child in (parent or psutil.Process()).children():
+        with contextlib.suppress(psutil.Error):
+            if "zmqbench_magic.sockets.peer" in " ".join(child.cmdline()):
+                return child
+    return None
+
+
+def sampling(process: psutil.Process) -> bool:
+    """Whether a far end is in its loop: connected to the driver (control and data)
+    and busy. Its start-up (imports) takes CPU too, so busy means connected first."""
+    with contextlib.suppress(psutil.Error):
+        connected = [c for c in process.net_connections("tcp") if c.status == "ESTABLISHED"]
+        return len(connected) >= 2 and process.cpu_percent(interval=0.05) > 20
+    return False
+
 
 # Small enough to keep the suite fast, large enough to exercise every code path.
 TINY = {"count": 200, "repeat": 2, "warmup": 0}

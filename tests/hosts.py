@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,12 @@ def standing_peer(where: Host | None, bind: str, secret: Path | None) -> Iterato
         kwargs = {"stdout": out, "stderr": subprocess.STDOUT}
         process = where.run(*command, **kwargs) if where else subprocess.Popen(command, **kwargs)
     try:
-        deadline = time.monotonic() + 20
-        while not (found := re.search(r"listening on (tcp://\S+)", log.read_text())):
+
+        def said_where() -> re.Match[str] | None:
             assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "the far end did not say where it listens"
-            time.sleep(0.05)
+            return re.search(r"listening on (tcp://\S+)", log.read_text())
+
+        found = wait_until(said_where, 20, "the far end saying where it listens", every=0.05)
         yield found.group(1), log
     finally:
         process.terminate()
@@ -163,12 +165,13 @@ def sshd(where: Host, workdir: Path) -> Iterator[str]:
     )
     command = f"ssh -F {client}"
     try:
-        deadline = time.monotonic() + 10
-        while subprocess.run([*command.split(), "-o", "BatchMode=yes", f"root@{where.address}",
-                              "true"], capture_output=True).returncode != 0:  # fmt: skip
+
+        def accepted() -> bool:
             assert daemon.poll() is None, "sshd exited"
-            assert time.monotonic() < deadline, "sshd did not accept the test key"
-            time.sleep(0.2)
+            probe = [*command.split(), "-o", "BatchMode=yes", f"root@{where.address}", "true"]
+            return subprocess.run(probe, capture_output=True).returncode == 0
+
+        wait_until(accepted, 10, "sshd accepting the test key", every=0.2)
         yield command
     finally:
         daemon.terminate()

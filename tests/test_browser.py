@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import cluster_processes
+from conftest import cluster_processes, wait_until
 from playwright.sync_api import Locator, Page, sync_playwright
 
 # JupyterLab and Notebook 7 in a real browser: minutes.
@@ -105,15 +104,15 @@ def server(request, tmp_path):
 
 
 def _wait_for_server(base: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    def answers() -> bool:
         assert process.poll() is None, f"the server exited:\n{log.read_text()[-3000:]}"
         try:
             _get(f"{base}/api/status")
-            return
         except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"the server did not answer within 120 s:\n{log.read_text()[-3000:]}")
+            return False
+        return True
+
+    wait_until(answers, 120, "the server answering", every=0.5)
 
 
 def _stop_server(base: str, process: subprocess.Popen) -> None:
@@ -307,10 +306,8 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
         page.wait_for_function("r => r.innerText === '1k-64k'", arg=readout.element_handle())
         outputs = page.locator(".jp-OutputArea-child").count()
         panel.get_by_role("button", name="Run").click()
-        deadline = time.monotonic() + 120
-        while (after := _chart_svg(panel)) == before:
-            assert time.monotonic() < deadline, "the chart was not redrawn within 120 s"
-            time.sleep(0.25)
+        after = wait_until(lambda: (svg := _chart_svg(panel)) != before and svg, 120,
+                           "the chart redrawn", every=0.25)  # fmt: skip
         # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
         assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
         assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"

@@ -4,6 +4,7 @@ front with the reason. Every test also checks that nothing is left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 import psutil
 import pytest
+from conftest import far_end_child, sampling, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic import run_latency, run_throughput
@@ -23,26 +25,30 @@ NOTICE_S = 1.0  # the promise: a dead far end is named within this
 LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0, "timeout": 10}
 
 
-def _far_end(timeout: float = 10.0) -> psutil.Process:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        children = [
-            p for p in psutil.Process().children() if "sockets.peer" in " ".join(p.cmdline())
-        ]
-        if children:
-            return children[0]
-        time.sleep(0.005)
-    raise AssertionError("no far end started")
+def _far_end() -> psutil.Process:
+    return wait_until(far_end_child, 10, "a far end", every=0.005)
+
+
+def _at_once(_process: psutil.Process) -> bool:
+    return True
+
+
+def _busy(process: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return process.cpu_percent(interval=0.05) > 20
+    return False
 
 
 def _kill_later(
-    find: Callable[[], psutil.Process], delay: float, killed_at: list[float]
+    find: Callable[[], psutil.Process],
+    when: Callable[[psutil.Process], bool],
+    killed_at: list[float],
 ) -> threading.Thread:
-    """Kill what ``find`` returns ``delay`` s after it appears; note when."""
+    """Kill what ``find`` returns once ``when`` says it is time; note when."""
 
     def kill() -> None:
         victim = find()
-        time.sleep(delay)
+        wait_until(lambda: when(victim), 60, "the moment to kill", every=0.005)
         killed_at.append(time.monotonic())
         victim.kill()
 
@@ -51,16 +57,13 @@ def _kill_later(
     return thread
 
 
-def _kill_after(delay: float, killed_at: list[float]) -> threading.Thread:
-    return _kill_later(_far_end, delay, killed_at)
-
-
 @pytest.mark.parametrize(("run", "phase"), [
-    (run_throughput, 0.0), (run_throughput, 1.0), (run_latency, 0.0), (run_latency, 1.0),
+    (run_throughput, _at_once), (run_throughput, sampling), (run_latency, _at_once),
+    (run_latency, sampling),
 ])  # fmt: skip
 def test_a_far_end_killed_at_start_or_mid_sample_is_named_within_a_second(run, phase, no_leftovers):
     killed_at: list[float] = []
-    _kill_after(phase, killed_at)
+    _kill_later(_far_end, phase, killed_at)
     with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)") as caught:
         run(**LONG)
     noticed = time.monotonic() - killed_at[0]
@@ -132,20 +135,23 @@ def _cluster_process(kind: str, timeout: float = 60.0) -> psutil.Process:
     from zmqbench_magic.parallel import cluster
     from zmqbench_magic.parallel.reaper import processes_of
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def found() -> psutil.Process | None:
         handle = cluster.current()
-        if handle is not None and handle.profile_dir and len(handle.engine_ids()) >= 2:
-            for process in processes_of(handle.profile_dir):
-                cmdline = " ".join(process.cmdline())
-                if cmdline.rstrip().split(" --")[0].endswith(f"-m ipyparallel.{kind}"):
-                    return process
-        time.sleep(0.05)
-    raise AssertionError(f"no {kind} found")
+        if handle is None or not handle.profile_dir or len(handle.engine_ids()) < 2:
+            return None
+        for process in processes_of(handle.profile_dir):
+            cmdline = " ".join(process.cmdline())
+            if cmdline.rstrip().split(" --")[0].endswith(f"-m ipyparallel.{kind}"):
+                return process
+        return None
+
+    return wait_until(found, timeout, f"a running {kind}", every=0.05)
 
 
-def _kill_in_flood(kind: str, delay: float, killed_at: list[float]) -> threading.Thread:
-    return _kill_later(lambda: _cluster_process(kind), delay, killed_at)
+def _kill_in_flood(kind: str, killed_at: list[float]) -> threading.Thread:
+    """Kill the cluster's ``kind`` once the flood keeps it busy (an engine running
+    tasks, the controller routing them): mid-sample, whatever the machine's speed."""
+    return _kill_later(lambda: _cluster_process(kind), _busy, killed_at)
 
 
 FLOOD = {"tasks": 3000, "engines": 2, "repeat": 2, "warmup": 0, "timeout": 60}
@@ -160,7 +166,7 @@ def test_an_engine_killed_mid_flood_is_named_and_the_cluster_stopped():
 
     cluster.stop()
     killed_at: list[float] = []
-    killer = _kill_in_flood("engine", 2.0, killed_at)
+    killer = _kill_in_flood("engine", killed_at)
     with pytest.raises(RuntimeError, match=r"engine \d+ of 2 went away during the sample") as err:
         run_taskflood(**{**FLOOD, "repeat": 50})
     killer.join(5)
@@ -180,7 +186,7 @@ def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
 
     cluster.stop()
     killed_at: list[float] = []
-    killer = _kill_in_flood("engine", 2.0, killed_at)
+    killer = _kill_in_flood("engine", killed_at)
     try:
         result = run_taskflood(**{**FLOOD, "repeat": 20}, on_engine_loss="continue")
         killer.join(5)
@@ -203,7 +209,7 @@ def test_a_killed_controller_is_named_not_waited_out():
 
     cluster.stop()
     killed_at: list[float] = []
-    killer = _kill_in_flood("controller", 2.0, killed_at)
+    killer = _kill_in_flood("controller", killed_at)
     with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited during the sample"):
         run_taskflood(**{**FLOOD, "repeat": 50})
     killer.join(5)

@@ -9,13 +9,12 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 
 import ipyparallel as ipp
 import numpy as np
 import psutil
 import pytest
-from conftest import cluster_processes
+from conftest import cluster_processes, wait_until
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -257,10 +256,7 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
             [psutil.Process(p) for p in started["pids"] if psutil.pid_exists(p)], timeout=30
         )
         assert alive == []
-        deadline = time.monotonic() + 10
-        while cluster_processes() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert cluster_processes() == []
+        wait_until(lambda: cluster_processes() == [], 10, "every cluster process gone")
         assert not __import__("os").path.exists(started["profile_dir"])
     finally:
         kernel.kill()
@@ -314,26 +310,24 @@ def test_engine_logs_and_progress_bars_stay_out_of_the_cell(ip, capfd):
         assert noise not in out + err
 
 
-def test_a_cell_task_reads_the_users_names_and_its_times_add_up(ip):
-    import numpy
+def test_a_cell_task_reads_the_users_names_and_its_times_are_what_it_did(ip):
+    import time as clock
 
-    ip.user_ns.update(work=3000, numpy_alias=numpy)
+    ip.user_ns.update(nap=0.02, clock_alias=clock)
     result = ip.run_cell_magic(
-        "taskflood",
-        "-q -o --no-chart -n 8 16 -e 2 -r 2 --warmup 0",
-        "x = numpy_alias.sqrt(sum(i * i for i in range(work)))",
+        "taskflood", "-q -o --no-chart -n 8 16 -e 2 -r 2 --warmup 0", "clock_alias.sleep(nap)"
     )
     df = result.df
     assert set(df["test"]) == {"cell"} and len(df) == 2 * 2
-    assert (df["task_s"] > 0).all()
-    assert list(df["compute_s"]) == pytest.approx(list(df["task_s"] * df["tasks"] / df["engines"]))
-    # compute + overhead = round trip, within timer resolution
-    assert list(df["compute_s"] + df["overhead_s"]) == pytest.approx(
-        list(df["roundtrip_s"]), abs=1e-6
-    )
-    assert list(df["overhead_fraction"]) == pytest.approx(
-        list(df["overhead_s"] / df["roundtrip_s"])
-    )
+    # Each task sleeps 20 ms: its own time on the engine is that, give or take the
+    # scheduler's wake-up; 8 tasks on 2 engines are 4 naps each, 80 ms of work per
+    # engine, 16 tasks 160 ms; the round trip cannot be shorter than that work.
+    assert df["task_s"].between(0.02, 0.04).all(), df["task_s"]
+    work = df["tasks"].map({8: 0.08, 16: 0.16})
+    assert (df["compute_s"] >= work).all() and (df["compute_s"] < 2 * work).all()
+    assert (df["roundtrip_s"] >= work).all()
+    assert df["overhead_s"].between(0, df["roundtrip_s"]).all()
+    assert df["overhead_fraction"].between(0, 1).all()
 
 
 def test_a_cell_task_is_the_same_through_the_function():

@@ -3,7 +3,6 @@ interrupt, a killed kernel. (What each layer imports: test_layers.py.)"""
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ import time
 import psutil
 import pytest
 import zmq
+from conftest import far_end_child, sampling, wait_until
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.sockets.link import PeerError
@@ -20,17 +20,11 @@ from zmqbench_magic.sockets.link import PeerError
 LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0}
 
 
-def _first_child(timeout: float = 10.0) -> psutil.Process:
-    """The run's far end (not a helper an earlier test left, such as the resource
-    tracker of a process pool, which lives as long as this process)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for child in psutil.Process().children():
-            with contextlib.suppress(psutil.Error):
-                if "zmqbench_magic.sockets.peer" in " ".join(child.cmdline()):
-                    return child
-        time.sleep(0.02)
-    raise AssertionError("no peer process started")
+def _mid_sample() -> psutil.Process:
+    """The run's far end, once it is in its sample's loop."""
+    far_end = wait_until(far_end_child, 10, "a far end")
+    wait_until(lambda: sampling(far_end), 20, "a sample under way")
+    return far_end
 
 
 def _in_background(action) -> threading.Thread:
@@ -57,7 +51,7 @@ def test_a_port_already_in_use(no_leftovers):
 
 @pytest.mark.parametrize("run", [run_throughput, run_latency])
 def test_a_peer_that_dies_is_named_within_the_timeout(run, no_leftovers):
-    _in_background(lambda: (time.sleep(0.3), _first_child().kill()))
+    _in_background(lambda: _mid_sample().kill())
     started = time.monotonic()
     with pytest.raises(PeerError, match=r"tcp 100 B copy \(peer process\).*exited"):
         run(timeout=3, **LONG)
@@ -65,7 +59,7 @@ def test_a_peer_that_dies_is_named_within_the_timeout(run, no_leftovers):
 
 
 def test_a_peer_that_hangs_times_out_and_is_stopped(no_leftovers):
-    _in_background(lambda: (time.sleep(0.3), _first_child().suspend()))
+    _in_background(lambda: _mid_sample().suspend())
     started = time.monotonic()
     with pytest.raises(
         TimeoutError,
@@ -95,11 +89,8 @@ def test_a_killed_kernel_leaves_no_peer(tmp_path):
     kernel = subprocess.Popen([sys.executable, "-c", script])
     try:
         holder = psutil.Process(kernel.pid)
-        deadline = time.monotonic() + 20
-        while not holder.children() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (peer,) = holder.children()
-        time.sleep(0.3)
+        peer = wait_until(lambda: far_end_child(holder), 20, "the kernel's far end")
+        wait_until(lambda: sampling(peer), 20, "a sample under way")
         kernel.kill()
         kernel.wait(5)
         peer.wait(5)  # raises psutil.TimeoutExpired if the peer outlived its parent

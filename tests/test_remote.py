@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import wait_until
 from hosts import host, namespaces, skip_without_hosts, sshd, standing_peer
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -107,10 +108,8 @@ def test_curve_is_measured_and_a_wrong_secret_is_refused_fast_and_logged(
         again = run_latency(remote=url, secret_file=str(secret), size=100, count=200,
                             repeat=1, warmup=0)  # fmt: skip
         assert len(again.df) == 1  # still serving
-        deadline = time.monotonic() + 5
-        while "refused a client whose CURVE key is not this secret's" not in log.read_text():
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        wait_until(lambda: "refused a client whose CURVE key is not this secret's"
+                   in log.read_text(), 5, "the far end's log of the refusal")  # fmt: skip
 
 
 def test_curve_on_a_local_far_end_too(no_leftovers):
@@ -196,21 +195,14 @@ def test_a_killed_kernel_leaves_no_far_end_on_the_other_host(test_host, tmp_path
              "count=50_000_000, repeat=1, warmup=0, timeout=60)"],
             env={**os.environ, SSH_COMMAND_ENV: ssh},
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not _over_ssh():
-            assert driver.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
-        time.sleep(1.0)  # mid-sample
+        (far_end,) = wait_until(lambda: driver.poll() is None and _over_ssh(), 20, "a far end")
+        wait_until(lambda: _busy(far_end), 20, "a sample under way")
         driver.kill()
         driver.wait()
-        deadline = time.monotonic() + 5
-        while left := _over_ssh():
-            assert time.monotonic() < deadline, f"far ends outlived the kernel: {left}"
-            time.sleep(0.1)
+        wait_until(lambda: not _over_ssh(), 5, "the far end gone with its kernel")
         # Nor the SSH session: its client here, its sshd process there.
-        while left := _ssh_sessions(ssh) + _left_on(test_host):
-            assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
-            time.sleep(0.1)
+        wait_until(lambda: not _ssh_sessions(ssh) + _left_on(test_host), 5,
+                   "the SSH session gone with its kernel")  # fmt: skip
 
 
 def _ssh_sessions(ssh: str) -> list[str]:
@@ -315,10 +307,8 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
         finally:
             cluster.stop()
         assert cluster_processes() == []
-        deadline = time.monotonic() + 10
-        while left := _left_on(b) + _ssh_sessions(ssh):
-            assert time.monotonic() < deadline, f"the tunnel outlived its cluster: {left}"
-            time.sleep(0.2)
+        wait_until(lambda: not _left_on(b) + _ssh_sessions(ssh), 10,
+                   "the tunnel gone with its cluster", every=0.2)  # fmt: skip
         # A gateway that is not there: named fast, and nothing is left.
         started = time.monotonic()
         nowhere = r"could not open an SSH tunnel through root@10\.77\.5\.9"
@@ -342,6 +332,26 @@ def _left_on(where) -> list[str]:
             if "[listener]" not in words and not words.startswith("/usr/sbin/sshd"):
                 found.append(words)
     return found
+
+
+def _engines_on(where) -> list[psutil.Process]:
+    """The engine processes on a test host."""
+    listed = subprocess.run(["ip", "netns", "pids", where.namespace], capture_output=True,
+                            text=True).stdout.split()  # fmt: skip
+    found = []
+    for pid in map(int, listed):
+        with contextlib.suppress(psutil.Error):
+            process = psutil.Process(pid)
+            if "ipyparallel.engine" in " ".join(process.cmdline()):
+                found.append(process)
+    return found
+
+
+def _busy(process: psutil.Process) -> bool:
+    """In a sample's loop (or running tasks): using a good share of a core."""
+    with contextlib.suppress(psutil.Error):
+        return process.cpu_percent(interval=0.1) > 20
+    return False
 
 
 def _ours_here(where) -> list[str]:
@@ -370,21 +380,20 @@ def test_a_killed_kernel_leaves_no_engine_or_tunnel_on_the_other_host(tmp_path):
              "repeat=1000, warmup=0)"],
             env={**os.environ, SSH_COMMAND_ENV: ssh},
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while sum("ipyparallel.engine" in w for w in _left_on(b)) < 2:
-            assert driver.poll() is None and time.monotonic() < deadline
-            time.sleep(0.2)
-        time.sleep(2.0)  # mid-run
+
+        def engines_there() -> int:
+            assert driver.poll() is None, "the driver ended before its engines started"
+            return sum("ipyparallel.engine" in w for w in _left_on(b)) >= 2
+
+        wait_until(engines_there, 60, "two engines on the host", every=0.2)
+        # Mid-run: the flood keeps the engines there busy.
+        wait_until(lambda: any(_busy(p) for p in _engines_on(b)), 60, "a flood under way")
         driver.kill()
         driver.wait()
-        deadline = time.monotonic() + 30
-        while left := _left_on(b) + _ours_here(b):
-            assert time.monotonic() < deadline, f"outlived the kernel: {left}"
-            time.sleep(0.2)
+        wait_until(lambda: not _left_on(b) + _ours_here(b), 30,
+                   "no engine, controller or reaper left", every=0.2)  # fmt: skip
         # The reaper removes the cluster's files last, here and (over SSH) there.
-        while left := set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before:
-            assert time.monotonic() < deadline, f"the cluster's files outlived it: {left}"
-            time.sleep(0.2)
-        while left := _ssh_sessions(ssh) + _left_on(b):
-            assert time.monotonic() < deadline, f"SSH sessions outlived the kernel: {left}"
-            time.sleep(0.2)
+        wait_until(lambda: not set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before,
+                   30, "the cluster's files removed", every=0.2)  # fmt: skip
+        wait_until(lambda: not _ssh_sessions(ssh) + _left_on(b), 30,
+                   "the SSH sessions gone with the kernel", every=0.2)  # fmt: skip

@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import zmq
@@ -183,7 +182,10 @@ def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
         # pass SIGINT on ignored, and Python then installs no handler for it.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    time.sleep(3)
+    # Interrupted once it is under way: its first progress line says so.
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert "samples, about" in first, first
     process.send_signal(signal.SIGINT)
     try:
         out, err = process.communicate(timeout=60)

@@ -6,29 +6,76 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 import ipywidgets as widgets
 import pandas as pd
 import pytest
-from conftest import TINY, cluster_processes
+from conftest import TINY, cluster_processes, wait_until
 from IPython.core.error import UsageError
 
 import zmqbench_magic
 from zmqbench_magic.parallel import cluster
 from zmqbench_magic.params.units import KiB
 from zmqbench_magic.sockets.measure import run_throughput
-from zmqbench_magic.ui.controls import log_options
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
 
 FLOOD_TINY = {"repeat": 1, "warmup": 0}
-
-
-def wait_until(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} not reached within {timeout} s"
-        time.sleep(0.02)
+# What each range slider offers, worked out from the declared ranges: sizes 1 B to 1 GiB
+# in powers of two (31 values); tasks 1 to 10^6 (2^0 to 2^19); durations 0 and 1-2-5
+# steps from 0.1 ms to 3,600 s (2,000 s the last); rates 0 (closed loop) and 1-2-5 steps
+# from 10 to 10M msgs/s.
+EXPECTED_RANGES = {
+    "size": [2**i for i in range(31)],
+    "tasks": [2**i for i in range(20)],
+    "duration": [
+        0,
+        1e-4,
+        2e-4,
+        5e-4,
+        1e-3,
+        2e-3,
+        5e-3,
+        0.01,
+        0.02,
+        0.05,
+        0.1,
+        0.2,
+        0.5,
+        1,
+        2,
+        5,
+        10,
+        20,
+        50,
+        100,
+        200,
+        500,
+        1000,
+        2000,
+    ],
+    "rate": [
+        0,
+        10,
+        20,
+        50,
+        100,
+        200,
+        500,
+        1e3,
+        2e3,
+        5e3,
+        1e4,
+        2e4,
+        5e4,
+        1e5,
+        2e5,
+        5e5,
+        1e6,
+        2e6,
+        5e6,
+        1e7,
+    ],
+}
 
 
 def svg_of(panel):
@@ -48,7 +95,8 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
         value = control.value
         if isinstance(control, widgets.SelectionRangeSlider):
             assert value == (param.default, param.default)
-            assert [v for _, v in control.options] == log_options(param, (param.default,))
+            options = [v for _, v in control.options]
+            assert options == pytest.approx(EXPECTED_RANGES[param.name]), param.name
         else:
             assert value == param.default, param.name
         if param.choices:
