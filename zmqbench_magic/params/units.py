@@ -56,7 +56,7 @@ def spell_size(size: int) -> str:
 
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|ms|us|µs)?\s*$")
-_DURATION_FACTORS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+_DURATION_FACTORS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 
 
 def parse_duration(text: str | float) -> float:
@@ -65,14 +65,9 @@ def parse_duration(text: str | float) -> float:
     >>> parse_duration("10ms")
     0.01
     """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    match = _DURATION_RE.match(str(text))
-    if isinstance(text, bool) or not match:
-        msg = f"expected a duration such as 0, 0.1, 10ms or 500us, got {text!r}"
-        raise ValueError(msg)
-    number, unit = match.groups()
-    return float(number) * _DURATION_FACTORS[unit]
+    return _scaled(
+        text, _DURATION_RE, _DURATION_FACTORS, "a duration such as 0, 0.1, 10ms or 500us"
+    )
 
 
 def parse_fraction(text: str | float) -> float:
@@ -102,14 +97,20 @@ def parse_rate(text: str | float) -> float:
     >>> parse_rate("10k")
     10000.0
     """
+    return _scaled(text, _RATE_RE, _RATE_FACTORS, "messages per second such as 0, 500, 10k or 1M")
+
+
+def _scaled(text: str | float, pattern: re.Pattern[str], factors: dict[str, float],
+            expected: str) -> float:  # fmt: skip
+    """A number with an optional unit or suffix (``10ms``, ``1.5M``), in base units."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
-    match = _RATE_RE.match(str(text))
+    match = pattern.match(str(text))
     if isinstance(text, bool) or not match:
-        msg = f"expected messages per second such as 0, 500, 10k or 1M, got {text!r}"
+        msg = f"expected {expected}, got {text!r}"
         raise ValueError(msg)
     number, suffix = match.groups()
-    return float(number) * _RATE_FACTORS[suffix.lower()]
+    return float(number) * factors[(suffix or "").lower()]
 
 
 def format_rate(rate: float) -> str:
