@@ -12,10 +12,10 @@ import textwrap
 import time
 
 import pytest
-from conftest import TINY
+from conftest import TINY, sampling
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from test_faults import LONG, NOTICE_S, _kill_after
+from test_faults import LONG, NOTICE_S, _far_end, _kill_later
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.sockets import native
@@ -73,7 +73,7 @@ def test_the_magic_sweeps_the_loop(ip, no_leftovers):
 @pytest.mark.parametrize("run", [run_throughput, run_latency])
 def test_a_native_far_end_killed_mid_sample_is_named_within_a_second(run, no_leftovers):
     killed_at: list[float] = []
-    _kill_after(1.0, killed_at)
+    _kill_later(_far_end, sampling, killed_at)
     with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)"):
         run(**LONG, loop="native")
     noticed = time.monotonic() - killed_at[0]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params import COPY
+from ..params import BENCHMARKS, COPY
 from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size
 from .compare import point_columns
@@ -160,6 +160,7 @@ def verdict_lines(result: ResultSet) -> list[str]:
     """For each two-arm parameter measured both ways, the paired verdicts in one line:
     ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
     df = result.df
+    words_of = BENCHMARKS[result.benchmark].words
     lines = []
     for column, baseline, candidate, words in _ARMS:
         if column not in df.columns or not {baseline, candidate} <= set(df[column]):
@@ -168,10 +169,10 @@ def verdict_lines(result: ResultSet) -> list[str]:
         if table.empty:
             continue
         keys = [c for c in point_columns(table) if table[c].nunique() > 1]
-        labels = table[keys].apply(lambda row: _point_words(row), axis=1) if keys else None
+        labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
         parts = []
         for verdict, rows in table.groupby("verdict", sort=False):
-            where = ", ".join(labels[rows.index]) if labels is not None else "every point"
+            where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
             part = f"{verdict} at {where}"
             if verdict == "inconclusive":
                 part += f" ({rows['reason'].mode().iloc[0]})"
@@ -182,10 +183,3 @@ def verdict_lines(result: ResultSet) -> list[str]:
             + "; ".join(parts)
         )
     return lines
-
-
-def _point_words(row: pd.Series) -> str:
-    return " ".join(
-        f"{format_size(int(value))} B" if column == "size" else f"{column}={value}"
-        for column, value in row.items()
-    )
