@@ -14,7 +14,8 @@ the table gives the medians and the ratio project / bare.
     python bench/bench_zmq.py --quick    # seconds; checks the script, not the figures
 
 The references are not part of this project; build them in /tmp from their own
-repositories and point at them (``--perf-py``, ``--libzmq-perf``): see the documentation's benchmarks page.
+repositories and point at them (``--perf-py``, ``--libzmq-perf``): see the
+documentation's benchmarks page.
 """
 
 from __future__ import annotations
