@@ -51,11 +51,17 @@ def far_end_child(parent: psutil.Process | None = None) -> psutil.Process | None
 
 
 def sampling(process: psutil.Process) -> bool:
-    """Whether a far end is in its loop: connected to the driver (control and data)
-    and busy. Its start-up (imports) takes CPU too, so busy means connected first."""
+    """Whether a far end is in its sample's loop: connected to the driver (control and
+    data), then busy, or woken by message after message (an open loop at 20 msgs/s
+    hardly uses the CPU). Its start-up takes CPU too, so it must be connected first;
+    an idle far end wakes only to check its parent, every 0.2 s."""
     with contextlib.suppress(psutil.Error):
         connected = [c for c in process.net_connections("tcp") if c.status == "ESTABLISHED"]
-        return len(connected) >= 2 and process.cpu_percent(interval=0.05) > 20
+        if len(connected) < 2:
+            return False
+        before = process.num_ctx_switches().voluntary
+        busy = process.cpu_percent(interval=0.3) > 20
+        return busy or process.num_ctx_switches().voluntary - before >= 5
     return False
 
 

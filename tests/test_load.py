@@ -13,9 +13,10 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import sampling
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from test_faults import NOTICE_S, _kill_after
+from test_faults import NOTICE_S, _far_end, _kill_later
 
 from zmqbench_magic import run_latency
 from zmqbench_magic.charts import chart_to_vega, default_chart, load_chart
@@ -103,7 +104,7 @@ def test_a_far_end_killed_mid_open_loop_is_named_within_a_second(loop, rate, no_
     """At 20k msgs/s replies are owed when it dies; at 20 msgs/s (50 ms apart) nothing
     is, and the sends fail once its connection is gone: both are noticed."""
     killed_at: list[float] = []
-    _kill_after(1.0, killed_at)
+    _kill_later(_far_end, sampling, killed_at)
     with pytest.raises(PeerError, match=r"exited \(killed by signal 9 \(SIGKILL\)\)") as caught:
         run_latency(size=100, rate=rate, count=2_000_000, repeat=1, warmup=0, loop=loop)
     noticed = time.monotonic() - killed_at[0]
