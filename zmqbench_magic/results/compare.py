@@ -16,9 +16,11 @@ The verdicts and their rules are in :mod:`.verdict`; the tests in :mod:`.stats`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ..params import METRICS, TOLERANCE
@@ -88,11 +90,11 @@ def compare(
         msg = f"match: {', '.join(missing)} not in both results; choose from {', '.join(shared)}"
         raise ValueError(msg)
     points, tests = [], []
-    for key, left in a.groupby(columns, sort=True, dropna=False):
-        point = dict(zip(columns, key if isinstance(key, tuple) else (key,), strict=True))
-        right = b.loc[_matching(b, point)]
-        if right.empty:
+    rights = _groups(b, columns)
+    for key, (point, left) in _groups(a, columns).items():
+        if key not in rights:
             continue
+        right = rights[key][1]
         x, y = _positive(left[metric]), _positive(right[metric])
         points.append({**point, **_sides(x, y)})
         tests.append(unpaired_ratio_test(x, y, tolerance))
@@ -129,13 +131,9 @@ def versus(
         cand = group.loc[group[column] == candidate]
         if base[metric].dropna().empty or cand[metric].dropna().empty:
             continue
-        pairs = pd.DataFrame()
-        if rounds:  # rows without their rounds (a frame built by hand) cannot be paired
-            pairs = pd.concat([base.set_index(rounds)[metric], cand.set_index(rounds)[metric]],
-                              axis=1, join="inner", keys=["b", "c"])  # fmt: skip
-            pairs = pairs[(pairs > 0).all(axis=1)]
-        if len(pairs) >= 2:
-            x, y = pairs["b"].tolist(), pairs["c"].tolist()
+        # Rows without their rounds (a frame built by hand) cannot be paired.
+        x, y = _paired(base, cand, rounds, metric) if rounds else ([], [])
+        if len(x) >= 2:
             tests.append(paired_ratio_test(x, y, tolerance))
         else:  # not measured in the same rounds
             x, y = _positive(base[metric]), _positive(cand[metric])
@@ -146,12 +144,32 @@ def versus(
     return table
 
 
-def _matching(frame: pd.DataFrame, point: dict[str, Any]) -> pd.Series:
-    """Rows of ``frame`` at ``point`` (a setting that does not apply, NaN, matches NaN)."""
-    mask = pd.Series(True, index=frame.index)
-    for column, value in point.items():
-        mask &= frame[column].isna() if pd.isna(value) else frame[column] == value
-    return mask
+def _paired(
+    base: pd.DataFrame, cand: pd.DataFrame, rounds: list[str], metric: str
+) -> tuple[list[float], list[float]]:
+    """The two arms' values of the rounds both were measured in (and both measured a
+    positive value), in the baseline's order."""
+
+    def by_round(arm: pd.DataFrame) -> dict[tuple[Any, ...], float]:
+        keys = arm[rounds].itertuples(index=False, name=None)
+        return dict(zip(keys, arm[metric].tolist(), strict=True))
+
+    b, c = by_round(base), by_round(cand)
+    common = [k for k in b if k in c and b[k] > 0 and c[k] > 0]
+    return [b[k] for k in common], [c[k] for k in common]
+
+
+def _groups(
+    frame: pd.DataFrame, columns: list[str]
+) -> dict[tuple[Any, ...], tuple[dict[str, Any], pd.DataFrame]]:
+    """``frame``'s rows by point: a key both results' points can be looked up by (a
+    setting that does not apply, NaN, matches NaN), the point, and its rows."""
+    found = {}
+    for key, rows in frame.groupby(columns, sort=True, dropna=False):
+        values = key if isinstance(key, tuple) else (key,)
+        lookup = tuple("not applicable" if pd.isna(v) else v for v in values)
+        found[lookup] = (dict(zip(columns, values, strict=True)), rows)
+    return found
 
 
 def _check_arms(values: pd.Series, baseline: Any, candidate: Any, column: str) -> None:
@@ -181,8 +199,8 @@ def _positive(values: pd.Series) -> list[float]:
 
 def _sides(x: list[float], y: list[float]) -> dict[str, Any]:
     return {
-        "baseline": float(pd.Series(x, dtype=float).median()),
-        "candidate": float(pd.Series(y, dtype=float).median()),
+        "baseline": float(np.median(x)) if x else math.nan,
+        "candidate": float(np.median(y)) if y else math.nan,
         "n_baseline": len(x),
         "n_candidate": len(y),
     }
