@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..params.sockets import COUNT
 
 CALIBRATION_START = 10
 _CALIBRATION_MAX_GROWTH = 100
 # The most messages a sample may hold: what --count allows.
-assert COUNT.high is not None
-MAX_COUNT = int(COUNT.high)
+MAX_COUNT = int(cast(float, COUNT.high))
 
 
 def calibrate(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .flood import TEST
-from .sockets import HELD_FRACTION
+from .sockets import COUNT, HELD_FRACTION
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ SAMPLE_COLUMNS = (
     Column("other_load", "the share of the machine's CPU that other processes used during "
                          "the sample; NaN when the sample was too short to tell"),
     Column("test", f"the flood's test, a setting of the whole run: {TEST.help}", ("flood",)),
-    Column("count", "messages (round trips) in the sample: --count, or as calibrated", _ZMQ),
+    Column("count", f"messages (round trips) in the sample: {COUNT.option}, or as calibrated",
+           _ZMQ),
     Column("frames", "frames per message (a cell's multipart payload)", _ZMQ),
     Column("hwm", "the high-water mark of each queue, messages", _ZMQ),
     Column("far_end", "the far end's process id, or its thread's id", _ZMQ),
