@@ -157,10 +157,19 @@ def _snapshot() -> dict[str, Any]:
     }
 
 
+def _came(moment: Callable[[], bool], finished: threading.Event) -> bool:
+    """Wait until ``moment()`` holds (True), or the test has finished (False)."""
+    while not moment():
+        if finished.wait(0.005):
+            return False
+    return True
+
+
 @pytest.fixture
-def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], None]]:
-    """``interrupt(after)``: a kernel interrupt (SIGINT to the main thread) ``after``
-    seconds from now, with SIGINT raising KeyboardInterrupt as in a kernel.
+def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """``interrupt(after, when=...)``: a kernel interrupt (SIGINT to the main thread)
+    ``after`` seconds from now (from when ``when()`` first holds, if given), with
+    SIGINT raising KeyboardInterrupt as in a kernel.
 
     A shell starts background jobs with SIGINT ignored, and Python then installs no
     handler of its own, so a test run from one would never see the interrupt; this
@@ -183,8 +192,8 @@ def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float],
     main = threading.main_thread().ident
     senders: list[threading.Thread] = []
 
-    def press_interrupt(after: float) -> None:
-        if finished.wait(after):
+    def press_interrupt(after: float, when: Callable[[], bool]) -> None:
+        if not _came(when, finished) or finished.wait(after):
             return
         while not finished.is_set():
             signal.pthread_kill(main, signal.SIGINT)
@@ -192,8 +201,8 @@ def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float],
                 pass
             dropped.clear()
 
-    def interrupt(after: float) -> None:
-        sender = threading.Thread(target=press_interrupt, args=(after,), name="test-interrupt")
+    def interrupt(after: float, when: Callable[[], bool] = lambda: True) -> None:
+        sender = threading.Thread(target=press_interrupt, args=(after, when), name="test-interrupt")
         senders.append(sender)
         sender.start()
 

@@ -98,3 +98,14 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     assert written.startswith("Written by `python bench/bench_verdicts.py --quick` in one run")
     assert "UTC, at commit " in written and ", pyzmq " in written and "cores" in written
     assert out.strip() in written
+
+
+@pytest.mark.slow  # a real cluster
+def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
+    from conftest import cluster_processes
+
+    out = _run_bench("bench_flood_soak.py")
+    rows = [ln.split() for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    assert [row[0] for row in rows[1:]] == ["1", "2", "3"]  # after the title line
+    assert "resident memory" in out and "of flood 1's" in out
+    assert cluster_processes() == []

@@ -1,6 +1,7 @@
 """Faults named, and named fast: a far end killed at start, mid-sample or between
 samples is reported within a second with how it ended; bad addresses are refused up
-front with the reason. Every test also checks that nothing is left behind."""
+front with the reason. Every test also checks that nothing is left behind. (A
+cluster's faults are in test_flood_faults.py.)"""
 
 from __future__ import annotations
 
@@ -127,96 +128,6 @@ def test_a_bad_address_is_a_usage_error_in_the_magic_and_status_2_in_the_cli(ip)
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and "an IPv6 address goes in brackets" in done.stderr
-
-
-def _cluster_process(kind: str, timeout: float = 60.0) -> psutil.Process:
-    """One engine (``ipyparallel.engine``, not its nanny) or the controller of the
-    project's running cluster, once it has started."""
-    from zmqbench_magic.parallel import cluster
-    from zmqbench_magic.parallel.reaper import processes_of
-
-    def found() -> psutil.Process | None:
-        handle = cluster.current()
-        if handle is None or not handle.profile_dir or len(handle.engine_ids()) < 2:
-            return None
-        for process in processes_of(handle.profile_dir):
-            cmdline = " ".join(process.cmdline())
-            if cmdline.rstrip().split(" --")[0].endswith(f"-m ipyparallel.{kind}"):
-                return process
-        return None
-
-    return wait_until(found, timeout, f"a running {kind}", every=0.05)
-
-
-def _kill_in_flood(kind: str, killed_at: list[float]) -> threading.Thread:
-    """Kill the cluster's ``kind`` once the flood keeps it busy (an engine running
-    tasks, the controller routing them): mid-sample, whatever the machine's speed."""
-    return _kill_later(lambda: _cluster_process(kind), _busy, killed_at)
-
-
-FLOOD = {"tasks": 3000, "engines": 2, "repeat": 2, "warmup": 0, "timeout": 60}
-
-
-@pytest.mark.slow  # a real cluster
-def test_an_engine_killed_mid_flood_is_named_and_the_cluster_stopped():
-    from conftest import cluster_processes
-
-    from zmqbench_magic.parallel import cluster
-    from zmqbench_magic.parallel.flood import run_taskflood
-
-    cluster.stop()
-    killed_at: list[float] = []
-    killer = _kill_in_flood("engine", killed_at)
-    with pytest.raises(RuntimeError, match=r"engine \d+ of 2 went away during the sample") as err:
-        run_taskflood(**{**FLOOD, "repeat": 50})
-    killer.join(5)
-    noticed = time.monotonic() - killed_at[0]
-    assert noticed < 20, f"named {noticed:.1f} s after the kill"  # 6.3 s in a quiet run
-    assert "submissions had no result" in str(err.value)
-    assert "the cluster was stopped" in str(err.value)
-    assert cluster.current() is None and cluster_processes() == []
-
-
-@pytest.mark.slow  # a real cluster
-def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
-    from conftest import cluster_processes
-
-    from zmqbench_magic.parallel import cluster
-    from zmqbench_magic.parallel.flood import run_taskflood
-
-    cluster.stop()
-    killed_at: list[float] = []
-    killer = _kill_in_flood("engine", killed_at)
-    try:
-        result = run_taskflood(**{**FLOOD, "repeat": 3}, on_engine_loss="continue")
-        killer.join(5)
-        assert killed_at, "the engine was never killed"
-        assert len(result.df) == 3  # the lost sample was taken again
-        (note,) = [n for n in result.metadata["notes"] if "went away" in n]
-        assert "replaced it and took the sample again" in note
-        assert len(cluster.current().engine_ids()) == 2
-    finally:
-        cluster.stop()
-    assert cluster_processes() == []
-
-
-@pytest.mark.slow  # a real cluster
-def test_a_killed_controller_is_named_not_waited_out():
-    from conftest import cluster_processes
-
-    from zmqbench_magic.parallel import cluster
-    from zmqbench_magic.parallel.flood import run_taskflood
-
-    cluster.stop()
-    killed_at: list[float] = []
-    killer = _kill_in_flood("controller", killed_at)
-    with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited during the sample"):
-        run_taskflood(**{**FLOOD, "repeat": 50})
-    killer.join(5)
-    # Looked for while results are awaited, once the submission is done (3.7 s in a
-    # quiet run here; the bound leaves room for a busy machine).
-    assert time.monotonic() - killed_at[0] < 15
-    assert cluster.current() is None and cluster_processes() == []
 
 
 def test_an_interrupt_in_an_endless_sample_is_one_line(ip, no_leftovers, kernel_sigint):

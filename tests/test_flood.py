@@ -179,12 +179,12 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
         assert len(client.ids) == 2  # still running, still 2 engines
 
 
-def test_a_kernel_interrupt_stops_the_cluster_and_leaves_nothing(kernel_sigint):
-    run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
-    kernel_sigint(0.5)
+def test_an_interrupt_while_the_cluster_starts_leaves_nothing(kernel_sigint):
+    cluster.stop()
+    kernel_sigint(0, when=lambda: any("ipyparallel.engine" in " ".join(p.cmdline())
+                                      for p in cluster_processes()))  # fmt: skip
     with pytest.raises(KeyboardInterrupt):
-        # Long enough to be interrupted mid-flood; short enough to end (and fail) if not.
-        run_taskflood(tasks=20_000, engines=2, repeat=1, warmup=0)
+        run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
     assert cluster.current() is None
     assert cluster_processes() == []
     result = run_taskflood(tasks=8, engines=2, repeat=1, warmup=0)
@@ -196,7 +196,7 @@ def test_a_task_timeout_names_the_point_and_stops_the_cluster():
     with pytest.raises(
         TimeoutError,
         match=r"map 4 tasks, 1 engine, lb/leastload, 2s sleeps: "
-        r"tasks were still running 1 s after",
+        r"no task was submitted or answered for 1 s",
     ):
         run_taskflood(test="map", duration=2, tasks=4, engines=1, repeat=1, warmup=0, timeout=1)
     assert cluster.current() is None
@@ -224,7 +224,8 @@ def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatc
 
 def test_engines_that_never_register_time_out_and_leave_nothing():
     cluster.stop()
-    with pytest.raises(TimeoutError, match=r"engines registered, not 2, after 0\.5 s"):
+    stalled = r"registered, not 2: no engine registered or left for 0\.5 s"
+    with pytest.raises(TimeoutError, match=stalled):
         run_taskflood(tasks=4, engines=2, timeout=0.5)
     assert cluster.current() is None
     assert [(p.cmdline(), p.ppid()) for p in cluster_processes()] == []

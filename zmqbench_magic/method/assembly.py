@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..params import RunParams
+from ..params.common import MAX_TIME
 from ..results import ResultSet, environment, run_identity, spread_warnings
 from ..results.stats import precision_rule
 from .load import busy_warnings
@@ -39,7 +40,8 @@ class RunAssembly:
             group_of=group_of,
             repeat=self.params.repeat,
             precise_enough=precision_rule(self.params.precision, self.params.metrics[0].name),
-            max_time=self.params.max_time,
+            # 0: no cap on the run, and --precision's own default bound on its rounds.
+            max_time=self.params.max_time or MAX_TIME.default,
             start=self.started,
             seed=self.seed,
         )

@@ -6,17 +6,47 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
-# Called as ``progress(points_done, points_total)`` after each point.
+# Called as ``progress(points_done, points_total)`` after each point. A progress
+# display may also have ``doing(text)``: what a long sample is doing meanwhile.
 Progress = Callable[[int, int], None]
+
+
+def say_doing(progress: Progress | None, text: str) -> None:
+    """Tell a progress display what a long sample is doing now ("12,000 of 20,000
+    tasks submitted"); a display that shows only counts of samples ignores it."""
+    doing = getattr(progress, "doing", None)
+    if doing is not None:
+        doing(text)
 
 
 class StopFlag(Protocol):
     """What a run polls between samples to learn it should end (a threading.Event)."""
 
     def is_set(self) -> bool: ...
+
+
+@dataclass
+class Deadline:
+    """A stop flag that also sets itself once the run has gone on ``seconds``
+    (``--max-time``); ``reason`` says which ended the run."""
+
+    stop: StopFlag | None
+    seconds: float  # 0: no deadline
+    started: float = field(default_factory=time.monotonic)
+    reason: str = "stopped on request"
+
+    def is_set(self) -> bool:
+        if self.stop is not None and self.stop.is_set():
+            return True
+        if self.seconds and time.monotonic() - self.started >= self.seconds:
+            self.reason = f"max-time ({self.seconds:g} s) reached"
+            return True
+        return False
 
 
 class Stopped(Exception):

@@ -114,7 +114,7 @@ class Schedule:
                 rounds += 1
                 pending = self._still_pending(self.kept, rounds, start)
         except Stopped:
-            self.notes.append(self._ended("stopped on request", rounds))
+            self.notes.append(self._ended(getattr(stop, "reason", "stopped on request"), rounds))
         except KeyboardInterrupt:
             self.notes.append(self._ended("interrupted", rounds))
             raise Interrupted from None

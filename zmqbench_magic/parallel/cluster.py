@@ -21,6 +21,7 @@ import logging
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import warnings
 
@@ -29,13 +30,21 @@ from traitlets.config import Config
 
 from ..method.spawn import child_env, module_command
 from ..params.units import plural
-from .handle import ClusterHandle, NoClient, wait_for_count
+from .handle import ClusterHandle, NoClient
 from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
+from .reaper import end_cluster_processes
 
 _PING_MS = 250
+_STARTING = "while the cluster started"
 
 
 _current: ClusterHandle | None = None
+_teardowns: list[threading.Thread] = []  # broken clusters still being put away
+
+
+def _finish_teardowns() -> None:
+    while _teardowns:
+        _teardowns.pop().join()
 
 
 def current() -> ClusterHandle | None:
@@ -106,6 +115,7 @@ def start(
 ) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
+    _finish_teardowns()
     started = time.monotonic()
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
     quiet_engines = Config()
@@ -145,11 +155,11 @@ def start(
             # ids reach it out of order; this first one is only for waiting.
             warnings.simplefilter("ignore", RuntimeWarning)
             handle.connect_client(timeout)
-            wait_for_count(handle.client, engines, timeout)
+            handle.wait_for_engines(engines, timeout, _STARTING, learn=scheme != "pure")
             if scheme == "pure":
                 # One connected now sees all engines at once, in order.
                 handle.connect_client(timeout)
-                wait_for_count(handle.client, engines, timeout)
+                handle.wait_for_engines(engines, timeout, _STARTING)
     except BaseException:
         handle.stop()
         raise
@@ -161,15 +171,29 @@ def start(
     return handle
 
 
-def stop() -> str:
+def stop(hard: bool = False) -> str:
     """Stop the cluster the project started, if any (``%taskflood --stop``); say what
-    was stopped, or that there was nothing to stop."""
+    was stopped, or that there was nothing to stop. ``hard``: kill its processes at
+    once (it lost an engine or its controller)."""
     global _current
+    _finish_teardowns()
     handle, _current = _current, None
     if handle is None or handle.cluster is None:  # only clusters it started are kept
         return "no cluster started by zmqbench_magic is running: nothing to stop"
     engines, cluster_id = len(handle.engine_ids()), handle.cluster.cluster_id
-    handle.stop()
+    if hard and handle.profile_dir:
+        # Broken already: its processes are killed now, and the rest (the client, with
+        # the messages it still has queued, and the files) is put away in the
+        # background, so the error naming the loss reaches the user at once. The next
+        # start, stop or exit waits for it.
+        end_cluster_processes(handle.profile_dir)
+        teardown = threading.Thread(
+            target=handle.stop, args=(True,), name="zmqbench-cluster-teardown", daemon=True
+        )
+        teardown.start()
+        _teardowns.append(teardown)
+    else:
+        handle.stop(hard)
     return (
         f"stopped the cluster zmqbench_magic started (cluster id {cluster_id}, scheme "
         f"{handle.scheme}): its controller and {plural(engines, 'engine')}"

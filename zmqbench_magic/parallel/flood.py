@@ -16,30 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import socket
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import ipyparallel as ipp
-
 from ..method.assembly import RunAssembly
-from ..method.control import Progress, StopFlag
+from ..method.control import Deadline, Progress, StopFlag
 from ..method.schedule import Interrupted
 from ..params import PRECISION, REPEAT, FloodParams
-from ..params.flood import ON_ENGINE_LOSS, TASKS
-from ..params.units import format_duration, format_size, plural
+from ..params.flood import TASKS
 from ..results import ResultSet
 from . import cluster as clusters
 from . import existing as existing_cluster
-from .anatomy import OTHER_HOSTS_NOTE
 from .celltask import CELL_TEST, UserTask
-from .hosts import Placement
 from .pool import PoolSession
-from .reaper import processes_of
-from .samples import ClusterLost, EngineLost, Sample, Wait, bounded, sampler
+from .session import ClusterSession, describe, managed
+from .watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
 
 _MORE_SAMPLES = f"more {REPEAT.option}, more {TASKS.option} or {PRECISION.option} narrow them"
 
@@ -78,13 +71,17 @@ def run_taskflood(
     run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
     existing = existing_cluster.connect_for(params) if params.existing else None
     try:
-        run.measure(existing, stop, progress)
+        run.measure(existing, Deadline(stop, params.max_time), progress)
     except Interrupted as interrupt:
         interrupt.result = run.result()
-        _after_error(existing)
+        _after_interrupt(existing)
         raise
-    except BaseException:
-        _after_error(existing)
+    except BaseException as exc:
+        if existing is None:
+            # After an error the cluster's state is unknown: stop it rather than hand
+            # it, half-busy, to the next call (at once, when it is broken already).
+            lost = isinstance(exc.__cause__, (EngineLost, ClusterLost))
+            clusters.stop(hard=lost)
         raise
     finally:
         if existing is not None:
@@ -92,10 +89,12 @@ def run_taskflood(
     return run.result()
 
 
-def _after_error(existing: clusters.ClusterHandle | None) -> None:
-    if existing is None:
-        # After an error or a kernel interrupt the cluster's state is unknown: stop it
-        # rather than hand it, half-busy, to the next call.
+def _after_interrupt(existing: clusters.ClusterHandle | None) -> None:
+    """After Ctrl-C the sample in progress has aborted its tasks and waited them out:
+    the project's cluster stays up for the next run, unless that did not work (or the
+    interrupt came while the cluster started or resized)."""
+    handle = clusters.current()
+    if existing is None and handle is not None and not handle.settled:
         clusters.stop()
 
 
@@ -127,18 +126,20 @@ class _FloodRun:
         def configuration(point: Mapping[str, Any]) -> tuple[Any, ...]:
             return point["backend"], point["scheme"], point["engines"]
 
+        if progress is not None:  # a display knows the total before the first sample
+            progress(0, self.params.repeat * len(points))
         blocks = itertools.groupby(points, key=configuration)
         for number, ((backend, scheme, engines), grouped) in enumerate(blocks):
             block = list(grouped)
-            session: _ClusterSession | PoolSession
+            session: ClusterSession | PoolSession
             if backend == "processpool":
                 session = PoolSession(engines, self.params.timeout, self.test, self.params.warmup)
             else:
-                handle = existing or clusters.managed(
-                    engines, scheme, self.params.timeout, _placement(self.params)
-                )
+                handle = existing or managed(self.params, engines, scheme)
                 self.notes.extend(_take_events(handle))
-                session = _ClusterSession(self, handle)
+                if existing is not None and HEARTBEAT_NOTE not in self.notes:
+                    self.notes.append(HEARTBEAT_NOTE)
+                session = ClusterSession(self, handle, stop, progress)
             done = len(self.rows)
             schedule = self.assembly.schedule(block, group_of=lambda _p: 0)
             try:
@@ -163,103 +164,7 @@ class _FloodRun:
         )  # fmt: skip
 
 
-@dataclass
-class _ClusterSession:
-    """The cluster of one block: one kept sample of a point at a time, the point's
-    set-up (a cell's names, warm-up samples) done before its first."""
-
-    run: _FloodRun
-    handle: clusters.ClusterHandle
-    prepared: dict[tuple[Any, ...], tuple[Sample, Wait]] = field(default_factory=dict)
-    # The cluster's own processes are not "other" load (unknown for someone else's).
-    helper_pids: list[int] = field(default_factory=list)
-    elsewhere: bool | None = None  # engines on other hosts; None: not asked yet
-
-    def __post_init__(self) -> None:
-        self._find_helpers()
-
-    def _find_helpers(self) -> None:
-        if self.handle.profile_dir:
-            self.helper_pids = [p.pid for p in processes_of(self.handle.profile_dir)]
-
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        test = self.run.test
-        try:
-            return self._sample(point)
-        except EngineLost as exc:
-            if self.run.params.on_engine_loss != "continue" or not self.handle.managed:
-                raise RuntimeError(f"{describe(point, test)}: {exc}; {self._after(exc)}") from exc
-            self._replace_lost_engines(point, exc)
-            return self._sample(point)  # the lost sample, taken again on the full cluster
-        except ClusterLost as exc:
-            raise RuntimeError(f"{describe(point, test)}: {exc}") from exc
-        except TimeoutError as exc:
-            raise TimeoutError(f"{describe(point, test)}: {exc}") from None
-        except ipp.error.RemoteError as exc:
-            msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
-            raise RuntimeError(msg) from exc
-
-    def _sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        key = tuple(sorted(point.items()))
-        if key not in self.prepared:
-            self.prepared[key] = self._prepare(point)
-        sample, wait = self.prepared[key]
-        measured = bounded(self.handle, sample, wait, self.helper_pids)
-        scheme = point.get("scheme") if self.handle.managed else "unknown"
-        return {"scheme": scheme, "benchmark": "flood", "test": self.run.test, **measured}
-
-    def _after(self, exc: EngineLost) -> str:
-        if self.handle.managed:
-            return (
-                "the cluster was stopped (the next run starts a fresh one); "
-                f"{ON_ENGINE_LOSS.option} continue replaces the engine and goes on"
-            )
-        return "the cluster is not the project's: it was left as it is, with the engines left"
-
-    def _replace_lost_engines(self, point: Mapping[str, Any], exc: EngineLost) -> None:
-        """Start engines to make up the count again (same controller), and note it."""
-        started = time.monotonic()
-        params = self.run.params
-        handle = clusters.managed(
-            point["engines"], point["scheme"], params.timeout, _placement(params)
-        )
-        self.handle = handle
-        self.prepared.clear()  # engine ids changed: views and names must be set up again
-        self._find_helpers()
-        self.run.notes.append(
-            f"{describe(point, self.run.test)}: {exc}; replaced it and took the sample again "
-            f"({time.monotonic() - started:.1f} s)"
-        )
-
-    def _prepare(self, point: Mapping[str, Any]) -> tuple[Sample, Wait]:
-        # --engines counts per host when the engines run on other hosts.
-        engine_ids = self.handle.engine_ids()[: point["engines"] * max(1, len(self.handle.hosts))]
-        if self.run.cell is not None:
-            self.run.cell.send_to(self.handle.client, engine_ids)
-        sample = sampler(self.handle, self.run.test, point, engine_ids)
-        controller = self.handle.cluster.controller if self.handle.cluster else None
-        elsewhere = self._engines_elsewhere()
-        wait = Wait(self.run.params.timeout, self.handle.client, tuple(engine_ids), controller,
-                    other_hosts=elsewhere)  # fmt: skip
-        for _ in range(self.run.params.warmup):
-            bounded(self.handle, sample, wait)
-        return sample, wait
-
-    def _engines_elsewhere(self) -> bool:
-        """Whether the engines' clocks are other hosts' (asked once per cluster, said
-        once in the notes)."""
-        if self.elsewhere is None:
-            if self.handle.managed:
-                self.elsewhere = bool(self.handle.hosts)
-            else:  # someone else's cluster: ask its engines where they run
-                names = self.handle.client[:].apply_sync(socket.gethostname)
-                self.elsewhere = any(name != socket.gethostname() for name in names)
-            if self.elsewhere and OTHER_HOSTS_NOTE not in self.run.notes:
-                self.run.notes.append(OTHER_HOSTS_NOTE)
-        return self.elsewhere
-
-
-def _same(session: _ClusterSession | PoolSession, _group: Any) -> Any:
+def _same(session: ClusterSession | PoolSession, _group: Any) -> Any:
     """Every group of a block is sampled on the block's one cluster (or pool)."""
     return contextlib.nullcontext(session)
 
@@ -271,21 +176,6 @@ def _offset(progress: Progress | None, before: int, total: int) -> Progress | No
     return lambda done, _block_total: progress(before + done, max(total, before + done))
 
 
-def _placement(params: FloodParams) -> Placement:
-    return Placement(params.hosts, params.remote_python, params.ssh_tunnel)
-
-
 def _take_events(handle: clusters.ClusterHandle) -> list[str]:
     events, handle.events[:] = list(handle.events), []
     return events
-
-
-def describe(point: Mapping[str, Any], test: str) -> str:
-    """``flood 256 tasks, 2 engines, lb/leastload``: a point, in words."""
-    extra = ""
-    if "size" in point:
-        extra = f", {format_size(point['size'])} B arrays"
-    if "duration" in point:
-        extra = f", {format_duration(point['duration'])} sleeps"
-    where = f"{plural(point['engines'], 'engine')}, {point['view']}/{point.get('scheme', '')}"
-    return f"{test} {point['tasks']} tasks, {where}{extra}"

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -19,6 +20,7 @@ from ..params.units import plural
 from .hosts import ON_THIS_MACHINE, Placement, remove_remote_profiles
 from .reaper import end_cluster_processes, kill, process_trees
 from .tunnel import Tunnel, tunnelled_client
+from .watch import HEARTBEAT_NOTE, ClusterLost, EngineLost, ask_pids, engine_processes, exited
 
 
 @dataclass
@@ -33,6 +35,11 @@ class ClusterHandle:
     events: list[str] = field(default_factory=list)
     placement: Placement = ON_THIS_MACHINE
     tunnel: Tunnel | None = None  # the client's, when it goes through one
+    # Engine ids by process id, for the engines started on this machine.
+    engine_of_pid: dict[int, int] = field(default_factory=dict)
+    # Idle and whole: False while it resizes, and after a sample that could not wait
+    # out its aborted tasks (the next run must not inherit them).
+    settled: bool = True
 
     @property
     def managed(self) -> bool:
@@ -49,10 +56,14 @@ class ClusterHandle:
     def resize(self, engines: int, timeout: float) -> None:
         """Grow or shrink to ``engines`` by starting or stopping single-engine sets."""
         assert self.cluster is not None, "only clusters the project started are resized"
+        if self._drop_exited():
+            # Its controller unregisters it a moment later (its nanny tells it at once).
+            live = len(engine_processes(self.cluster))
+            wait_for_count(self.client, live, timeout, self.check_alive)
         have = len(self.engine_ids())
         if have == engines:
             return
-        started = time.monotonic()
+        started, self.settled = time.monotonic(), False
         if engines > have:
             for _ in range(engines - have):
                 self.cluster.start_engines_sync(1)
@@ -64,14 +75,82 @@ class ClusterHandle:
                 for engine_set in doomed:
                     self.cluster.stop_engines_sync(engine_set)
             kill(leftovers)  # the engines' nannies, should they outlive them
-        wait_for_count(self.client, engines, timeout)
+        self.wait_for_engines(engines, timeout, "while the cluster was resized")
+        self.settled = True
         self.events.append(
             f"resized the cluster from {have} to {plural(engines, 'engine')} in "
             f"{time.monotonic() - started:.1f} s"
         )
 
-    def stop(self) -> None:
-        """Stop a cluster the project started; only disconnect from any other."""
+    def wait_for_engines(self, engines: int, timeout: float, when: str, learn: bool = True) -> None:
+        """Wait until exactly ``engines`` are registered, naming any engine (or the
+        controller) that exits meanwhile; then (``learn``) ask the engines started on
+        this machine for their process ids, to name them by id should they exit."""
+
+        def alive() -> None:
+            try:
+                self.check_alive()
+            except (EngineLost, ClusterLost) as exc:
+                raise type(exc)(f"{exc} ({when})") from None
+
+        wait_for_count(self.client, engines, timeout, alive)
+        if learn and self.cluster is not None and not self.hosts:
+            self.engine_of_pid = ask_pids(self.client, self.engine_ids(), timeout)
+            self.client.purge_local_results("all")
+            self.client.history.clear()
+
+    def check_alive(self, engine_ids: tuple[int, ...] | None = None) -> None:
+        """Raise :class:`ClusterLost` if the controller has exited, :class:`EngineLost`
+        if an engine process of a cluster the project started has, or if one of
+        ``engine_ids`` is no longer registered."""
+        if self.cluster is not None:
+            controller = self.cluster.controller
+            gone = exited(controller, f"the controller (pid {getattr(controller, 'pid', '?')})")
+            if gone is not None:
+                msg = (
+                    f"{gone.words()}: nothing can register, resize or report engines any "
+                    "more; the cluster was stopped (the next run starts a fresh one)"
+                )
+                raise ClusterLost(msg)
+            for launcher in engine_processes(self.cluster):
+                gone = exited(launcher, self._engine_name(launcher))
+                if gone is not None:
+                    raise EngineLost(gone.words())
+        missing = sorted(set(engine_ids or ()) - set(self.client.ids))
+        if missing:
+            names = ", ".join(str(e) for e in missing)
+            msg = f"engine {names} of {len(engine_ids or ())} unregistered from the controller"
+            if self.cluster is None:
+                msg += f" ({HEARTBEAT_NOTE})"
+            raise EngineLost(msg)
+
+    def _engine_name(self, launcher: object) -> str:
+        pid = getattr(launcher, "pid", None)
+        host = getattr(launcher, "hostname", "") or "this machine"
+        engine_id = self.engine_of_pid.get(pid) if isinstance(pid, int) else None
+        who = f"engine {engine_id}" if engine_id is not None else "an engine"
+        return f"{who} (pid {pid}, on {host})"
+
+    def _drop_exited(self) -> int:
+        """Forget engine sets whose processes have exited (an engine lost and being
+        replaced): their launchers would otherwise be named again at every look."""
+        assert self.cluster is not None
+        dropped = 0
+        for name, engine_set in list(self.cluster.engines.items()):
+            launchers = list(getattr(engine_set, "launchers", {}).values())
+            if launchers and all(exited(lr, "") is not None for lr in launchers):
+                with contextlib.suppress(Exception), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    self.cluster.stop_engines_sync(name)
+                self.cluster.engines.pop(name, None)
+                dropped += 1
+        return dropped
+
+    def stop(self, hard: bool = False) -> None:
+        """Stop a cluster the project started; only disconnect from any other.
+
+        ``hard``: kill its processes at once, for a cluster that lost an engine or its
+        controller (a polite stop waits on processes that may never answer)."""
         self._disconnect()
         if self.cluster is None:
             return
@@ -79,6 +158,8 @@ class ClusterHandle:
             self.reaper.send_signal(signal.SIGTERM)
             wait_or_kill(self.reaper)
         try:
+            if hard and self.profile_dir:
+                end_cluster_processes(self.profile_dir)
             with warnings.catch_warnings():
                 # A pure-scheme client warns of every engine it sees go: here on purpose.
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -117,17 +198,25 @@ class ClusterHandle:
             self.tunnel = None
 
 
-def wait_for_count(client: ipp.Client, engines: int, timeout: float) -> None:
-    """Wait until exactly ``engines`` engines are registered."""
-    deadline = time.monotonic() + timeout
-    while len(client.ids) != engines:
-        if time.monotonic() > deadline:
+def wait_for_count(
+    client: ipp.Client, engines: int, timeout: float, alive: Callable[[], None] = lambda: None
+) -> None:
+    """Wait until exactly ``engines`` engines are registered, calling ``alive`` (which
+    raises if a process of the cluster has exited) as it waits. ``timeout`` bounds
+    the wait for the next registration, not for all of them: a cluster of many engines
+    that keeps registering them is not stuck."""
+    count, changed = len(client.ids), time.monotonic()
+    while count != engines:
+        alive()
+        if time.monotonic() - changed > timeout:
             msg = (
-                f"the cluster has {plural(len(client.ids), 'engine')} registered, not {engines}, "
-                f"after {timeout:g} s"
+                f"the cluster has {plural(count, 'engine')} registered, not {engines}: "
+                f"no engine registered or left for {timeout:g} s"
             )
             raise TimeoutError(msg)
         time.sleep(0.05)
+        if len(client.ids) != count:
+            count, changed = len(client.ids), time.monotonic()
 
 
 def wait_or_kill(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:

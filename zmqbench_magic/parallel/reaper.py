@@ -66,13 +66,29 @@ def process_trees(pids: list[int]) -> list[Any]:
 
 
 def kill(processes: list[Any]) -> None:
-    """SIGKILL whatever of ``processes`` still runs, and wait for it to go."""
+    """SIGKILL whatever of ``processes`` still runs, and wait until none runs: a zombie
+    has ended (its memory and sockets are freed) and only waits for its parent, or
+    init, to collect it, which can take a second that nobody needs to wait."""
     import psutil
 
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.kill()
-    psutil.wait_procs(processes, timeout=_STOP_GRACE_S)
+    deadline = time.monotonic() + _STOP_GRACE_S
+    running = list(processes)
+    while running and time.monotonic() < deadline:
+        running = [p for p in running if _running(p)]
+        if running:
+            time.sleep(0.01)
+
+
+def _running(process: Any) -> bool:
+    import psutil
+
+    try:
+        return bool(process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
 
 
 def reap(cluster_file: str, profile_dir: str, hosts: tuple[str, ...] = ()) -> None:

@@ -15,20 +15,23 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import ipyparallel as ipp
 import numpy as np
 
+from ..method.control import Progress, StopFlag, check_stop, say_doing
 from ..method.load import with_other_load
 from . import cluster as clusters
 from .anatomy import reply_overlap, stage_times, stamps
 from .celltask import CELL_TEST, run_cell
 from .tasks import echo
+from .watch import ClusterLost, EngineLost
 
-_DRAIN_S = 5.0
-_ENGINE_CHECK_S = 0.25
+_LOOK_S = 0.25  # how often a sample looks out (an exited engine is named within it)
+_LOOK_EVERY = 32  # submissions between two glances at the clock
+_SAY_AFTER_S = 1.0  # a sample longer than this says how far it has got
 
 
 def sampler(
@@ -66,19 +69,29 @@ Submitted = list[tuple[float, Any]]  # when the client was asked (epoch s), the 
 
 
 def _timed(
-    submit: Callable[[], Submitted], tasks: int, wait: Wait
+    submit: Callable[[], Any], tasks: int, wait: Wait, calls: int = 0
 ) -> tuple[list[Any], dict[str, Any]]:
-    """Submit, then wait for every result: the pending results, and the sent and
-    round-trip times and the stages every test reports."""
-    now = time.perf_counter
-    start = now()
-    submitted = submit()
-    sent = now() - start
-    sent_at = time.time()  # on the stamps' clock
+    """Call ``submit`` ``tasks`` times (``calls`` times: a map submits once), then wait
+    for every result: the pending results, and the sent and round-trip times and the
+    stages every test reports. Every quarter second, between submissions and while
+    waiting, the sample looks whether the cluster is whole, whether it should stop
+    and whether it still moves."""
+    now, clock = time.perf_counter, time.time  # ipyparallel's own stamps are on the wall clock
+    pulse = _Pulse(wait, tasks)
+    submitted = pulse.submitted
+    try:
+        start = now()
+        for count in range(1, (calls or tasks) + 1):
+            submitted.append((clock(), submit()))
+            if not count % _LOOK_EVERY:
+                pulse.look()
+        sent = now() - start
+        sent_at = clock()
+        _wait(pulse)
+        roundtrip = now() - start
+    finally:
+        _forget_broadcast_originals(wait.client, [result for _, result in submitted])
     pending = [result for _, result in submitted]
-    _wait(pending, start, wait)
-    roundtrip = now() - start
-    _forget_broadcast_originals(wait.client, pending)
     times = stamps([at for at, _ in submitted], pending)
     return pending, {
         "sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip,
@@ -98,11 +111,7 @@ def _forget_broadcast_originals(client: Any, results: list[Any]) -> None:
 def _flood_sample(
     submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, wait: Wait
 ) -> dict[str, Any]:
-    # The wall clock (ipyparallel's own stamps are on it), read as each call begins.
-    clock = time.time
-    _, row = _timed(
-        lambda: [(clock(), next(submitters)(echo, argument)) for _ in range(tasks)], tasks, wait
-    )
+    _, row = _timed(lambda: next(submitters)(echo, argument), tasks, wait)
     if isinstance(argument, np.ndarray):
         # The array travels to the engine and back: both directions count.
         row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
@@ -112,11 +121,8 @@ def _flood_sample(
 def _push_sample(
     target: Any, array: np.ndarray, tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    clock = time.time
     namespace = {"zmqbench_pushed": array}
-    _, row = _timed(
-        lambda: [(clock(), target.push(namespace, block=False)) for _ in range(tasks)], tasks, wait
-    )
+    _, row = _timed(lambda: target.push(namespace, block=False), tasks, wait)
     # One direction, to every engine.
     row["mbit_per_s"] = array.nbytes * engines * tasks * 8 / row["roundtrip_s"] / 1e6
     return row
@@ -125,10 +131,7 @@ def _push_sample(
 def _cell_sample(
     submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    clock = time.time
-    pending, row = _timed(
-        lambda: [(clock(), next(submitters)(run_cell)) for _ in range(tasks)], tasks, wait
-    )
+    pending, row = _timed(lambda: next(submitters)(run_cell), tasks, wait)
     task_times = [result.get() for result in pending]
     # With perfect balance, the engines together need this long for the work itself.
     compute, roundtrip = sum(task_times) / engines, row["roundtrip_s"]
@@ -144,78 +147,95 @@ def _cell_sample(
 def _map_sample(
     mapper: Callable[..., Any], duration: float, tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
-    _, row = _timed(lambda: [(time.time(), mapper(time.sleep, [duration] * tasks))], tasks, wait)
+    _, row = _timed(lambda: mapper(time.sleep, [duration] * tasks), tasks, wait, calls=1)
     # The ideal: every engine busy, the last round of tasks as long as the others.
     row["efficiency"] = math.ceil(tasks / engines) * duration / row["roundtrip_s"]
     return row
 
 
-class EngineLost(RuntimeError):
-    """An engine of the sample went away (died, or was stopped) while it ran."""
-
-
-class ClusterLost(RuntimeError):
-    """The cluster's controller went away while a sample ran."""
-
-
 @dataclass(frozen=True)
 class Wait:
-    """How long a sample may wait for its results, and the engines it runs on."""
+    """What a sample watches while it runs, and how long it may go without progress."""
 
-    timeout: float
-    client: Any
+    timeout: float  # no task submitted or completed for this long: the sample stalled
+    handle: clusters.ClusterHandle
     engine_ids: tuple[int, ...]
-    controller: Any = None  # the project's controller launcher; None for another's
     other_hosts: bool = False  # engines on other hosts: their clocks are not ours
+    stop: StopFlag | None = None  # polled mid-sample too: a flood can run for minutes
+    progress: Progress | None = None  # told what a long sample is doing
 
-    def check_engines(self, pending: list[Any]) -> None:
-        """``EngineLost`` naming the engines of the sample that have unregistered (the
-        controller saw them go) and the tasks that went with them; ``ClusterLost``
-        when the controller itself is gone (nothing would ever answer)."""
-        process = getattr(self.controller, "process", None)
-        if process is not None and not process.is_running():
-            msg = (
-                f"the controller (pid {process.pid}) exited during the sample: nothing can "
-                "register, resize or report engines any more; the cluster was stopped (the "
-                "next run starts a fresh one)"
-            )
-            raise ClusterLost(msg)
-        gone = sorted(set(self.engine_ids) - set(self.client.ids))
-        if gone:
-            lost = sum(not result.ready() for result in pending)
-            names = ", ".join(str(e) for e in gone)
-            msg = (
-                f"engine {names} of {len(self.engine_ids)} went away during the sample "
-                f"(it unregistered from the controller): {lost} of {len(pending)} "
-                "submissions had no result"
-            )
-            raise EngineLost(msg)
+    @property
+    def client(self) -> Any:
+        return self.handle.client
 
 
 Sample = Callable[[Wait], dict[str, Any]]
 
 
-def _wait(pending: list[Any], start: float, wait: Wait) -> None:
-    """Every result, in turn, looking every quarter second whether an engine or the
-    controller went (also while results keep coming: the schedulers can run on for a
-    while without the controller, on a cluster nobody can repair any more)."""
-    checked = time.perf_counter()
-    for result in pending:
-        if time.perf_counter() - checked > _ENGINE_CHECK_S:
-            wait.check_engines(pending)
-            checked = time.perf_counter()
-        while not result.wait(_ENGINE_CHECK_S):
-            wait.check_engines(pending)
-            checked = time.perf_counter()
-            if time.perf_counter() - start > wait.timeout:
-                msg = f"tasks were still running {wait.timeout:g} s after the first was submitted"
-                raise TimeoutError(msg)
+@dataclass
+class _Pulse:
+    """One sample's look-outs, taken at most every quarter second: the cluster's
+    processes and registrations, the stop flag (and --max-time), a stall (nothing
+    submitted or answered for ``timeout``) and the progress line."""
+
+    wait: Wait
+    tasks: int
+    submitted: Submitted = field(default_factory=list)
+    answered: int = 0  # results complete, counted in submission order
+    began: float = field(default_factory=time.monotonic)
+    looked: float = field(default_factory=time.monotonic)
+    moved: float = field(default_factory=time.monotonic)
+    state: tuple[int, int, int] = (0, 0, -1)
+
+    def look(self, now: bool = False) -> None:
+        at = time.monotonic()
+        if not now and at - self.looked < _LOOK_S:
+            return
+        self.looked = at
+        try:
+            self.wait.handle.check_alive(self.wait.engine_ids)
+        except (EngineLost, ClusterLost) as exc:
+            outstanding = self.wait.client.outstanding
+            lost = sum(bool(outstanding.intersection(r.msg_ids)) for _, r in self.submitted)
+            raise type(exc)(
+                f"{exc}; {lost:,} of the sample's {len(self.submitted):,} submissions had no result"
+            ) from None
+        check_stop(self.wait.stop)
+        while self.answered < len(self.submitted) and self.submitted[self.answered][1].ready():
+            self.answered += 1
+        state = (len(self.submitted), self.answered, len(self.wait.client.outstanding))
+        if state != self.state:
+            self.state, self.moved = state, at
+        elif at - self.moved > self.wait.timeout:
+            msg = (
+                f"no task was submitted or answered for {self.wait.timeout:g} s "
+                f"({state[0]:,} of {self.tasks:,} submitted, {self._answered()} answered)"
+            )
+            raise TimeoutError(msg)
+        if at - self.began >= _SAY_AFTER_S:
+            say_doing(self.wait.progress, f"this sample: {state[0]:,} of {self.tasks:,} "
+                      f"submitted, {self._answered()} answered")  # fmt: skip
+
+    def _answered(self) -> str:
+        if len(self.submitted) == 1 and self.tasks > 1:  # a map: one result for all
+            return "all" if self.answered else "not yet all"
+        return f"{self.answered:,}"
+
+
+def _wait(pulse: _Pulse) -> None:
+    """Every result, in turn, looking out every quarter second (also while results
+    keep coming: the schedulers can run on for a while without the controller, on a
+    cluster nobody can repair any more)."""
+    for _, result in pulse.submitted:
+        while not result.wait(_LOOK_S):
+            pulse.look(now=True)
+        pulse.look()
         try:
             result.get()  # raises the task's own error, if any
         except ipp.error.EngineError as exc:
-            wait.check_engines(pending)  # names the engine, when the client knows it
+            pulse.look(now=True)  # names the engine, when it is known
             raise EngineLost(f"an engine died while running a task: {exc}") from exc
-    wait.check_engines(pending)
+    pulse.look(now=True)
 
 
 def bounded(
@@ -227,19 +247,42 @@ def bounded(
     """One sample, with the garbage collector off and the rest of the machine's load
     (``other_load``; ``helper_pids`` are the cluster's own processes) measured.
 
-    Afterwards, or after an error or interrupt, the cluster is left idle and its
-    client's caches emptied, so memory stays flat over long sweeps (and a running
-    cluster that is not ours is left as it was found)."""
+    Afterwards, or after an error, a stop or an interrupt, what is still outstanding is
+    aborted and waited out and the client's caches emptied: the cluster is left idle
+    for the next sample or run (``handle.settled`` says whether that worked), and
+    memory stays flat over long sweeps."""
+    lost = False
     try:
         return with_other_load(lambda: sample(wait), helper_pids)
+    except (EngineLost, ClusterLost):
+        # Named now, not after waiting out the aborted tasks: the cluster is stopped,
+        # or settled and mended by the caller (--on-engine-loss continue).
+        lost, handle.settled = True, False
+        raise
     finally:
-        _settle(handle.client)
+        if not lost:
+            settle(handle, wait.timeout)
 
 
-def _settle(client: Any) -> None:
+def settle(handle: clusters.ClusterHandle, timeout: float) -> None:
+    """Abort what is outstanding, wait it out (until nothing more is answered for
+    ``timeout``) and empty the client's caches; ``handle.settled`` says if it worked."""
+    client = handle.client
+    handle.settled = False
     with contextlib.suppress(Exception):
         if client.outstanding:
+            # Engines answer an aborted task at once when they reach it, queued or not.
             client.abort(list(client.outstanding), block=False)
-            client.wait(timeout=_DRAIN_S)
-        client.purge_local_results("all")
+            _drain(client, timeout)
+        client.purge_local_results("all")  # raises while anything is outstanding
         client.history.clear()
+        handle.settled = True
+
+
+def _drain(client: Any, timeout: float) -> None:
+    """Wait until nothing is outstanding, or nothing more is answered for ``timeout``."""
+    left, moved = len(client.outstanding), time.monotonic()
+    while left and time.monotonic() - moved < timeout:
+        client.wait(timeout=_LOOK_S)
+        if len(client.outstanding) != left:
+            left, moved = len(client.outstanding), time.monotonic()

@@ -108,7 +108,16 @@ STAGE_P90_COLUMNS = tuple(f"{stage}_p90_s" for stage in STAGES)
 FLOOD_REPEAT = dataclasses.replace(REPEAT, default=6)
 FLOOD_TIMEOUT = dataclasses.replace(
     TIMEOUT, default=60.0,
-    help="longest wait for a cluster to start or resize, or for a sample's results",
+    help="longest a sample may go with no task submitted or answered, or a cluster's "
+    "start or resize with no engine registering: a stall, never the length of a healthy "
+    "flood (--max-time caps that); tasks that each run longer need a longer one",
+)
+# A flood of 100,000 tasks runs for minutes: no cap unless asked for.
+FLOOD_MAX_TIME = dataclasses.replace(
+    MAX_TIME, default=0.0, off=0.0, off_means="no limit",
+    help="the longest the whole run may take: the sample then in progress is abandoned "
+    "(its tasks aborted) and the whole rounds kept; with --precision, no round starts "
+    f"after it (without it, {MAX_TIME.default:g} s)",
 )
 
 FLOOD_METRICS = (
@@ -172,7 +181,7 @@ class FloodParams(BenchParams):
     repeat: int = param_field(FLOOD_REPEAT)
     warmup: int = param_field(WARMUP)
     precision: float = param_field(PRECISION)
-    max_time: float = param_field(MAX_TIME)
+    max_time: float = param_field(FLOOD_MAX_TIME)
     timeout: float = param_field(FLOOD_TIMEOUT)
     profile: str = param_field(PROFILE)
     cluster_id: str = param_field(CLUSTER_ID)

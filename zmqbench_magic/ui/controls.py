@@ -80,7 +80,9 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
             buttons.style.button_width = "7em"
             return buttons
         return widgets.Dropdown(options=options, value=value, **common)
-    bounds = {"min": param.low, "max": param.high}
+    # A value that turns the feature off (--max-time 0) may lie below the range.
+    low = param.low if param.off is None or param.low is None else min(param.low, param.off)
+    bounds = {"min": low, "max": param.high}
     if param.kind == "int":
         assert param.low is not None and param.high is not None, f"{param.name}: no range"
         if param.high - param.low <= _SLIDER_MAX_STEPS:

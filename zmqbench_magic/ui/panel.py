@@ -29,6 +29,7 @@ from ..params import BenchParams
 from ..params.units import plural
 from ..results import ResultSet
 from .controls import control_value, make_control
+from .progress import ProgressTo
 
 # How long a stopped run may take to reach its next sample boundary and clean up.
 _STOP_GRACE_S = 60.0
@@ -129,10 +130,11 @@ class BenchmarkPanel:
         return self.result
 
     def stop(self) -> None:
-        """End the current run after the sample in progress, keeping the points measured."""
+        """End the current run, keeping the whole rounds measured (a flood's sample in
+        progress is abandoned at once, its tasks aborted; others end with it)."""
         if self.running:
             self._stop.set()
-            self._say("stopping after the sample in progress…")
+            self._say("stopping: the whole rounds measured are kept…")
 
     def clear(self) -> None:
         """Forget the accumulated result and empty the chart (the Clear button)."""
@@ -167,7 +169,7 @@ class BenchmarkPanel:
 
     def _measure(self, params: Any) -> None:
         measure = self._measure_function()
-        result = measure(params, progress=self._set_progress, stop=self._stop)
+        result = measure(params, progress=ProgressTo(self._set_progress), stop=self._stop)
         self.result = result if self.result is None else self.result + result
         self._redraw()
         self._say(str(result) or "stopped before the first point was measured whole")
@@ -223,10 +225,10 @@ class BenchmarkPanel:
             f"{html.escape(text)}</pre>"
         )
 
-    def _set_progress(self, done: int, total: int) -> None:
+    def _set_progress(self, done: int, total: int, doing: str = "") -> None:
         self.progress.max = max(total, 1)
         self.progress.value = done
-        self.progress_label.value = f"{done} of {total} samples"
+        self.progress_label.value = f"{done} of {total} samples" + (f"; {doing}" if doing else "")
 
     def _set_busy(self, busy: bool) -> None:
         for control in [*self.controls.values(), self.run_button, self.clear_button,

@@ -1,4 +1,5 @@
-"""A progress line for runs from a magic or a shell: samples done, time left.
+"""A progress line for runs from a magic or a shell: samples done, time left, and
+what a long sample is doing (a flood's tasks submitted and answered).
 
 It appears once a run has gone on for a second (short runs print nothing extra),
 rewrites itself in place, and is erased when the run ends. In a terminal (and the
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 _DELAY_S = 1.0
@@ -97,7 +99,8 @@ class DisplayLine:
 
 
 class ProgressLine:
-    """``progress(done, total)`` as the cores call it; ``close()`` when the run ends."""
+    """``progress(done, total)`` as the cores call it, ``doing(text)`` within a long
+    sample; ``close()`` when the run ends."""
 
     def __init__(self, writer: LineWriter | None = None, bar: bool = False) -> None:
         self.writer = writer or stream_writer(sys.stdout)
@@ -105,18 +108,36 @@ class ProgressLine:
         self.started = time.monotonic()
         self._shown_at = 0.0
         self._quarter = 0
+        self._done, self._total = 0, 0
+        self._doing = ""
 
     def __call__(self, done: int, total: int) -> None:
+        self._done, self._total, self._doing = done, total, ""  # a new sample begins
         now = time.monotonic()
-        elapsed = now - self.started
-        if elapsed < _DELAY_S or not self._due(now, done, total):
+        if now - self.started >= _DELAY_S and self._due(now, done, total):
+            self._show(now)
+
+    def doing(self, text: str) -> None:
+        """What the sample in progress is doing, after the counts ("this sample: 12,000
+        of 20,000 submitted"); a log gets it with its next line."""
+        self._doing = text
+        now = time.monotonic()
+        if now - self.started < _DELAY_S:
             return
+        # In place: at most four times a second; a log: every 30 s of a long sample.
+        if now - self._shown_at >= (_EVERY_S if self.writer.in_place else _LOG_EVERY_S):
+            self._show(now)
+
+    def _show(self, now: float) -> None:
         self._shown_at = now
-        left = elapsed / done * (total - done) if done else float("nan")
+        done, total = self._done, self._total
+        left = (now - self.started) / done * (total - done) if done else float("nan")
         text = f"{done} of {total} samples, about {_seconds(left)} left"
         if self.bar:
             filled = round(_BAR * done / max(total, 1))
             text = f"[{'#' * filled}{'.' * (_BAR - filled)}] {text}"
+        if self._doing:
+            text += f"; {self._doing}"
         self.writer.show(text)
 
     def _due(self, now: float, done: int, total: int) -> bool:
@@ -135,6 +156,22 @@ class ProgressLine:
         self.writer.clear()
 
 
+class ProgressTo:
+    """A run's progress handed to ``show(done, total, doing)``: a panel's bar and label
+    (``doing`` is what a long sample is doing, or empty)."""
+
+    def __init__(self, show: Callable[[int, int, str], None]) -> None:
+        self.show = show
+        self._done, self._total = 0, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
+        self.show(done, total, "")
+
+    def doing(self, text: str) -> None:
+        self.show(self._done, self._total, text)
+
+
 def _seconds(value: float) -> str:
     if value != value:  # NaN: nothing done yet
         return "? s"
@@ -143,4 +180,11 @@ def _seconds(value: float) -> str:
     return f"{value / 60:.1f} min"
 
 
-__all__ = ["DisplayLine", "PlainLines", "ProgressLine", "StreamLine", "stream_writer"]
+__all__ = [
+    "DisplayLine",
+    "PlainLines",
+    "ProgressLine",
+    "ProgressTo",
+    "StreamLine",
+    "stream_writer",
+]

@@ -1,0 +1,239 @@
+"""A cluster's faults, named fast, and floods that finish: an engine killed while the
+cluster starts, resizes or floods, or the controller killed, is named within
+NOTICE_S with how it ended; ``--timeout`` is a stall, never a healthy flood's length;
+``--max-time`` and Ctrl-C end a flood mid-sample and leave the cluster ready for the
+next run. Every test ends with nothing of the cluster left running."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Callable
+
+import psutil
+import pytest
+from conftest import cluster_processes, wait_until
+
+from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.flood import run_taskflood
+
+NOTICE_S = 3.0  # the promise: an exited engine or controller is named within this
+QUICK = {"repeat": 1, "warmup": 0}
+SIGKILLED = "killed by signal 9 (SIGKILL)"
+SIGKILLED_RE = re.escape(SIGKILLED)
+
+
+def _left_nothing() -> None:
+    cluster.stop()  # also waits for a broken cluster's teardown
+    assert cluster.current() is None
+    assert cluster_processes() == []
+
+
+def _new_process(kind: str, besides: set[int]) -> Callable[[], psutil.Process | None]:
+    """A finder for a process of the project's clusters (``engine`` or
+    ``controller``, not an engine's nanny) not in ``besides``."""
+
+    def find() -> psutil.Process | None:
+        for process in cluster_processes():
+            try:
+                command = " ".join(process.cmdline()).split(" --")[0].rstrip()
+            except psutil.Error:
+                continue
+            if command.endswith(f"-m ipyparallel.{kind}") and process.pid not in besides:
+                return process
+        return None
+
+    return find
+
+
+def _kill_when(
+    find: Callable[[], psutil.Process | None],
+    ready: Callable[[], bool] = lambda: True,
+) -> tuple[threading.Thread, list[float]]:
+    """SIGKILL what ``find`` finds once ``ready()``; the moment is kept in the list."""
+    killed_at: list[float] = []
+
+    def kill() -> None:
+        victim = wait_until(find, 120, "a process to kill", every=0.005)
+        wait_until(ready, 120, "the moment to kill", every=0.005)
+        killed_at.append(time.monotonic())
+        victim.kill()
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread, killed_at
+
+
+def _mid_submission() -> bool:
+    """The flood is being submitted: thousands of tasks sent, thousands to go."""
+    handle = cluster.current()
+    return handle is not None and len(handle.client.outstanding) > 1000
+
+
+@pytest.mark.slow  # a real cluster
+def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
+    run_taskflood(tasks=16, engines=2, **QUICK)
+    engine_ids = dict(cluster.current().engine_of_pid)
+    victim = next(iter(engine_ids))
+    killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
+    with pytest.raises(RuntimeError) as err:
+        run_taskflood(tasks=20_000, engines=2, **QUICK)
+    noticed = time.monotonic() - killed_at[0]
+    killer.join(5)
+    said = str(err.value)
+    assert noticed < NOTICE_S, f"named {noticed:.1f} s after the kill: {said}"
+    who = f"engine {engine_ids[victim]} (pid {victim}, on this machine)"
+    assert f"{who} exited: {SIGKILLED}" in said
+    assert "its last lines: " in said  # what the engine wrote (its nanny's word of the exit)
+    submitted = re.search(r"([\d,]+) of the sample's ([\d,]+) submissions had no result", said)
+    assert submitted, said
+    assert int(submitted[2].replace(",", "")) < 20_000, "named only after the submission"
+    assert "the cluster was stopped" in said
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+@pytest.mark.parametrize("when", ["start", "resize"])
+def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_status(when):
+    cluster.stop()
+    before: set[int] = set()
+    if when == "resize":
+        run_taskflood(tasks=4, engines=1, **QUICK)
+        before = {p.pid for p in cluster_processes()}
+    killer, killed_at = _kill_when(_new_process("engine", before))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError) as err:
+        run_taskflood(tasks=4, engines=2, **QUICK)
+    killer.join(5)
+    said = str(err.value)
+    assert killed_at, f"no engine was killed: {said}"
+    assert time.monotonic() - killed_at[0] < NOTICE_S, said
+    assert time.monotonic() - started < 60, "waited out the cluster's timeout"
+    phase = "while the cluster started" if when == "start" else "while the cluster was resized"
+    assert re.search(rf"an engine \(pid \d+, on this machine\) exited: {SIGKILLED_RE}", said)
+    assert f"({phase})" in said
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_controller_killed_mid_flood_is_named_at_once():
+    run_taskflood(tasks=16, engines=2, **QUICK)
+    killer, killed_at = _kill_when(_new_process("controller", set()), _mid_submission)
+    with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err:
+        run_taskflood(tasks=20_000, engines=2, **QUICK)
+    noticed = time.monotonic() - killed_at[0]
+    killer.join(5)
+    assert noticed < NOTICE_S, f"named {noticed:.1f} s after the kill"
+    assert SIGKILLED in str(err.value) and "the cluster was stopped" in str(err.value)
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
+    run_taskflood(tasks=16, engines=2, **QUICK)
+    victim = next(iter(cluster.current().engine_of_pid))
+    killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
+    result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
+    killer.join(5)
+    assert killed_at, "the engine was never killed"
+    assert len(result.df) == 2  # the lost sample was taken again
+    (note,) = [n for n in result.metadata["notes"] if SIGKILLED in n]
+    assert "replaced it and took the sample again" in note
+    assert len(cluster.current().engine_ids()) == 2
+    assert victim not in cluster.current().engine_of_pid
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_flood_longer_than_the_timeout_finishes():
+    # A healthy flood runs well past --timeout: it bounds a stall (test_flood.py has
+    # one named), not the flood.
+    healthy = run_taskflood(tasks=3000, engines=2, timeout=1, **QUICK)
+    assert healthy.df["roundtrip_s"].iloc[0] > 1.5, "too short to show the difference"
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
+    run_taskflood(tasks=16, engines=2, **QUICK)
+    started = time.monotonic()
+    result = run_taskflood(tasks=50_000, engines=2, repeat=3, warmup=0, max_time=2)
+    assert time.monotonic() - started < 2 + 20, "the aborted tasks took too long to settle"
+    assert len(result.df) == 0
+    assert any(n.startswith("max-time (2 s) reached after 0 whole round(s)")
+               for n in result.metadata["notes"])  # fmt: skip
+    handle = cluster.current()
+    assert handle is not None and handle.settled and not handle.client.outstanding
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_ctrl_c_mid_flood_keeps_the_cluster_and_the_next_run_is_not_slowed(ip, kernel_sigint):
+    baseline = run_taskflood(tasks=256, engines=2, repeat=3, warmup=0)
+    handle = cluster.current()
+    kernel_sigint(0, when=_mid_submission)
+    result = ip.run_line_magic("taskflood", "-o -q --no-chart -n 20000 -e 2 -r 2 --warmup 0")
+    assert result is not None and len(result.df) == 0  # the magic returns the whole rounds
+    assert cluster.current() is handle, "the cluster was not kept"
+    assert handle.settled and not handle.client.outstanding
+    after = run_taskflood(tasks=256, engines=2, **QUICK)
+    # Had the 20,000 tasks' backlog still been queued, these 256 would wait behind it
+    # (tens of seconds); a quiet-machine ratio is about 1.
+    ratio = after.df["tasks_per_s"].iloc[0] / baseline.df["tasks_per_s"].median()
+    assert ratio > 0.4, f"the first sample after the interrupt ran at {ratio:.2f}x"
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_long_flood_says_how_far_it_has_got():
+    from zmqbench_magic.ui.progress import ProgressLine
+
+    class Lines:
+        in_place = True
+
+        def __init__(self) -> None:
+            self.shown: list[str] = []
+
+        def show(self, text: str) -> None:
+            self.shown.append(text)
+
+        def clear(self) -> None:
+            pass
+
+    lines = Lines()
+    run_taskflood(tasks=2000, engines=2, progress=ProgressLine(lines), **QUICK)
+    said = r"this sample: ([\d,]+) of 2,000 submitted, ([\d,]+) answered"
+    during = [tuple(int(n.replace(",", "")) for n in m.groups())
+              for t in lines.shown if (m := re.search(said, t))]  # fmt: skip
+    assert during, lines.shown
+    assert during == sorted(during), "counts that go back"
+    assert all(answered <= submitted <= 2000 for submitted, answered in during)
+    cluster.stop()
+
+
+@pytest.mark.slow  # a real cluster, about six minutes on 2 cores
+def test_a_flood_of_100000_tasks_completes_with_the_default_timeouts(tmp_path):
+    """One sample (the defaults' six would take most of an hour here), through the CLI
+    in a fresh process, whose memory is watched: ipyparallel's client holds about
+    30 kB of futures and events per task in flight."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "flood.json"
+    command = [sys.executable, "-m", "zmqbench_magic.cli", "flood", "-n", "100000", "-e", "2",
+               "-r", "1", "--warmup", "0", "-q", "--json", str(out)]  # fmt: skip
+    child = psutil.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while child.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            peak = max(peak, child.memory_info().rss)
+        time.sleep(0.5)
+    _, stderr = child.communicate()
+    assert child.returncode == 0, stderr
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["tasks"] == 100_000 and row["tasks_per_s"] > 0
+    assert peak < 8 * 2**30, f"the client peaked at {peak / 2**30:.1f} GiB"
+    assert cluster_processes() == []

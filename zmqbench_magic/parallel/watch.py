@@ -1,0 +1,121 @@
+"""Watching a cluster's processes while the project uses it: an engine or the
+controller that exits is named at once, with how it ended and what it last wrote.
+
+For a cluster the project started, the launchers' processes are the kernel's own
+children: their exit is seen in the next look (every quarter second while a sample
+or a start runs), whatever ipyparallel's heartbeat makes of it. For a cluster someone
+else started, only the controller can tell: an engine is gone once it unregisters,
+which happens at once when the engine's nanny reports its exit, or after the
+heartbeat misses when the whole engine host is gone (:data:`HEARTBEAT_NOTE`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+# ipyparallel's defaults (HeartMonitor.period, max_heartmonitor_misses).
+HEARTBEAT_NOTE = (
+    "engines of a cluster the project did not start are seen to go only when its "
+    "controller unregisters them: at once when an engine's nanny reports its exit, else "
+    "after the heartbeat misses (ipyparallel's defaults: 10 misses of a 3 s ping, about 30 s)"
+)
+_LAST_LINES = 4
+
+
+class EngineLost(RuntimeError):
+    """An engine of the cluster went away (died, or was stopped) while it was used."""
+
+
+class ClusterLost(RuntimeError):
+    """The cluster's controller went away while it was used."""
+
+
+@dataclass(frozen=True)
+class Exited:
+    """A watched process that has ended: who it was and how it ended."""
+
+    what: str  # "engine 3 (pid 1234)", "the controller (pid 1200)"
+    status: str  # "exit code 1", "killed by signal 9 (SIGKILL)", "exit status unknown"
+    last_lines: tuple[str, ...]
+
+    def words(self) -> str:
+        said = f"{self.what} exited: {self.status}"
+        if self.last_lines:
+            said += "; its last lines: " + " | ".join(self.last_lines)
+        return said
+
+
+def exited(launcher: Any, what: str) -> Exited | None:
+    """How ``launcher``'s process ended, or None while it runs (or has none)."""
+    import psutil
+
+    process = getattr(launcher, "process", None)
+    if process is None:
+        return None
+    try:
+        # ipyparallel's own waiting thread reaps its children with this same psutil
+        # object, which keeps the exit code: asking again returns it.
+        code = process.wait(0)
+        if code is None:  # that thread reaped it between our two looks: ask once more
+            time.sleep(0.05)
+            code = process.wait(0)
+    except psutil.TimeoutExpired:
+        return None
+    except psutil.Error:
+        code = None
+    return Exited(what, _status(code), _last_lines(getattr(launcher, "output_file", "")))
+
+
+def _status(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by signal {-code} ({signal.Signals(-code).name})"
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _last_lines(path: str) -> tuple[str, ...]:
+    """The last few lines a process wrote (ipyparallel sends each launched process's
+    output to a log file of its own)."""
+    if not path:
+        return ()
+    try:
+        with open(path, errors="replace") as output:
+            lines = deque((line.strip() for line in output if line.strip()), _LAST_LINES)
+    except OSError:
+        return ()
+    return tuple(lines)
+
+
+def engine_processes(cluster: Any) -> list[Any]:
+    """The launchers of a cluster's engines, one per engine process (an engine set
+    started over SSH has one per host)."""
+    found = []
+    for engine_set in list(getattr(cluster, "engines", {}).values()):
+        found += list(getattr(engine_set, "launchers", {}).values())
+    return found
+
+
+def engine_pid(launcher: Any) -> int | None:
+    pid = getattr(launcher, "pid", None)
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def ask_pids(client: Any, engine_ids: list[int], timeout: float) -> dict[int, int]:
+    """Each engine's process id, by engine id (asked once per start or resize)."""
+    import os
+
+    if not engine_ids:
+        return {}
+    pids = client[engine_ids].apply_async(os.getpid).get(timeout=timeout)
+    return dict(zip(pids, engine_ids, strict=True))
+
+
+__all__ = ["HEARTBEAT_NOTE", "ClusterLost", "EngineLost", "Exited", "exited"]
