@@ -20,7 +20,16 @@ from ..params.units import plural
 from .hosts import ON_THIS_MACHINE, Placement, remove_remote_profiles
 from .reaper import end_cluster_processes, kill, process_trees
 from .tunnel import Tunnel, tunnelled_client
-from .watch import HEARTBEAT_NOTE, ClusterLost, EngineLost, ask_pids, engine_processes, exited
+from .watch import (
+    HEARTBEAT_NOTE,
+    ClusterLost,
+    EngineLost,
+    ask_pids,
+    engine_exit,
+    engine_processes,
+    exited,
+    has_exited,
+)
 
 
 @dataclass
@@ -112,10 +121,9 @@ class ClusterHandle:
                     "more; the cluster was stopped (the next run starts a fresh one)"
                 )
                 raise ClusterLost(msg)
-            for launcher in engine_processes(self.cluster):
-                gone = exited(launcher, self._engine_name(launcher))
-                if gone is not None:
-                    raise EngineLost(gone.words())
+            gone = engine_exit(self.cluster, self._engine_name)
+            if gone is not None:
+                raise EngineLost(gone.words())
         missing = sorted(set(engine_ids or ()) - set(self.client.ids))
         if missing:
             names = ", ".join(str(e) for e in missing)
@@ -124,9 +132,7 @@ class ClusterHandle:
                 msg += f" ({HEARTBEAT_NOTE})"
             raise EngineLost(msg)
 
-    def _engine_name(self, launcher: object) -> str:
-        pid = getattr(launcher, "pid", None)
-        host = getattr(launcher, "hostname", "") or "this machine"
+    def _engine_name(self, pid: object, host: str) -> str:
         engine_id = self.engine_of_pid.get(pid) if isinstance(pid, int) else None
         who = f"engine {engine_id}" if engine_id is not None else "an engine"
         return f"{who} (pid {pid}, on {host})"
@@ -137,8 +143,7 @@ class ClusterHandle:
         assert self.cluster is not None
         dropped = 0
         for name, engine_set in list(self.cluster.engines.items()):
-            launchers = list(getattr(engine_set, "launchers", {}).values())
-            if launchers and all(exited(lr, "") is not None for lr in launchers):
+            if has_exited(engine_set):
                 with contextlib.suppress(Exception), warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     self.cluster.stop_engines_sync(name)

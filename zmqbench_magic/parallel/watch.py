@@ -15,6 +15,7 @@ import contextlib
 import signal
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,36 @@ def _last_lines(path: str) -> tuple[str, ...]:
     except OSError:
         return ()
     return tuple(lines)
+
+
+def engine_exit(cluster: Any, name: Callable[[Any, str], str]) -> Exited | None:
+    """The first engine of ``cluster`` found to have exited, named by ``name(pid,
+    host)``; None while all run."""
+    for engine_set in list(getattr(cluster, "engines", {}).values()):
+        for launcher in list(getattr(engine_set, "launchers", {}).values()):
+            host = getattr(launcher, "hostname", "") or "this machine"
+            gone = exited(launcher, name(getattr(launcher, "pid", None), host))
+            if gone is not None:
+                return gone
+        # An engine that exited while ipyparallel's event loop ran (as it does while
+        # the cluster starts engines) is already taken out of its set, its exit and
+        # output kept in the set's records.
+        records = getattr(engine_set, "stop_data", {}).get("engines", {})
+        for identifier, record in list(records.items()):
+            output = getattr(engine_set, "outputs", {}).get(identifier, "")
+            lines = [line.strip() for line in output.splitlines() if line.strip()]
+            host = getattr(engine_set, "hostname", "") or "this machine"
+            return Exited(name(record.get("pid"), host), _status(record.get("exit_code")),
+                          tuple(lines[-_LAST_LINES:]))  # fmt: skip
+    return None
+
+
+def has_exited(engine_set: Any) -> bool:
+    """Whether every engine of an engine set has exited."""
+    launchers = list(getattr(engine_set, "launchers", {}).values())
+    if not launchers:
+        return bool(getattr(engine_set, "stop_data", {}).get("engines"))
+    return all(exited(launcher, "") is not None for launcher in launchers)
 
 
 def engine_processes(cluster: Any) -> list[Any]:
