@@ -170,6 +170,7 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
             profile="outside", cluster_id=outside.cluster_id, tasks=8, engines=[1, 2], **QUICK
         )
         assert list(by_profile.df["engines"].unique()) == [1, 2]
+        assert any("controller unregisters them" in n for n in by_profile.metadata["notes"])
         assert set(by_profile.df["scheme"]) == {"unknown"}
         url_file = next((tmp_path / "profile_outside" / "security").glob("*-client.json"))
         by_url = run_taskflood(url_file=str(url_file), tasks=8, engines=2, **QUICK)
@@ -201,6 +202,33 @@ def test_a_task_timeout_names_the_point_and_stops_the_cluster():
         run_taskflood(test="map", duration=2, tasks=4, engines=1, repeat=1, warmup=0, timeout=1)
     assert cluster.current() is None
     assert cluster_processes() == []
+
+
+def test_an_engine_lost_from_someone_elses_cluster_is_named_through_its_controller(
+    tmp_path, monkeypatch
+):
+    import os
+    import threading
+    import time
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
+    with outside_cluster("outside3", engines=2) as (outside, client):
+        victim = client[client.ids[0]].apply_sync(os.getpid)
+        killed_at: list[float] = []
+
+        def kill() -> None:
+            time.sleep(2)  # mid-submission: 20,000 tasks take far longer to send
+            killed_at.append(time.monotonic())
+            os.kill(victim, 9)
+
+        threading.Thread(target=kill, daemon=True).start()
+        with pytest.raises(RuntimeError, match=r"engine \d+ of 2 unregistered") as err:
+            run_taskflood(profile="outside3", cluster_id=outside.cluster_id, tasks=20_000,
+                          engines=2, repeat=1, warmup=0)  # fmt: skip
+        # Its nanny tells the controller at once; the heartbeat is the fallback.
+        assert time.monotonic() - killed_at[0] < 10
+        assert "heartbeat" in str(err.value) and "had no result" in str(err.value)
+        assert len(client.ids) == 1  # the rest of it left running
 
 
 def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatch):
