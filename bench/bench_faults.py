@@ -9,7 +9,7 @@ the kill (or the interrupt, or the deadline) to the error (or the result) reachi
 the caller, median and worst, and after Ctrl-C the first sample's rate against a
 sample taken before it.
 
-    python bench/bench_faults.py             # 5 trials of each: about 8 min on 2 cores
+    python bench/bench_faults.py             # 5 trials of each: about 5 min on 2 cores
     python bench/bench_faults.py --quick     # 1 trial of each; checks the script
 """
 
