@@ -38,6 +38,7 @@ from report import report
 from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.anatomy import reply_overlap, stage_times, stamps
 from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.reaper import end_cluster_processes
 from zmqbench_magic.parallel.tasks import echo
 
 TASKS = 256
@@ -95,6 +96,8 @@ def default_start_seconds() -> float:
         client.close()
     finally:
         default.stop_cluster_sync()
+        # ipyparallel's stop leaves the engines' nannies to notice on their own.
+        end_cluster_processes(profile_dir)
         shutil.rmtree(profile_dir, ignore_errors=True)
     return elapsed
 

@@ -2,15 +2,14 @@
 
 **sent** is first submit to the last submit returning, **roundtrip** first submit to
 the last result received; each message's time is also split into stages
-(:mod:`.anatomy`). After a sample (or an error or interrupt in it) the
-cluster is left idle and the client's caches emptied, so memory stays flat over long
-sweeps and a cluster that is not ours is left as it was found.
+(:mod:`.anatomy`). While a sample runs it watches the cluster (:mod:`.watch`), its
+stop flag and its progress; after it (or an error, a stop or an interrupt in it) the
+cluster is left idle and the client's caches emptied (:mod:`.settle`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import itertools
 import math
@@ -27,6 +26,7 @@ from ..method.load import with_other_load
 from . import cluster as clusters
 from .anatomy import reply_overlap, stage_times, stamps
 from .celltask import CELL_TEST, run_cell
+from .settle import settle
 from .tasks import echo
 from .watch import ClusterLost, EngineLost
 
@@ -266,37 +266,3 @@ def bounded(
     finally:
         if not lost:
             settle(handle, wait.timeout)
-
-
-def settle(handle: clusters.ClusterHandle, timeout: float) -> None:
-    """Abort what is outstanding, wait it out (until nothing more is answered for
-    ``timeout``) and empty the client's caches; ``handle.settled`` says if it worked."""
-    client = handle.client
-    handle.settled = False
-    with contextlib.suppress(Exception):
-        if client.outstanding:
-            # Engines answer an aborted task at once when they reach it, queued or not.
-            client.abort(list(client.outstanding), block=False)
-            _drain(client, timeout)
-        client.purge_local_results("all")  # raises while anything is outstanding
-        client.history.clear()
-        handle.settled = True
-    _give_back_freed_memory()
-
-
-def _give_back_freed_memory() -> None:
-    """Hand the freed heap back to the system. A flood's futures are made on the
-    client's IO thread and freed on this one, and glibc keeps such freed memory in
-    its per-thread arenas: resident memory would creep up over many floods although
-    nothing is alive (tracemalloc sees no growth)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def _drain(client: Any, timeout: float) -> None:
-    """Wait until nothing is outstanding, or nothing more is answered for ``timeout``."""
-    left, moved = len(client.outstanding), time.monotonic()
-    while left and time.monotonic() - moved < timeout:
-        client.wait(timeout=_LOOK_S)
-        if len(client.outstanding) != left:
-            left, moved = len(client.outstanding), time.monotonic()

@@ -21,7 +21,8 @@ from .anatomy import OTHER_HOSTS_NOTE
 from .celltask import UserTask
 from .hosts import Placement
 from .reaper import processes_of
-from .samples import Sample, Wait, bounded, sampler, settle
+from .samples import Sample, Wait, bounded, sampler
+from .settle import settle
 from .watch import ClusterLost, EngineLost
 
 
