@@ -134,11 +134,6 @@ def engine_processes(cluster: Any) -> list[Any]:
     return found
 
 
-def engine_pid(launcher: Any) -> int | None:
-    pid = getattr(launcher, "pid", None)
-    return pid if isinstance(pid, int) and pid > 0 else None
-
-
 def ask_pids(client: Any, engine_ids: list[int], timeout: float) -> dict[int, int]:
     """Each engine's process id, by engine id (asked once per start or resize)."""
     import os
@@ -149,4 +144,14 @@ def ask_pids(client: Any, engine_ids: list[int], timeout: float) -> dict[int, in
     return dict(zip(pids, engine_ids, strict=True))
 
 
-__all__ = ["HEARTBEAT_NOTE", "ClusterLost", "EngineLost", "Exited", "exited"]
+__all__ = [
+    "HEARTBEAT_NOTE",
+    "ClusterLost",
+    "EngineLost",
+    "Exited",
+    "ask_pids",
+    "engine_exit",
+    "engine_processes",
+    "exited",
+    "has_exited",
+]
