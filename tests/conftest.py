@@ -115,11 +115,16 @@ def bench(request: pytest.FixtureRequest, ip: Any) -> Callable[..., zmqbench_mag
     return through_function if request.param == "function" else through_magic
 
 
-def _describe_fd(fd: int) -> str:
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return "closed"
+def _open_fds() -> dict[int, str]:
+    """fd -> what it points at. Listing /proc/self/fd opens a directory fd of its
+    own, gone by the time it is described; an fd closed meanwhile is not open."""
+    fds = {}
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+    return fds
 
 
 # Every process this test run starts inherits this mark (the far ends, clusters and
@@ -151,7 +156,7 @@ def _snapshot() -> dict[str, Any]:
     me = psutil.Process()
     return {
         "children": {p.pid for p in me.children(recursive=True)},
-        "fds": {fd: _describe_fd(fd) for fd in map(int, os.listdir("/proc/self/fd"))},
+        "fds": _open_fds(),
         "threads": {t.ident for t in threading.enumerate()},
         "ipc_dirs": set(glob.glob(os.path.join(tempfile.gettempdir(), "zmqbench-*"))),
     }

@@ -28,9 +28,8 @@ from .anatomy import reply_overlap, stage_times, stamps
 from .celltask import CELL_TEST, run_cell
 from .settle import settle
 from .tasks import echo
-from .watch import ClusterLost, EngineLost
+from .watch import LOOK_S, ClusterLost, EngineLost
 
-_LOOK_S = 0.25  # how often a sample looks out (an exited engine is named within it)
 _LOOK_EVERY = 32  # submissions between two glances at the clock
 _SAY_AFTER_S = 1.0  # a sample longer than this says how far it has got
 
@@ -190,7 +189,7 @@ class _Pulse:
 
     def look(self, now: bool = False) -> None:
         at = time.monotonic()
-        if not now and at - self.looked < _LOOK_S:
+        if not now and at - self.looked < LOOK_S:
             return
         self.looked = at
         try:
@@ -228,7 +227,7 @@ def _wait(pulse: _Pulse) -> None:
     keep coming: the schedulers can run on for a while without the controller, on a
     cluster nobody can repair any more)."""
     for _, result in pulse.submitted:
-        while not result.wait(_LOOK_S):
+        while not result.wait(LOOK_S):
             pulse.look(now=True)
         pulse.look()
         try:

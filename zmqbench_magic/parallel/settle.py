@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import time
 from typing import Any
 
 from . import cluster as clusters
-
-_LOOK_S = 0.25  # how often the wait for aborted tasks looks whether they still move
+from .watch import LOOK_S
 
 
 def settle(handle: clusters.ClusterHandle, timeout: float) -> None:
@@ -36,14 +36,24 @@ def _give_back_freed_memory() -> None:
     client's IO thread and freed on this one, and glibc keeps such freed memory in
     its per-thread arenas: resident memory would creep up over many floods although
     nothing is alive (tracemalloc sees no growth)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, looked up once; None where there is no glibc."""
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def _drain(client: Any, timeout: float) -> None:
     """Wait until nothing is outstanding, or nothing more is answered for ``timeout``."""
     left, moved = len(client.outstanding), time.monotonic()
     while left and time.monotonic() - moved < timeout:
-        client.wait(timeout=_LOOK_S)
+        client.wait(timeout=LOOK_S)
         if len(client.outstanding) != left:
             left, moved = len(client.outstanding), time.monotonic()

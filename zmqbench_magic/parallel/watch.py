@@ -26,6 +26,9 @@ HEARTBEAT_NOTE = (
     "after the heartbeat misses (ipyparallel's defaults: 10 misses of a 3 s ping, about 30 s)"
 )
 _LAST_LINES = 4
+# How often a running sample, a start or a resize looks at the cluster's processes;
+# also how often the wait for aborted tasks looks whether they still move.
+LOOK_S = 0.25
 
 
 class EngineLost(RuntimeError):
@@ -146,6 +149,7 @@ def ask_pids(client: Any, engine_ids: list[int], timeout: float) -> dict[int, in
 
 __all__ = [
     "HEARTBEAT_NOTE",
+    "LOOK_S",
     "ClusterLost",
     "EngineLost",
     "Exited",
