@@ -31,6 +31,7 @@ _LAZY = {
     "run_throughput": "sockets.measure",
     "run_latency": "sockets.measure",
     "run_taskflood": "parallel.flood",
+    "run_noise": "sockets.noise",
     "ThroughputParams": "params",
     "LatencyParams": "params",
     "FloodParams": "params",

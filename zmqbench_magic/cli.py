@@ -75,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     compare.add_argument("--metric", help="the metric compared, default the headline one")
     compare.add_argument(
-        TOLERANCE.option, type=TOLERANCE.parse, default=TOLERANCE.default, metavar="FRACTION",
-        help=f"{TOLERANCE.help} ({TOLERANCE.label(TOLERANCE.default)})".replace("%", "%%"),
+        TOLERANCE.option, type=TOLERANCE.parse, default=None, metavar="FRACTION",
+        help=f"{TOLERANCE.help}; default this host's noise floor at each point (zmqbench "
+        f"noise), at least {TOLERANCE.label(TOLERANCE.default)}".replace("%", "%%"),
     )  # fmt: skip
     _output_options(compare)
     peer = commands.add_parser(

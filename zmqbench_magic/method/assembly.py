@@ -34,11 +34,15 @@ class RunAssembly:
         self.identity = run_identity(self.params.benchmark, self.params.label)
         self.seed = order_seed(self.params.seed)
 
-    def schedule(self, points: Sequence[Point], group_of: Callable[[Point], Any]) -> Schedule:
-        """Interleaved rounds of ``points``, one far end (or cluster) per group."""
+    def schedule(
+        self, points: Sequence[Point], group_of: Callable[[Point], Any], arm: str | None = None
+    ) -> Schedule:
+        """Interleaved rounds of ``points``, one far end (or cluster) per group; the
+        values of ``arm`` side by side, in alternating order (:class:`Schedule`)."""
         return Schedule(
             list(points),
             group_of=group_of,
+            arm=arm,
             repeat=self.params.repeat,
             precise_enough=precision_rule(self.params.precision, self.params.metrics[0].name),
             # 0: no cap on the run, and --precision's own default bound on its rounds.

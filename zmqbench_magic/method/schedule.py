@@ -12,6 +12,12 @@ each round opens each group afresh (:class:`GroupOpener`), so a point's samples 
 from several independent far ends and their spread includes the between-process
 variance that one far end would hide (as pyperf spreads values over worker processes).
 
+With an ``arm`` (the column of environments compared, ``python``), the groups that
+differ only in their arm form a block: the blocks are visited in a random order, and
+within each block its arms one right after the other, in an order that alternates
+from block to block and round to round (ABBA), so each arm is first as often as the
+other and a pair of samples is never more than a group apart in time.
+
 With ``precision``, whole rounds of every point go on past ``repeat`` until each
 point's median is known that well (``precise_enough``, see
 :func:`zmqbench_magic.results.stats.precision_rule`), or until ``max_time``. A stop
@@ -74,12 +80,15 @@ class Schedule:
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts
     seed: int = 0  # of the visiting order within each round (0: a fresh one)
+    arm: str | None = None  # the column whose values are measured side by side (ABBA)
     notes: list[str] = field(default_factory=list)
     kept: list[Row] = field(default_factory=list)  # the whole rounds taken so far
 
     def __post_init__(self) -> None:
         self.seed = order_seed(self.seed)
         self._shuffle = random.Random(self.seed)
+        # ABBA: per block, how many times it was visited (its start parity included).
+        self._visits: dict[tuple[Any, ...], int] = {}
 
     def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
         """Points grouped by what they share, in the order given."""
@@ -89,10 +98,38 @@ class Schedule:
     def round_order(self, points: list[Point]) -> list[list[Point]]:
         """One round's groups and the points within each, both in a random order."""
         groups = [list(g) for g in self.groups(points)]
+        if self.arm is not None:
+            return self._side_by_side(groups)
         self._shuffle.shuffle(groups)
         for group in groups:
             self._shuffle.shuffle(group)
         return groups
+
+    def _side_by_side(self, groups: list[list[Point]]) -> list[list[Point]]:
+        """Blocks in a random order; in each, its arms in turn: forwards in one round
+        and backwards in the next (each point's pairs go AB, BA, AB, ...), and
+        neighbouring blocks of the sweep starting the other way round."""
+        arm = self.arm
+        blocks: dict[tuple[Any, ...], list[list[Point]]] = {}
+        for group in groups:
+            rest = tuple(sorted(_key({k: v for k, v in p.items() if k != arm}) for p in group))
+            blocks.setdefault(rest, []).append(group)
+        keys = list(blocks)
+        for place, key in enumerate(keys):
+            self._visits.setdefault(key, place % 2)
+        self._shuffle.shuffle(keys)
+        ordered = []
+        for key in keys:
+            block = blocks[key]
+            # The same point order in every arm of a block: a pair's two samples are
+            # each the same number of samples into their far end's life.
+            within = list(range(len(block[0])))
+            self._shuffle.shuffle(within)
+            arms = block if self._visits[key] % 2 == 0 else block[::-1]
+            self._visits[key] += 1
+            ordered += [[group[i] for i in within] if len(group) == len(within) else group
+                        for group in arms]  # fmt: skip
+        return ordered
 
     def run(
         self,

@@ -1,20 +1,50 @@
-"""How the project starts its helper processes (the far ends and the reapers)."""
+"""How the project starts its helper processes (the far ends, the driver processes and
+the reapers), and where it keeps what it builds for them."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
 
+from ..results.environment import cache_dir
 
-def module_command(module: str, *args: str) -> list[str]:
-    """``python -m MODULE ARGS`` with this very interpreter."""
-    return [sys.executable, "-m", module, *args]
+# This package's folder. Not resolved through links: a driver process of another
+# environment imports it through a link (:func:`importable_alone`), and what it starts
+# must find it the same way.
+PACKAGE = Path(os.path.abspath(__file__)).parent.parent
+
+
+def module_command(module: str, *args: str, python: str | None = None) -> list[str]:
+    """``python -m MODULE ARGS`` with this very interpreter (or ``python``)."""
+    return [python or sys.executable, "-m", module, *args]
 
 
 def child_env() -> dict[str, str]:
     """This environment, with this package importable wherever the parent found it
     (a kernel may have it on a ``sys.path`` entry the child would not have)."""
-    package_root = str(Path(__file__).resolve().parent.parent)
-    paths = filter(None, [package_root, os.environ.get("PYTHONPATH")])
+    paths = filter(None, [str(PACKAGE.parent), os.environ.get("PYTHONPATH")])
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def foreign_env() -> dict[str, str]:
+    """This environment for another interpreter: this package importable, and nothing
+    else of this one's (its pyzmq would shadow the other environment's own)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return {**env, "PYTHONPATH": str(importable_alone())}
+
+
+def importable_alone() -> Path:
+    """A folder holding only a link to this package (made once, in the cache)."""
+    key = hashlib.sha256(str(PACKAGE).encode()).hexdigest()[:16]
+    folder = cache_dir() / "import" / key
+    link = folder / PACKAGE.name
+    if not link.is_symlink():
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".{PACKAGE.name}-{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(PACKAGE, target_is_directory=True)
+        # Renamed into place: two kernels making it at once both see a whole link.
+        os.replace(staged, link)
+    return folder

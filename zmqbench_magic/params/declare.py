@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from .address import check_address
+from .interpreter import ALLOWED as INTERPRETERS_ALLOWED
+from .interpreter import parse_interpreter
 from .metric import Metric, with_unit
 from .units import (
     format_duration,
@@ -103,6 +105,8 @@ class Param:
             return "one of " + ", ".join(_spell(c) for c in self.choices)
         if self.kind == "address":
             return "an interface, optionally with a port: 127.0.0.1, 127.0.0.1:5555, [::1]"
+        if self.kind == "interpreter":
+            return INTERPRETERS_ALLOWED
         if self.off is not None:
             return f"{_spell(self.off)} ({self.off_means}) or {self._range()}"
         return self._range()
@@ -176,6 +180,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "bool": parse_bool,
     "choice": _parse_choice,
     "str": str,
+    "interpreter": parse_interpreter,
 }
 
 
@@ -284,5 +289,13 @@ def _validated(param: Param, value: Any) -> Any:
     if not values:
         msg = f"{param.name} needs at least one value; allowed: {param.allowed()}"
         raise ValueError(msg)
+    parsed = [param.parse(v) for v in values]
+    if param.kind == "interpreter" and len(set(parsed)) < len(parsed):
+        twice = next(v for v in parsed if parsed.count(v) > 1)
+        msg = (
+            f"{param.name}: {twice} given twice; to measure an interpreter against itself "
+            f"(an A/A run), name the arms: a={twice} b={twice}"
+        )
+        raise ValueError(msg)
     # Keep the user's order (it is the sweep order) but drop repeats.
-    return tuple(dict.fromkeys(param.parse(v) for v in values))
+    return tuple(dict.fromkeys(parsed))

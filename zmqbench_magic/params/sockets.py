@@ -10,6 +10,7 @@ import zmq
 
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
+from .interpreter import KERNEL, arm_names
 from .memory import check_memory, few_messages_caution
 from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .units import GiB
@@ -58,6 +59,22 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
+DRIVER = Param(
+    "driver", "kernel",
+    "who runs the driver's loop: kernel (this process, the Python you are in: its "
+    "state is part of the figure) or process (both ends of every round in fresh "
+    "processes the kernel starts, as pyperf's workers: the rounds are then "
+    "independent, and their spread includes the between-process variance); --python "
+    "implies process",
+    "driver", "choice", choices=("kernel", "process"),
+)
+PYTHON = Param(
+    "python", KERNEL,
+    "the interpreter that runs both ends of an arm, each with its own pyzmq and libzmq "
+    "(zmqbench env builds them): several values compare environments in one run, in "
+    "interleaved rounds; NAME=PATH names an arm",
+    "Python environment", "interpreter", sweep=True,
+)
 RATE = Param(
     "rate", 0.0,
     "offered load, round trips per second (k and M are powers of 1000): the driver "
@@ -181,6 +198,7 @@ class ZmqParams(BenchParams):
     loop: tuple[str, ...] = param_field(LOOP)
     copy_threshold: tuple[int, ...] = param_field(COPY_THRESHOLD)
     curve: tuple[bool, ...] = param_field(CURVE)
+    python: tuple[str, ...] = param_field(PYTHON)
     count: int = param_field(COUNT)
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
@@ -188,6 +206,7 @@ class ZmqParams(BenchParams):
     precision: float = param_field(PRECISION)
     max_time: float = param_field(MAX_TIME)
     timeout: float = param_field(TIMEOUT)
+    driver: str = param_field(DRIVER)
     address: str = param_field(ADDRESS)
     remote: str = param_field(REMOTE)
     secret_file: str = param_field(SECRET_FILE)
@@ -195,15 +214,32 @@ class ZmqParams(BenchParams):
     seed: int = param_field(SEED)
     label: str = param_field(LABEL)
 
-    # One far end serves every point of a transport and peer.
-    outer = ("transport", "peer")
+    # One far end serves every point of a transport and peer (and environment).
+    outer = ("transport", "peer", "python")
+
+    def applies(self, name: str) -> bool:
+        return name != "python" or self.driver == "process"
 
     def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+        if "python" in point:
+            point = {**point, "python": arm_names(self.python)[point["python"]]}
         if self.remote:
             return {**point, "peer": "remote"}
         return {**point, "peer": resolve_peer(point["transport"], point["peer"])}
 
+    def interpreters(self) -> dict[str, str]:
+        """Each arm's name (the ``python`` column) and its ``--python`` value."""
+        return {name: spec for spec, name in arm_names(self.python).items()}
+
     def _check_combinations(self) -> None:
+        if self.python != (KERNEL,) and self.driver == "kernel":
+            object.__setattr__(self, "driver", "process")  # another Python needs its own
+        if self.driver == "process" and self.remote:
+            msg = (
+                "driver process (or python) cannot be used with remote: the far end on "
+                "another host is driven from this process"
+            )
+            raise ValueError(msg)
         for transport in self.transport:
             for peer in self.peer:
                 resolve_peer(transport, peer)

@@ -16,6 +16,7 @@ The verdicts and their rules are in :mod:`.verdict`; the tests in :mod:`.stats`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..params import METRICS, TOLERANCE
+from . import noise
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
+from .unlike import differences
 from .verdict import judge
 
 if TYPE_CHECKING:
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = [
     "metric", "baseline", "candidate", "n_baseline", "n_candidate", "n",
     "ratio", "ci_low", "ci_high", "ci_level", "p_value", "p_adjusted",
-    "verdict", "reason", "paired",
+    "verdict", "reason", "paired", "tolerance",
 ]  # fmt: skip
 # Columns that say which round a sample was taken in: samples of two arms with the
 # same values were measured side by side (a flood's blocks of one cluster size run
@@ -46,7 +49,7 @@ def compare(
     candidate: ResultSet,
     match: Sequence[str] | None = None,
     metric: str | None = None,
-    tolerance: float = TOLERANCE.default,
+    tolerance: float | None = None,
 ) -> pd.DataFrame:
     """Two runs, one row per point they share (unpaired: see the module's note).
 
@@ -62,7 +65,9 @@ def compare(
     tolerance
         The band ``1 ± tolerance`` within which a difference is not called (as
         pyperf's ``--min-speed``): on a machine whose speed drifts between runs by 2%,
-        a 2% difference is not a finding.
+        a 2% difference is not a finding. Default: at each point, this host's noise
+        floor there (``zmqbench noise``, :mod:`.noise`), at least 1%; where none was
+        measured, 1%, and the comparison's ``attrs["noise_floor"]`` says so.
 
     Returns
     -------
@@ -72,7 +77,9 @@ def compare(
         interval (``ci_low``, ``ci_high`` at ``ci_level``), ``p_value`` (of the ratio lying
         beyond the tolerance), ``p_adjusted`` (Holm, across the points), ``verdict``
         (``faster``, ``slower``, ``same`` or ``inconclusive``) and ``reason``. ``attrs``
-        hold ``shift`` (a note when every point moved alike), ``tolerance`` and ``level``.
+        hold ``shift`` (a note when every point moved alike), ``tolerance``, ``level``
+        and ``unlike``: what else the two runs differ in (versions, host, CPU, driver,
+        count, high-water marks), each part of every ratio.
 
     Example
     -------
@@ -89,16 +96,46 @@ def compare(
     if missing:
         msg = f"match: {', '.join(missing)} not in both results; choose from {', '.join(shared)}"
         raise ValueError(msg)
-    points, tests = [], []
+    floors = (
+        {} if tolerance is not None else noise.floor_for(baseline) or noise.floor_for(candidate)
+    )
+    points, tests, bands = [], [], []
     rights = _groups(b, columns)
     for key, (point, left) in _groups(a, columns).items():
         if key not in rights:
             continue
         right = rights[key][1]
         x, y = _positive(left[metric]), _positive(right[metric])
+        band = tolerance if tolerance is not None else _floor_at(floors, point)
         points.append({**point, **_sides(x, y)})
-        tests.append(unpaired_ratio_test(x, y, tolerance))
-    return _table(points, tests, columns, metric, tolerance, paired=False)
+        tests.append(unpaired_ratio_test(x, y, band))
+        bands.append(band)
+    widest = max(bands, default=tolerance or TOLERANCE.default)
+    table = _table(points, tests, columns, metric, bands, paired=False)
+    table.attrs["tolerance"] = widest
+    table.attrs["shift"] = common_shift(table, widest, paired=False)
+    table.attrs["unlike"] = differences(baseline, candidate)
+    if tolerance is None:
+        table.attrs["noise_floor"] = (
+            noise.describe(floors) if floors else
+            "no noise floor measured for this host and environment: "
+            f"{TOLERANCE.label(TOLERANCE.default)} at every point; zmqbench noise measures it"
+        )  # fmt: skip
+    return table
+
+
+def _floor_at(floors: dict[str, dict[str, Any]], point: dict[str, Any]) -> float:
+    """The tolerance at ``point``: the floor of the stored points it matches (the
+    widest, where it names fewer settings than they do; the widest of all where it
+    matches none), and never under the default."""
+    if not floors:
+        return TOLERANCE.default
+    stored = [(json.loads(key), floor["run_to_run"]) for key, floor in floors.items()]
+    matching = [
+        spread for where, spread in stored
+        if all(where.get(column) == value for column, value in point.items() if column in where)
+    ]  # fmt: skip
+    return max(TOLERANCE.default, *(matching or [spread for _, spread in stored]))
 
 
 def versus(
@@ -211,23 +248,28 @@ def _table(
     tests: list[RatioTest],
     columns: list[str],
     metric: str,
-    tolerance: float,
+    tolerance: float | Sequence[float],
     paired: bool,
 ) -> pd.DataFrame:
     better = METRICS[metric].better if metric in METRICS else ""
     verdicts = judge(tests, better, tolerance)
+    bands = [tolerance] * len(tests) if isinstance(tolerance, float) else list(tolerance)
     rows = [
         {
             **point, "metric": metric, "n": test.n, "ratio": test.ratio,
             "ci_low": test.low, "ci_high": test.high, "ci_level": test.level,
             "p_value": test.p_value, "p_adjusted": verdict.p_adjusted,
             "verdict": verdict.word, "reason": verdict.reason, "paired": test.paired,
+            "tolerance": band,
         }
-        for point, test, verdict in zip(points, tests, verdicts, strict=True)
+        for point, test, verdict, band in zip(points, tests, verdicts, bands, strict=True)
     ]  # fmt: skip
     table = pd.DataFrame(rows, columns=[*columns, *RESULT_COLUMNS])
-    table.attrs = {"tolerance": tolerance, "level": CONFIDENCE, "metric": metric}
-    table.attrs["shift"] = common_shift(table, tolerance, paired)
+    if isinstance(tolerance, float):
+        table.attrs = {"tolerance": tolerance, "level": CONFIDENCE, "metric": metric}
+        table.attrs["shift"] = common_shift(table, tolerance, paired)
+    else:
+        table.attrs = {"level": CONFIDENCE, "metric": metric}
     return table
 
 

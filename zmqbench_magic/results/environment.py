@@ -1,4 +1,5 @@
-"""What produced the numbers: versions, host, CPU and date, stored with each result."""
+"""What produced the numbers: versions, host, CPU and date, stored with each result;
+and where this environment keeps what the project measures or builds for it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ import os
 import platform
 import secrets
 import socket
+from pathlib import Path
 from typing import Any
 
 import zmq
+
+
+def cache_dir() -> Path:
+    """The project's cache folder: ``$XDG_CACHE_HOME/zmqbench_magic`` (default
+    ``~/.cache/zmqbench_magic``)."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(root) / "zmqbench_magic"
 
 
 def environment() -> dict[str, Any]:

@@ -118,10 +118,11 @@ class ResultSet:
         candidate: ResultSet,
         match: Sequence[str] | None = None,
         metric: str | None = None,
-        tolerance: float = TOLERANCE.default,
+        tolerance: float | None = None,
     ) -> pd.DataFrame:
         """This run (the baseline) against another run, ``candidate``: one row per
         shared point, unpaired. Two arms of one run compare better with :meth:`versus`.
+        The default tolerance is this host's noise floor (``zmqbench noise``).
 
         See :func:`zmqbench_magic.results.compare.compare`."""
         from .compare import compare

@@ -93,6 +93,8 @@ def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
     )
     if point.get("loop", "python") != "python":
         where += f" {point['loop']} loop"
+    if point.get("python", "kernel") != "kernel":
+        where += f" python {point['python']}"
     if benchmark == "thr":
         return (
             f"{run}{where}: {figure(point['msgs_per_s']):>10} msgs/s delivered, "
@@ -139,12 +141,22 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
     tolerance = table.attrs.get("tolerance")
     if tolerance is not None:
         how = "paired by round" if table["paired"].all() else "unpaired (separate runs)"
+        band = f"±{tolerance:.1%}"
+        if "tolerance" in table and table["tolerance"].nunique() > 1:
+            band = f"each point's tolerance (±{table['tolerance'].min():.1%} to {band})"
         lines.append(
-            f"{how}; faster/slower: beyond ±{tolerance:.1%} after Holm's adjustment across "
-            f"{len(table)} point(s); same: the whole interval within ±{tolerance:.1%}"
+            f"{how}; faster/slower: beyond {band} after Holm's adjustment across "
+            f"{len(table)} point(s); same: the whole interval within it"
         )
+    if table.attrs.get("noise_floor"):
+        lines.append(f"tolerance: {table.attrs['noise_floor']}")
     if table.attrs.get("shift"):
         lines.append(f"note: {table.attrs['shift']}")
+    if table.attrs.get("unlike"):
+        lines.append(
+            f"note: the two runs differ in more than what was compared: "
+            f"{'; '.join(table.attrs['unlike'])}; every ratio includes these"
+        )
     return lines
 
 
@@ -162,7 +174,12 @@ def verdict_lines(result: ResultSet) -> list[str]:
     df = result.df
     words_of = BENCHMARKS[result.benchmark].words
     lines = []
-    for column, baseline, candidate, words in _ARMS:
+    arms = list(_ARMS)
+    if "python" in df.columns and df["python"].nunique() == 2:
+        # Environments side by side: the first named is the baseline.
+        old, new = df["python"].unique().tolist()
+        arms.append(("python", old, new, f"python {new} vs {old}"))
+    for column, baseline, candidate, words in arms:
         if column not in df.columns or not {baseline, candidate} <= set(df[column]):
             continue
         table = result.versus(column, baseline, candidate)

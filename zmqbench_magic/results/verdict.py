@@ -35,9 +35,10 @@ class Verdict:
 def judge(
     tests: Sequence[RatioTest],
     better: str,
-    tolerance: float = TOLERANCE.default,
+    tolerance: float | Sequence[float] = TOLERANCE.default,
 ) -> list[Verdict]:
-    """A verdict for each point of one comparison (its tests, in any order).
+    """A verdict for each point of one comparison (its tests, in any order); the
+    tolerance is the comparison's, or each point's own (a noise floor's).
 
     >>> from zmqbench_magic.results.stats import paired_ratio_test
     >>> tests = [paired_ratio_test([10, 10.2, 9.9], [12, 12.1, 11.8])]
@@ -46,9 +47,10 @@ def judge(
     """
     p_adjusted = holm([t.p_value for t in tests])
     m = sum(not math.isnan(t.p_value) for t in tests)
+    bands = [tolerance] * len(tests) if isinstance(tolerance, (int, float)) else list(tolerance)
     return [
-        _verdict(test, float(p), m, better, tolerance)
-        for test, p in zip(tests, p_adjusted, strict=True)
+        _verdict(test, float(p), m, better, band)
+        for test, p, band in zip(tests, p_adjusted, bands, strict=True)
     ]
 
 

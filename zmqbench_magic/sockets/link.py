@@ -210,6 +210,11 @@ class Link:
             return self._remote_pid
         return self._thread.native_id or 0 if self._thread is not None else 0
 
+    @property
+    def ipc_dir(self) -> str | None:
+        """The private folder of an ipc link's endpoints (removed by :meth:`close`)."""
+        return self._tempdir
+
     def pids(self) -> list[int]:
         """The far end's process, for CPU accounting (none for a thread peer)."""
         return [self._process.pid] if self._process is not None else []

@@ -11,19 +11,14 @@ The hot loops (:mod:`.loops`) are the plain pyzmq loops of pyzmq's ``perf/perf.p
 
 from __future__ import annotations
 
-import contextlib
 import statistics
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Mapping
 from typing import Any
 
 from ..method.assembly import RunAssembly
-from ..method.calibrate import calibrate
 from ..method.control import Progress, StopFlag
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
-    COPY,
     LOOP,
     RATE,
     BenchParams,
@@ -31,24 +26,15 @@ from ..params import (
     ThroughputParams,
     ZmqParams,
     check_memory,
-    high_water_mark,
 )
-from ..params.units import format_size
 from ..results import ResultSet
-from .link import STEADY_MALLOC, Link, PeerError
+from .driver import ProcessDrivers
+from .link import STEADY_MALLOC
 from .loops import latency_sample, throughput_sample
-from .paced import paced_sample
 from .payload import Payload
 from .remote import reach
-from .secret import Keys
-
-# One sample: (link, payload, count, copy) -> (its measurements, its wall time).
-SampleFn = Callable[..., tuple[dict[str, Any], float]]
-
-# Points that share one far end: its sockets' high-water mark depends on the size.
-_LINK_KEY = ("transport", "peer", "size", "curve")
-# A far end's warm-up sample of a point is this fraction of the point's count.
-_WARMUP_FRACTION = 4
+from .rounds import LINK_KEY, RunState, SampleFn, describe, far_role
+from .worker import environment_words
 
 
 def run_throughput(
@@ -134,10 +120,6 @@ def _check_native(payload: Payload | None) -> None:
         raise ValueError(msg)
 
 
-def _key(point: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(sorted(point.items()))
-
-
 def _run(
     params: ZmqParams,
     role: str,
@@ -149,23 +131,35 @@ def _run(
     points = _points(params, payload)
     if any(p["loop"] == "native" for p in points):
         _check_native(payload)
+    drivers = ProcessDrivers(params, payload) if params.driver == "process" else None
+    if drivers is not None:
+        drivers.check()
     assembly = RunAssembly(params)
     schedule = assembly.schedule(
-        points, group_of=lambda p: (*(p[k] for k in _LINK_KEY), _role(role, p))
+        points,
+        group_of=lambda p: (*(p[k] for k in LINK_KEY), p.get("python"), far_role(role, p)),
+        # An environment's arms of one point are measured one after the other, in an
+        # order that alternates (ABBA), so each is first as often as the other.
+        arm="python" if len(params.python) > 1 else None,
     )
     remote = getattr(params, "remote", "")
     with reach(remote, getattr(params, "secret_file", ""), getattr(params, "remote_python", ""),
                params.timeout) as (url, secret):  # fmt: skip
-        state = _RunState(params, role, sample, payload, remote=url, secret=secret)
+        state = RunState(params, role, sample, payload, remote=url, secret=secret)
         try:
-            schedule.run(state.far_end, stop, progress)
+            schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)
         except Interrupted as interrupt:
-            interrupt.result = _result(assembly, schedule, points)
+            interrupt.result = _result(assembly, schedule, points, drivers)
             raise
-    return _result(assembly, schedule, points)
+    return _result(assembly, schedule, points, drivers)
 
 
-def _result(assembly: RunAssembly, schedule: Schedule, points: list[dict[str, Any]]) -> ResultSet:
+def _result(
+    assembly: RunAssembly,
+    schedule: Schedule,
+    points: list[dict[str, Any]],
+    drivers: ProcessDrivers | None,
+) -> ResultSet:
     rows = [dict(row) for row in schedule.kept]
     # Every round trip of the kept samples (a dropped round's are not in ``rows``),
     # one histogram per sample: pooled figures resample whole samples.
@@ -176,90 +170,27 @@ def _result(assembly: RunAssembly, schedule: Schedule, points: list[dict[str, An
             where = {k: row[k] for k in (*points[0], "frames", "sample")}
             distributions.append({**where, "run": assembly.identity["run"],
                                   "rtt_hist": histogram.to_json()})  # fmt: skip
-    assembly.notes[:] = schedule.notes
+    metadata: dict[str, Any] = {"far_end_malloc": STEADY_MALLOC, "driver": "kernel"}
+    if drivers is not None:
+        metadata |= {"driver": "process", "environments": drivers.environments}
+    assembly.notes[:] = [*_driver_notes(drivers), *schedule.notes]
     return assembly.result(
         rows, points, describe, "off in the timed loops (driver and far end)",
-        point_warnings=_point_warnings, metadata={"far_end_malloc": STEADY_MALLOC},
-        distributions=distributions,
+        point_warnings=_point_warnings, metadata=metadata, distributions=distributions,
     )  # fmt: skip
 
 
-@dataclass
-class _RunState:
-    """What a run keeps across its rounds: its calibrated counts and its far ends' keys."""
-
-    params: ZmqParams
-    role: str
-    sample: SampleFn
-    payload: Payload | None
-    counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
-    remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
-    secret: Keys | None = None  # shared with a remote far end
-    local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
-
-    @contextlib.contextmanager
-    def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[_FarEnd]:
-        """A fresh far end for one round of the points of ``group``."""
-        first = group[0]
-        hwm = high_water_mark(first["size"])
-        session = _FarEnd(self, None, first)
-        try:
-            role, remote = _role(self.role, first), self.remote
-            keys = self.secret if remote else self.local_keys
-            with Link(role, first["transport"], first["peer"], self.params.address,
-                      self.params.timeout, hwm, curve=keys if first["curve"] else None,
-                      remote=remote, secret=self.secret) as link:  # fmt: skip
-                session.link = link
-                yield session
-        except (PeerError, TimeoutError) as exc:
-            raise type(exc)(f"{describe(session.current)}: {exc}") from None
-
-
-@dataclass
-class _FarEnd:
-    """One round's far end: a kept sample of each point it serves."""
-
-    run: _RunState
-    link: Link | None
-    current: Mapping[str, Any]
-
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        assert self.link is not None
-        self.current = point
-        run, link = self.run, self.link
-        link.data.copy_threshold = point["copy_threshold"]
-        message = run.payload or Payload.blank(point["size"])
-        sample = partial(paced_sample, rate=point["rate"]) if point.get("rate") else run.sample
-        one = partial(sample, link, message, copy=point["copy"], loop=point["loop"])
-        key = _key(point)
-        # A stalled loop asks the link itself whether the far end is alive (loops.py).
-        if key not in run.counts:
-            run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
-        count = run.counts[key]
-        for _ in range(run.params.warmup):
-            one(max(2, count // _WARMUP_FRACTION))
-        measured, _ = one(count)
-        return {
-            "frames": len(message.frames), "count": count, "benchmark": run.params.benchmark,
-            "hwm": link.hwm, "far_end": link.far_end_id, **measured,
-        }  # fmt: skip
-
-
-def _role(role: str, point: Mapping[str, Any]) -> str:
-    """The far end's role at a point: an offered rate needs the open loop's ROUTER."""
-    return "route" if point.get("rate") else role
-
-
-def describe(point: Mapping[str, Any]) -> str:
-    """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
-    copy = COPY.label(point["copy"])
-    words = f"{point['transport']} {format_size(point['size'])} B {copy} (peer {point['peer']}"
-    if point.get("loop", "python") != "python":
-        words += f", {point['loop']} loop"
-    if point.get("curve"):
-        words += ", CURVE"
-    rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
-    return f"{words}){rate}"
+def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
+    """With fresh driver processes, the summary says so, and what each arm ran."""
+    if drivers is None:
+        return []
+    notes = ["every round measured by fresh driver processes (driver process)"]
+    for arm in drivers.params.interpreters():
+        if arm not in drivers.environments:
+            continue  # interrupted before it ran
+        env = drivers.environments[arm]
+        notes.append(f"python {arm}: {environment_words(env)} ({env['executable']})")
+    return notes
 
 
 def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:

@@ -25,6 +25,7 @@ from pathlib import Path
 import zmq
 
 from ...params.sockets import LOOP
+from ...results.environment import cache_dir
 
 SOURCE = Path(__file__).with_name("loops.c")
 _INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)
@@ -42,11 +43,6 @@ def libzmq_path() -> Path:
     raise ValueError(msg)
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(root) / "zmqbench_magic"
-
-
 @cache
 def library() -> ctypes.CDLL:
     """The compiled loops, built on first use (a few seconds) and cached per source,
@@ -55,7 +51,7 @@ def library() -> ctypes.CDLL:
     key = hashlib.sha256(
         SOURCE.read_bytes() + str(libzmq).encode() + sys.version.encode()
     ).hexdigest()[:16]
-    target = _cache_dir() / f"loops-{key}.so"
+    target = cache_dir() / f"loops-{key}.so"
     if not target.exists():
         _build(libzmq, target)
     lib = ctypes.CDLL(str(target))

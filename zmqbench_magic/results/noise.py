@@ -1,0 +1,148 @@
+"""This host's noise floor: how far whole runs of one sweep, in one environment, land
+from each other when nothing changed between them.
+
+Two separate runs share nothing, so a comparison of them cannot tell a change in what
+was measured from a change in the machine (a neighbour's job, the CPU's clock, where
+the scheduler put the processes). ``zmqbench noise`` (:func:`zmqbench_magic.run_noise`)
+measures that: the same sweep as several independent runs, each in fresh processes.
+Per point, the floor is the widest ratio between two runs' medians. It is stored in a
+small JSON file (:func:`store_path`), keyed by host and environment; a comparison of
+two separate runs (:func:`~zmqbench_magic.results.compare.compare`) then takes it as
+its tolerance and never calls a difference smaller than it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .environment import cache_dir
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
+
+FORMAT = "zmqbench-noise"
+STORE_ENV = "ZMQBENCH_NOISE_FILE"
+# Columns of a point that are not where it was measured but which run or arm it was.
+_NOT_THE_POINT = ("python", "run")
+_ENV_KEYS = ("host", "python", "pyzmq", "libzmq")
+
+
+def store_path() -> Path:
+    """Where floors are kept: ``$ZMQBENCH_NOISE_FILE``, else ``noise.json`` in the
+    project's cache folder."""
+    return Path(os.environ.get(STORE_ENV) or cache_dir() / "noise.json")
+
+
+def point_key(point: Mapping[str, Any]) -> str:
+    """A point as the store names it: its settings, sorted, as JSON."""
+    where = {k: _plain(v) for k, v in point.items() if k not in _NOT_THE_POINT}
+    return json.dumps(where, sort_keys=True)
+
+
+def measured_in(result: ResultSet) -> dict[str, str]:
+    """The host and the versions that ran ``result``'s loops (its only arm's, with
+    fresh driver processes)."""
+    meta = next(iter(result.runs.values()))
+    arms = list((meta.get("environments") or {}).values())
+    versions = arms[0] if len(arms) == 1 else meta
+    return {k: str(versions.get(k) if k != "host" else meta.get("host")) for k in _ENV_KEYS}
+
+
+def floor_of(results: Sequence[ResultSet]) -> dict[str, dict[str, Any]]:
+    """Per point of the runs: ``run_to_run``, the widest ratio between two runs'
+    medians less one, and ``within_run``, the widest stdev over mean of one run's
+    samples, both of the headline metric; with the metric and the number of runs."""
+    if len(results) < 2:
+        msg = f"a noise floor needs at least 2 runs, got {len(results)}"
+        raise ValueError(msg)
+    metric = results[0].metric_names[0]
+    columns = [c for c in results[0].point_columns if c not in _NOT_THE_POINT]
+    per_run = []
+    for result in results:
+        df = result.df
+        grouped = df.groupby(columns, sort=False, dropna=False)[metric]
+        per_run.append(
+            pd.DataFrame(
+                {"median": grouped.median(), "spread": grouped.std(ddof=0) / grouped.mean()}
+            )
+        )
+    floors = {}
+    for index in per_run[0].index:
+        medians = [run.loc[index, "median"] for run in per_run if index in run.index]
+        medians = [m for m in medians if m > 0]
+        if len(medians) < 2:
+            continue
+        point = dict(zip(columns, index if isinstance(index, tuple) else (index,), strict=True))
+        floors[point_key(point)] = {
+            "metric": metric,
+            "run_to_run": max(medians) / min(medians) - 1,
+            "within_run": float(max(run.loc[index, "spread"] for run in per_run)),
+            "runs": len(medians),
+        }
+    return floors
+
+
+def save(results: Sequence[ResultSet], path: Path | None = None) -> Path:
+    """Measure the floor of ``results`` (runs of one sweep) and keep it in the store,
+    beside floors of other hosts, environments and points."""
+    path = path or store_path()
+    store = _read(path)
+    where = measured_in(results[0])
+    entry = store["floors"].setdefault(_env_key(where), {**where})
+    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    points = entry.setdefault(results[0].benchmark, {})
+    for key, floor in floor_of(results).items():
+        points[key] = {**floor, "date": date}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staged = path.with_name(f".{path.name}.{os.getpid()}")
+    staged.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")
+    os.replace(staged, path)  # a reader never sees half a file
+    return path
+
+
+def floor_for(result: ResultSet, path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The stored floor for ``result``'s benchmark, host and environment (empty if
+    none was measured)."""
+    entry = _read(path or store_path())["floors"].get(_env_key(measured_in(result)), {})
+    floors: dict[str, dict[str, Any]] = entry.get(result.benchmark, {})
+    return floors
+
+
+def describe(floors: Mapping[str, Mapping[str, Any]]) -> str:
+    """``this host's noise floor (5 runs, 2026-11-24): 1.2% to 4.0% by point``."""
+    spreads = [f["run_to_run"] for f in floors.values()]
+    runs = min(f["runs"] for f in floors.values())
+    dates = sorted({f["date"][:10] for f in floors.values()})
+    return (
+        f"this host's noise floor ({runs} runs or more, {', '.join(dates)}): "
+        f"{min(spreads):.1%} to {max(spreads):.1%} by point"
+    )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"format": FORMAT, "version": 1, "floors": {}}
+    data = json.loads(path.read_text())
+    if data.get("format") != FORMAT:
+        msg = f"{path} is not a noise floor file (no 'format': {FORMAT!r})"
+        raise ValueError(msg)
+    return dict(data)
+
+
+def _env_key(where: Mapping[str, str]) -> str:
+    return " | ".join(f"{k} {where[k]}" for k in _ENV_KEYS)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+__all__ = ["STORE_ENV", "describe", "floor_for", "floor_of", "measured_in", "point_key",
+           "save", "store_path"]  # fmt: skip

@@ -1,0 +1,74 @@
+"""What two results differ in besides what was compared: the Python, pyzmq and
+libzmq that ran them, the host and its CPU, the driver, the count and the high-water
+marks. Each is part of every ratio a comparison of them gives; a comparison lists
+them rather than leave them unsaid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
+
+# (key in a run's environment, words): the versions are those of the interpreters
+# that ran the loops (with --python, each arm's).
+_ENVIRONMENT = (
+    ("python", "Python"),
+    ("pyzmq", "pyzmq"),
+    ("libzmq", "libzmq"),
+    ("host", "host"),
+    ("cpu", "CPU"),
+    ("cpu_count", "CPU count"),
+    ("driver", "driver"),
+)
+_RAN_THE_LOOPS = ("python", "pyzmq", "libzmq")
+
+
+def differences(baseline: ResultSet, candidate: ResultSet) -> list[str]:
+    """``pyzmq 25.1.2 vs 26.4.0``, one phrase per thing the two differ in."""
+    found = []
+    for key, words in _ENVIRONMENT:
+        before, after = _environment(baseline, key), _environment(candidate, key)
+        if before != after:
+            found.append(f"{words} {_spell(before)} vs {_spell(after)}")
+    for key, words in (("count", "count"), ("hwm", "high-water mark")):
+        before, after = _settings(baseline, key), _settings(candidate, key)
+        if before and after and before != after:
+            found.append(f"{words} {_spell(before)} vs {_spell(after)}")
+    return found
+
+
+def _environment(result: ResultSet, key: str) -> list[str]:
+    values: list[str] = []
+    for meta in result.runs.values():
+        arms = meta.get("environments") or {}
+        if key in _RAN_THE_LOOPS and arms:
+            values += [str(env.get(key)) for env in arms.values()]
+        elif key == "driver" and result.benchmark in ("thr", "lat"):
+            values.append(str(meta.get("driver", "kernel")))  # files from before it had one
+        elif meta.get(key) is not None:
+            values.append(str(meta[key]))
+    return list(dict.fromkeys(values))
+
+
+def _settings(result: ResultSet, key: str) -> list[str]:
+    if key == "hwm":
+        return sorted({str(r["hwm"]) for r in result.rows if r.get("hwm") is not None}, key=int)
+    values = [_count(meta.get("settings", {})) for meta in result.runs.values()]
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def _count(settings: Mapping[str, Any]) -> str:
+    count = settings.get("count")
+    if count is None:
+        return ""
+    return "calibrated" if count == 0 else f"{count:,}"
+
+
+def _spell(values: list[str]) -> str:
+    return " / ".join(values) if values else "unknown"
+
+
+__all__ = ["differences"]

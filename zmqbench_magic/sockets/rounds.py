@@ -1,0 +1,117 @@
+"""One round's far end and the samples it takes: what the kernel runs (``--driver
+kernel``) and what each fresh driver process runs (``--driver process``, see
+:mod:`.driver`). It needs pyzmq and numpy, never pandas: a driver process may run
+under another environment's interpreter, which has only those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from ..method.calibrate import calibrate
+from ..params import COPY, RATE, ZmqParams, high_water_mark
+from ..params.units import format_size
+from .link import Link, PeerError
+from .paced import paced_sample
+from .payload import Payload
+from .secret import Keys
+
+# One sample: (link, payload, count, copy) -> (its measurements, its wall time).
+SampleFn = Callable[..., tuple[dict[str, Any], float]]
+
+# Points that share one far end: its sockets' high-water mark depends on the size.
+LINK_KEY = ("transport", "peer", "size", "curve")
+# A far end's warm-up sample of a point is this fraction of the point's count.
+_WARMUP_FRACTION = 4
+
+
+def point_key(point: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A point as a dictionary key (its calibrated count's)."""
+    return tuple(sorted(point.items()))
+
+
+@dataclass
+class RunState:
+    """What a run keeps across its rounds: its calibrated counts and its far ends' keys."""
+
+    params: ZmqParams
+    role: str
+    sample: SampleFn
+    payload: Payload | None
+    counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
+    secret: Keys | None = None  # shared with a remote far end
+    local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
+
+    @contextlib.contextmanager
+    def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[FarEnd]:
+        """A fresh far end for one round of the points of ``group``."""
+        first = group[0]
+        hwm = high_water_mark(first["size"])
+        session = FarEnd(self, None, first)
+        try:
+            role, remote = far_role(self.role, first), self.remote
+            keys = self.secret if remote else self.local_keys
+            with Link(role, first["transport"], first["peer"], self.params.address,
+                      self.params.timeout, hwm, curve=keys if first["curve"] else None,
+                      remote=remote, secret=self.secret) as link:  # fmt: skip
+                session.link = link
+                yield session
+        except (PeerError, TimeoutError) as exc:
+            raise type(exc)(f"{describe(session.current)}: {exc}") from None
+
+
+@dataclass
+class FarEnd:
+    """One round's far end: a kept sample of each point it serves."""
+
+    run: RunState
+    link: Link | None
+    current: Mapping[str, Any]
+
+    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        assert self.link is not None
+        self.current = point
+        run, link = self.run, self.link
+        link.data.copy_threshold = point["copy_threshold"]
+        message = run.payload or Payload.blank(point["size"])
+        sample = partial(paced_sample, rate=point["rate"]) if point.get("rate") else run.sample
+        one = partial(sample, link, message, copy=point["copy"], loop=point["loop"])
+        key = point_key(point)
+        # A stalled loop asks the link itself whether the far end is alive (loops.py).
+        if key not in run.counts:
+            run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
+        count = run.counts[key]
+        for _ in range(run.params.warmup):
+            one(max(2, count // _WARMUP_FRACTION))
+        measured, _ = one(count)
+        return {
+            "frames": len(message.frames), "count": count, "benchmark": run.params.benchmark,
+            "hwm": link.hwm, "far_end": link.far_end_id, **measured,
+        }  # fmt: skip
+
+
+def far_role(role: str, point: Mapping[str, Any]) -> str:
+    """The far end's role at a point: an offered rate needs the open loop's ROUTER."""
+    return "route" if point.get("rate") else role
+
+
+def describe(point: Mapping[str, Any]) -> str:
+    """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
+    copy = COPY.label(point["copy"])
+    words = f"{point['transport']} {format_size(point['size'])} B {copy} (peer {point['peer']}"
+    if point.get("loop", "python") != "python":
+        words += f", {point['loop']} loop"
+    if point.get("curve"):
+        words += ", CURVE"
+    if point.get("python", "kernel") != "kernel":
+        words += f", python {point['python']}"
+    rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
+    return f"{words}){rate}"
+
+
+__all__ = ["LINK_KEY", "FarEnd", "RunState", "SampleFn", "describe", "far_role", "point_key"]
