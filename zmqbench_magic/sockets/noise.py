@@ -42,11 +42,13 @@ def run_noise(
         msg = "a noise floor is of one environment: give at most one --python"
         raise ValueError(msg)
     params = dataclasses.replace(params, driver="process")
-    measure = run_throughput if isinstance(params, ThroughputParams) else run_latency
-    assert isinstance(params, (ThroughputParams, LatencyParams))
-    results = []
+    results: list[ResultSet] = []
     for done in range(runs):
-        results.append(measure(params, stop=stop))
+        if isinstance(params, ThroughputParams):
+            results.append(run_throughput(params, stop=stop))
+        else:
+            assert isinstance(params, LatencyParams)
+            results.append(run_latency(params, stop=stop))
         if progress is not None:
             progress(done + 1, runs)
         if stop is not None and stop.is_set():
