@@ -1,5 +1,6 @@
-"""``zmqbench thr|lat|flood|compare``: the benchmarks from a shell, with the magics'
-options, and a comparison of two saved runs.
+"""``zmqbench thr|lat|flood|compare|noise|env|peer``: the benchmarks from a shell, with
+the magics' options, a comparison of two saved runs, this host's noise floor, cached
+environments to compare, and a standing far end.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
@@ -32,6 +33,7 @@ from .ui.options import (
 )
 from .ui.present import Output, present, show
 from .ui.progress import ProgressLine, stream_writer
+from .ui.side_by_side import add_commands, env_command, noise_command
 
 
 def _run_taskflood(params: BenchParams, **kwargs: object) -> ResultSet:
@@ -80,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"noise), at least {TOLERANCE.label(TOLERANCE.default)}".replace("%", "%%"),
     )  # fmt: skip
     _output_options(compare)
+    add_commands(commands)
     peer = commands.add_parser(
         "peer",
         help="a standing far end for --remote runs from another host",
@@ -107,10 +110,9 @@ def _output_options(sub: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.benchmark == "compare":
-        return _compare(parser, args)
-    if args.benchmark == "peer":
-        return _peer(parser, args)
+    others = {"compare": _compare, "peer": _peer, "noise": noise_command, "env": env_command}
+    if args.benchmark in others:
+        return others[args.benchmark](parser, args)
     params_class, measure, _ = COMMANDS[args.benchmark]
     status = 0
     try:

@@ -102,9 +102,11 @@ class ProgressLine:
     """``progress(done, total)`` as the cores call it, ``doing(text)`` within a long
     sample; ``close()`` when the run ends."""
 
-    def __init__(self, writer: LineWriter | None = None, bar: bool = False) -> None:
+    def __init__(
+        self, writer: LineWriter | None = None, bar: bool = False, unit: str = "samples"
+    ) -> None:
         self.writer = writer or stream_writer(sys.stdout)
-        self.bar = bar
+        self.bar, self.unit = bar, unit
         self.started = time.monotonic()
         self._shown_at = 0.0
         self._quarter = 0
@@ -132,7 +134,7 @@ class ProgressLine:
         self._shown_at = now
         done, total = self._done, self._total
         left = (now - self.started) / done * (total - done) if done else float("nan")
-        text = f"{done} of {total} samples, about {_seconds(left)} left"
+        text = f"{done} of {total} {self.unit}, about {_seconds(left)} left"
         if self.bar:
             filled = round(_BAR * done / max(total, 1))
             text = f"[{'#' * filled}{'.' * (_BAR - filled)}] {text}"

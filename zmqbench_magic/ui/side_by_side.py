@@ -1,0 +1,100 @@
+"""``zmqbench noise`` (this host's noise floor) and ``zmqbench env`` (environments to
+compare with ``--python``): the shell commands for comparing environments."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..params import LatencyParams, ThroughputParams
+from .options import param_options, params_from_options
+from .progress import ProgressLine, stream_writer
+
+_NOISE_RUNS = 5
+
+
+def add_commands(commands: Any) -> None:
+    """The ``noise`` and ``env`` subcommands, on ``zmqbench``'s subparsers."""
+    noise = commands.add_parser(
+        "noise",
+        help="measure this host's noise floor: one sweep as independent runs",
+        description="Run one sweep several times, each an independent run in fresh "
+        "processes, and keep per point the widest ratio between two runs' medians: "
+        "compare then never calls a difference between separate runs smaller than it.",
+    )
+    kinds = noise.add_subparsers(dest="noise_benchmark", required=True)
+    for name, params_class in (("thr", ThroughputParams), ("lat", LatencyParams)):
+        sub = kinds.add_parser(name, help=f"the noise floor of {name}")
+        for flags, kwargs in param_options(params_class):
+            sub.add_argument(*flags, **kwargs)
+        sub.add_argument("--runs", type=int, default=_NOISE_RUNS,
+                         help=f"independent runs, 2 to 100 (default {_NOISE_RUNS})")  # fmt: skip
+        sub.add_argument("--store", metavar="PATH", help="the floor file (default: the cache's)")
+        sub.add_argument("-q", "--quiet", action="store_true", help="print no progress")
+    env = commands.add_parser(
+        "env",
+        help="build cached virtual environments to compare with --python",
+        description="Build (once) a virtual environment per argument, each with its "
+        "requirements and numpy, and print their interpreters, one per line: give them "
+        "to --python. Example: zmqbench env pyzmq==25.1.2 pyzmq==26.4.0",
+    )
+    env.add_argument(
+        "requirements", nargs="+", metavar="REQUIREMENTS",
+        help="one environment's requirements, as pip takes them (quote several)",
+    )  # fmt: skip
+    env.add_argument(
+        "--base-python", default=sys.executable, metavar="PATH",
+        help="the interpreter the environments are made from (default: this one)",
+    )  # fmt: skip
+    env.add_argument("--pip-arg", action="append", default=[], metavar="ARG",
+                     help="an option for pip, e.g. --pip-arg=--no-index "
+                     "--pip-arg=--find-links=DIR on a machine with no package index")  # fmt: skip
+
+
+def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ..results.noise import floor_of, point_key
+    from ..sockets.noise import run_noise
+    from ..sockets.rounds import describe
+
+    params_class = ThroughputParams if args.noise_benchmark == "thr" else LatencyParams
+    progress = None
+    if not args.quiet:
+        progress = ProgressLine(stream_writer(sys.stderr), bar=True, unit="runs")
+    try:
+        params = params_from_options(params_class, vars(args))
+        results, path = run_noise(params, args.runs, store=args.store, progress=progress)  # type: ignore[arg-type]
+    except ValueError as exc:
+        parser.error(str(exc))
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"zmqbench: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if progress is not None:
+            progress.close()
+
+    floors = floor_of(results)
+    for point in results[0].summary().to_dict("records"):
+        found = floors.get(point_key({c: point[c] for c in results[0].point_columns}))
+        if found is not None:
+            print(f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "
+                  f"({found['runs']} runs), samples within a run up to "
+                  f"{found['within_run']:.0%} stdev over mean")  # fmt: skip
+    print(f"noise floor saved to {path}")
+    return 0
+
+
+def env_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ..method.environments import build
+
+    for requirements in args.requirements:
+        try:
+            python = build(requirements, base_python=args.base_python, pip_args=args.pip_arg)
+        except ValueError as exc:
+            print(f"zmqbench env: {exc}", file=sys.stderr)
+            return 1
+        print(python, flush=True)
+    return 0
+
+
+__all__ = ["add_commands", "env_command", "noise_command"]
