@@ -19,6 +19,11 @@ if [ -n "$MISSING" ]; then
     # shellcheck disable=SC2086 - one word per package
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING > /dev/null
 fi
+# Wheels for the test that compares a second pyzmq release side by side: fetched here
+# with the other packages, so the tests themselves reach no package index.
+NUMPY=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
+.venv/bin/python -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+    --no-deps -d .wheelhouse pyzmq==26.4.0 "numpy==$NUMPY"
 LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff check $LINTED
 .venv/bin/ruff format --check $LINTED

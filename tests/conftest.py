@@ -127,6 +127,10 @@ def _open_fds() -> dict[int, str]:
     return fds
 
 
+# Noise floors the tests measure go to a file of this test run, never the user's.
+_NOISE_DIR = tempfile.TemporaryDirectory(prefix="noise-floor-test-")
+os.environ["ZMQBENCH_NOISE_FILE"] = os.path.join(_NOISE_DIR.name, "noise.json")
+
 # Every process this test run starts inherits this mark (the far ends, clusters and
 # reapers are all started with a copy of our environment), so the leftovers checks
 # count only our own processes, not another user's cluster on the same machine.

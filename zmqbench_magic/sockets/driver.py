@@ -68,7 +68,7 @@ class ProcessDrivers:
                 msg = f"python {arm} ({executable(spec)}) could not be started: {exc}"
                 raise ValueError(msg) from None
             if done.returncode != 0:
-                why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+                why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
                 msg = (
                     f"python {arm} ({executable(spec)}) cannot run a driver: {why}; an "
                     "interpreter for --python needs pyzmq and numpy (zmqbench env builds one)"

@@ -1,0 +1,224 @@
+"""Environments side by side: fresh driver processes (--driver process), interpreters
+compared in one interleaved run (--python), cached environments (zmqbench env), this
+host's noise floor (zmqbench noise) and comparisons that say what else differs. Real
+sockets, real processes, a real second pyzmq release."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import started_by_this_run, wait_until
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from zmqbench_magic import ResultSet, run_latency, run_noise, run_throughput
+from zmqbench_magic.method.schedule import Schedule
+from zmqbench_magic.params import LatencyParams, ThroughputParams
+from zmqbench_magic.results import noise
+from zmqbench_magic.results.text import comparison_lines
+from zmqbench_magic.sockets.errors import PeerError
+
+QUICK = "-q -o --no-chart --warmup 0 --min-time 0.02"
+ME = sys.executable
+WHEELS = Path(__file__).resolve().parent.parent / ".wheelhouse"
+OTHER_PYZMQ = "26.4.0"
+
+
+def drivers() -> list[psutil.Process]:
+    """This test run's driver processes still running."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or [])
+        if "-m zmqbench_magic.sockets.worker" in command and started_by_this_run(process):
+            found.append(process)
+    return found
+
+
+@pytest.mark.parametrize("magic", ["zmqthr", "zmqlat"])
+def test_one_interpreter_as_two_arms_is_never_called_faster_or_slower(ip, magic, no_leftovers):
+    line = f"{QUICK} --size 100 64k -r 6 --python a={ME} b={ME}"
+    result = ip.run_line_magic(magic, line)
+    assert set(result.df["python"]) == {"a", "b"}
+    assert result.metadata["driver"] == "process"
+    notes = "\n".join(result.metadata["notes"])
+    assert "fresh driver processes" in notes
+    assert "python a: CPython" in notes and "python b: CPython" in notes and "pyzmq" in notes
+    table = result.versus("python", "a", "b")
+    assert len(table) == 2
+    assert set(table["verdict"]) <= {"same", "inconclusive"}, table
+    assert table["paired"].all()
+    assert "python b vs a" in str(result)
+
+
+def test_the_arms_alternate_abba_side_by_side():
+    points = [{"size": s, "python": arm} for arm in ("a", "b") for s in (1, 2, 3)]
+    schedule = Schedule(points, group_of=lambda p: (p["size"], p["python"]), repeat=4,
+                        seed=7, arm="python")  # fmt: skip
+    firsts: dict[int, list[str]] = {1: [], 2: [], 3: []}
+    for _ in range(4):
+        order = [group[0] for group in schedule.round_order(points)]
+        for i in range(0, len(order), 2):
+            first, second = order[i], order[i + 1]
+            assert first["size"] == second["size"]  # a pair is measured side by side
+            assert {first["python"], second["python"]} == {"a", "b"}
+            firsts[first["size"]].append(first["python"])
+    for size, arms in firsts.items():
+        # Each point's pairs alternate, so each arm is first in half of its rounds.
+        assert all(x != y for x, y in itertools.pairwise(arms)), (size, arms)
+    # Neighbouring points of the sweep start the other way round.
+    assert firsts[1][0] != firsts[2][0]
+
+
+def test_driver_process_is_said_and_leaves_nothing_behind(no_leftovers):
+    result = run_latency(size=[1], transport=["ipc", "inproc"], loop=["python", "native"],
+                         driver="process", repeat=2, warmup=0, min_time=0.02)  # fmt: skip
+    assert set(result.df["python"]) == {"kernel"}
+    assert result.metadata["environments"]["kernel"]["pyzmq"]
+    assert "fresh driver processes" in str(result)
+    # One arm: its name is in the notes, not on every line.
+    assert not [line for line in str(result).splitlines() if "µs mean" in line and "kernel" in line]
+    assert not drivers()
+
+
+def test_an_interrupt_ends_the_driver_processes_and_keeps_whole_rounds(
+    ip, no_leftovers, kernel_sigint
+):
+    kernel_sigint(0.5, when=lambda: bool(drivers()))
+    with capture_output() as captured:
+        result = ip.run_line_magic(
+            "zmqthr",
+            f"-o --no-chart --transport ipc --size 100 1k --count 20000 --warmup 0 -r 1000 "
+            f"--python a={ME} b={ME}",
+        )
+    assert result is not None
+    assert "note: interrupted after" in captured.stdout
+    assert "Traceback" not in captured.stdout + captured.stderr
+    assert not drivers()
+
+
+def test_a_driver_process_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
+    def kill_the_first_driver() -> bool:
+        found = drivers()
+        for process in found:
+            process.send_signal(signal.SIGKILL)
+        return bool(found)
+
+    killer = threading.Thread(target=wait_until, args=(kill_the_first_driver, 60, "a driver"))
+    killer.start()
+    try:
+        with pytest.raises(PeerError, match="driver process"):
+            run_throughput(size=[100], transport=["ipc"], count=20000, repeat=1000,
+                           warmup=0, driver="process")  # fmt: skip
+    finally:
+        killer.join()
+    assert not drivers()
+
+
+def test_bad_interpreters_are_refused_before_anything_starts(ip, tmp_path):
+    with pytest.raises(UsageError, match=r"'/no/such/python' is not an executable file.*allowed"):
+        ip.run_line_magic("zmqthr", "--python /no/such/python")
+    with pytest.raises(UsageError, match=r"given twice.*name the arms: a="):
+        ip.run_line_magic("zmqthr", f"--python {ME} {ME}")
+    with pytest.raises(ValueError, match="cannot be used with remote"):
+        ThroughputParams(python=[f"a={ME}", f"b={ME}"], remote="tcp://127.0.0.1:5555")
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    with pytest.raises(ValueError, match=r"cannot run a driver: .*No module named.*zmqbench env"):
+        run_throughput(size=[100], python=[str(bare / "bin" / "python")], repeat=1)
+
+
+def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, monkeypatch):
+    assert WHEELS.is_dir(), "scripts/test.sh fetches .wheelhouse before the tests"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "env", f"pyzmq=={OTHER_PYZMQ}",
+         "--pip-arg=--no-index", f"--pip-arg=--find-links={WHEELS}"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    other = built.stdout.strip()
+    assert other.endswith(f"pyzmq=={OTHER_PYZMQ}/bin/python"), built.stdout
+    both = ip.run_line_magic("zmqlat", f"{QUICK} --size 100 -r 4 --python kernel {other}")
+    arms = both.metadata["environments"]
+    assert arms[f"pyzmq=={OTHER_PYZMQ}"]["pyzmq"] == OTHER_PYZMQ
+    assert set(both.df["python"]) == {"kernel", f"pyzmq=={OTHER_PYZMQ}"}
+    assert f"pyzmq {OTHER_PYZMQ}" in str(both)
+    mine = run_latency(size=[100], repeat=3, warmup=0, min_time=0.02)
+    theirs = run_latency(size=[100], repeat=3, warmup=0, min_time=0.02, python=[other])
+    table = mine.compare(theirs)
+    unlike = table.attrs["unlike"]
+    import zmq
+
+    assert f"pyzmq {zmq.pyzmq_version()} vs {OTHER_PYZMQ}" in unlike
+    assert "driver kernel vs process" in unlike
+    assert any("every ratio includes these" in line for line in comparison_lines(table))
+
+
+def test_compare_lists_host_count_and_hwm_differences():
+    def run(**meta: object) -> ResultSet:
+        rows = [{"size": 100, "copy": True, "msgs_per_s": 1e6 + i, "sample": i, "hwm": 1000}
+                for i in range(4)]  # fmt: skip
+        settings = {"count": meta.pop("count", 0)}
+        base = {"host": "here", "python": "3.11.7", "pyzmq": "27.3.0", "libzmq": "4.3.5"}
+        return ResultSet("thr", tuple(rows), settings, {**base, **meta})
+
+    table = run().compare(run(host="there", count=5000, driver="process"), tolerance=0.01)
+    assert table.attrs["unlike"] == [
+        "host here vs there", "driver kernel vs process", "count calibrated vs 5,000"
+    ]  # fmt: skip
+    assert run().compare(run(), tolerance=0.01).attrs["unlike"] == []
+
+
+def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_path, no_leftovers):
+    store = tmp_path / "noise.json"
+    params = ThroughputParams(size=[100, "64k"], repeat=3, warmup=0, min_time=0.02)
+    runs, path = run_noise(params, runs=3, store=store)
+    assert path == store and len(runs) == 3
+    assert all(r.metadata["driver"] == "process" for r in runs)
+    data = json.loads(store.read_text())
+    (entry,) = data["floors"].values()
+    floors = entry["thr"]
+    assert len(floors) == 2 and all(f["runs"] == 3 for f in floors.values())
+    assert all(f["run_to_run"] >= 0 and f["metric"] == "msgs_per_s" for f in floors.values())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(noise.STORE_ENV, str(store))
+        table = runs[0].compare(runs[1])
+    # Each point's tolerance is its floor (at least 1%), and two of the very runs the
+    # floor was measured from are never called different.
+    for row in table.to_dict("records"):
+        where = {c: row[c] for c in ("size", "copy", "transport", "peer", "loop",
+                                     "copy_threshold", "curve", "frames")}  # fmt: skip
+        floor = floors[noise.point_key(where)]["run_to_run"]
+        assert row["tolerance"] == pytest.approx(max(0.01, floor))
+        assert row["verdict"] in ("same", "inconclusive")
+    assert "noise floor (3 runs" in table.attrs["noise_floor"]
+    assert any(line.startswith("tolerance: this host's noise floor") for line in
+               comparison_lines(table))  # fmt: skip
+    # Without a floor for this host and environment the comparison says so.
+    without = runs[0].compare(runs[1])
+    assert "no noise floor measured" in without.attrs["noise_floor"]
+    assert (without["tolerance"] == 0.01).all()
+
+
+def test_noise_refuses_two_environments_and_one_run():
+    params = LatencyParams(python=[f"a={ME}", f"b={ME}"])
+    with pytest.raises(ValueError, match="one environment"):
+        run_noise(params)
+    with pytest.raises(ValueError, match="runs must be from 2 to 100, got 1"):
+        run_noise(LatencyParams(), runs=1)
+
+
+def test_the_cli_names_the_new_commands():
+    done = subprocess.run([sys.executable, "-m", "zmqbench_magic.cli", "--help"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert "noise" in done.stdout and "env" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "zmqbench_magic.cli", "env"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "REQUIREMENTS" in done.stderr
