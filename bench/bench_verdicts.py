@@ -9,7 +9,9 @@ Two parts, each a table:
    2% offset between the runs where it says so (this machine's everyday drift).
    *any call* is the share of comparisons with at least one ``faster``/``slower``
    (for A/A: a false alarm); *called* the share of points called in the right
-   direction when every point moved.
+   direction when every point moved. Then runs that drift: each whole run off by its
+   own factor (3% spread, lognormal), compared at the 1% tolerance and at a noise
+   floor measured from 5 such runs (``zmqbench noise``'s rule, through its store).
 2. **Real sockets, A/A.** One configuration compared with itself over a 12-point
    sweep: two copy thresholds that cannot matter (copy sends never look at it),
    measured in the same rounds and compared paired (``versus``); and two separate
@@ -22,6 +24,8 @@ Two parts, each a table:
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -29,7 +33,7 @@ from report import report
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import TOLERANCE
-from zmqbench_magic.results import ResultSet
+from zmqbench_magic.results import ResultSet, noise
 from zmqbench_magic.results.compare import versus
 
 SIZES = [2**k for k in range(4, 28, 2)]  # 12 points, 16 B to 32 MB (synthetic)
@@ -62,7 +66,54 @@ def _run(rng: np.random.Generator, factor: float, n: int, points: int) -> Result
 def _unpaired_table(
     rng: np.random.Generator, shift: float, n: int, points: int, offset: float = 0.0
 ) -> pd.DataFrame:
-    return _run(rng, 1.0, n, points).compare(_run(rng, (1 + shift) * (1 + offset), n, points))
+    return _run(rng, 1.0, n, points).compare(
+        _run(rng, (1 + shift) * (1 + offset), n, points), tolerance=TOLERANCE.default
+    )
+
+
+DRIFT, FLOOR_RUNS = 0.03, 5
+
+
+def _drifting_table(
+    rng: np.random.Generator, shift: float, n: int, points: int, floor: bool
+) -> pd.DataFrame:
+    """Two runs, each off by its own drift; compared at the 1% tolerance, or at the
+    noise floor of ``FLOOR_RUNS`` other runs of the same sweep."""
+
+    def drifting(factor: float) -> ResultSet:
+        return _run(rng, factor * rng.lognormal(0, DRIFT), n, points)
+
+    if not floor:
+        return drifting(1.0).compare(drifting(1.0 + shift), tolerance=TOLERANCE.default)
+    noise.save([drifting(1.0) for _ in range(FLOOR_RUNS)])  # into ZMQBENCH_NOISE_FILE
+    return drifting(1.0).compare(drifting(1.0 + shift))
+
+
+def drifting(trials: int) -> None:
+    rng = np.random.default_rng(20261125)
+    print(f"\nruns that drift: each run off by its own factor ({DRIFT:.0%} lognormal); "
+          f"noise floor from {FLOOR_RUNS} runs")  # fmt: skip
+    print(f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
+          f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ[noise.STORE_ENV] = os.path.join(folder, "noise.json")
+        for shift in (0.0, 0.05, 0.10, 0.20):
+            for floor in (False, True):
+                name = f"{'A/A' if not shift else f'+{shift:.0%}'}, drift, " + (
+                    "floor" if floor else "1% tolerance"
+                )
+                _rates(name, shift, 10, 12, [_drifting_table(rng, shift, 10, 12, floor)
+                                             for _ in range(trials)])  # fmt: skip
+
+
+def _rates(name: str, shift: float, rounds: int, points: int, tables: list[pd.DataFrame]) -> None:
+    verdicts = pd.concat([t["verdict"] for t in tables], ignore_index=True)
+    any_call = np.mean([t["verdict"].isin(["faster", "slower"]).any() for t in tables])
+    called = (verdicts == "faster").mean() if shift else float("nan")
+    print(
+        f"{name:<30} {rounds:>6} {points:>6} {any_call:>9.3f} {called:>7.2f} "
+        f"{(verdicts == 'same').mean():>6.2f} {(verdicts == 'inconclusive').mean():>13.2f}"
+    )
 
 
 def synthetic(trials: int) -> None:
@@ -83,14 +134,7 @@ def synthetic(trials: int) -> None:
           f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
     for name, make, shift in cases:
         for rounds, points in ((5, 1), (10, 1), (10, 12), (20, 12)):
-            tables = [make(rounds, points) for _ in range(trials)]
-            verdicts = pd.concat([t["verdict"] for t in tables], ignore_index=True)
-            any_call = np.mean([t["verdict"].isin(["faster", "slower"]).any() for t in tables])
-            called = (verdicts == "faster").mean() if shift else float("nan")
-            print(
-                f"{name:<30} {rounds:>6} {points:>6} {any_call:>9.3f} {called:>7.2f} "
-                f"{(verdicts == 'same').mean():>6.2f} {(verdicts == 'inconclusive').mean():>13.2f}"
-            )
+            _rates(name, shift, rounds, points, [make(rounds, points) for _ in range(trials)])
 
 
 def real(times: int, quick: bool) -> None:
@@ -108,7 +152,7 @@ def real(times: int, quick: bool) -> None:
             counts[f"paired {verdict}"] = counts.get(f"paired {verdict}", 0) + int(count)
         a = run_throughput(size=sizes, **options)
         b = run_throughput(size=sizes, **options)
-        table = a.compare(b)
+        table = a.compare(b, tolerance=TOLERANCE.default)
         unpaired_calls += table["verdict"].isin(["faster", "slower"]).any()
         shifts += bool(table.attrs["shift"])
         for verdict, count in table["verdict"].value_counts().items():
@@ -129,6 +173,7 @@ def main() -> None:
     with report("verdicts", quick=args.quick):
         print(f"tolerance ±{TOLERANCE.default:.0%}")
         synthetic(5 if args.quick else args.trials)
+        drifting(5 if args.quick else args.trials)
         real(1 if args.quick else args.times, args.quick)
 
 

@@ -12,10 +12,12 @@ import pytest
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _run_bench(name: str, timeout: int = 300, env: dict[str, str] | None = None) -> str:
-    """``bench/<name> --quick`` in a fresh interpreter: its stdout, once it exited 0."""
+def _run_bench(
+    name: str, *args: str, timeout: int = 300, env: dict[str, str] | None = None
+) -> str:
+    """``bench/<name> ARGS --quick`` in a fresh interpreter: its stdout, once it exited 0."""
     done = subprocess.run(
-        [sys.executable, str(BENCH_DIR / name), "--quick"],
+        [sys.executable, str(BENCH_DIR / name), *args, "--quick"],
         capture_output=True, text=True, timeout=timeout, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -90,7 +92,7 @@ def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
 def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     out = _run_bench("bench_verdicts.py", env={**os.environ, "ZMQBENCH_REPORT_DIR": str(tmp_path)})
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("A/A", "+"))]
-    assert len(rows) == 32  # 8 cases x 4 designs
+    assert len(rows) == 40  # 8 cases x 4 designs, and 8 of runs that drift
     assert all(0 <= float(row[-4]) <= 1 for row in rows)  # the "any call" share
     assert "paired (one run, two identical arms): " in out and "unpaired (two runs): " in out
     # What the docs' benchmarks page includes: the same output, with what made it.
@@ -109,3 +111,13 @@ def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
     assert [row[0] for row in rows[1:]] == ["1", "2", "3"]  # after the title line
     assert "resident memory" in out and "of flood 1's" in out
     assert cluster_processes() == []
+
+
+@pytest.mark.slow  # six interleaved runs in fresh driver processes
+def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b():
+    out = _run_bench("bench_environments.py", "kernel", sys.executable)
+    assert out.count("against itself") == 2 and "A/B, " in out
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr ", "lat "))]
+    assert len(rows) == 12  # 3 comparisons x 2 benchmarks x 2 sizes
+    assert all(row[-1] in ("faster", "slower", "same", "inconclusive") for row in rows)
+    assert "A/A false calls (faster/slower): " in out

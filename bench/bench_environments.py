@@ -1,0 +1,87 @@
+"""Two pyzmq releases side by side, in one interleaved run, and each against itself.
+
+An upgrade is decided on an A/B: the same sweep, both environments, one run, fresh
+driver processes each round, the arms measured one after the other in ABBA order and
+compared paired by round. Whether its verdicts can be trusted is an A/A: the same
+environment as both arms, where any ``faster``/``slower`` is a false call. Both are
+run here for throughput and latency, 100 B to 1 MB.
+
+The environments are built beforehand (the bench itself reaches no package index)::
+
+    zmqbench env pyzmq==25.1.2 pyzmq==26.4.0      # prints the two interpreters
+    python bench/bench_environments.py A B         # ~25 minutes on 2 cores
+    python bench/bench_environments.py A B --quick # a minute; checks the script
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+from report import report
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.params.interpreter import arm_names
+
+SIZES = ["100", "1k", "16k", "64k", "1M"]
+
+
+def side_by_side(benchmark: str, arms: list[str], quick: bool) -> pd.DataFrame:
+    """One interleaved run of both ``arms``; its paired verdicts, per size."""
+    measure = run_throughput if benchmark == "thr" else run_latency
+    sizes = SIZES[:2] if quick else SIZES
+    rounds, min_time = (3, 0.02) if quick else (20, 0.1)
+    result = measure(size=sizes, python=arms, repeat=rounds, warmup=1, min_time=min_time)
+    baseline, candidate = result.df["python"].unique().tolist()
+    table = result.versus("python", baseline, candidate)
+    envs = result.metadata["environments"]
+    table.insert(0, "benchmark", benchmark)
+    table["arms"] = f"{_spell(envs[candidate])} / {_spell(envs[baseline])}"
+    return table
+
+
+def _spell(env: dict[str, str]) -> str:
+    return f"pyzmq {env['pyzmq']} (libzmq {env['libzmq']})"
+
+
+def show(title: str, tables: list[pd.DataFrame]) -> int:
+    """Print the tables; return the number of faster/slower calls."""
+    table = pd.concat(tables, ignore_index=True)
+    print(f"\n{title}: {table['arms'].iloc[0]}, ratio candidate / baseline, paired by round")
+    print(
+        f"{'bench':<6} {'size':>8} {'metric':<16} {'ratio':>7} {'interval':>17} {'n':>3}  verdict"
+    )
+    for row in table.to_dict("records"):
+        print(f"{row['benchmark']:<6} {row['size']:>8} {row['metric']:<16} {row['ratio']:>7.3f} "
+              f"{row['ci_level']:>4.0%} {row['ci_low']:.3f}-{row['ci_high']:.3f} {row['n']:>3}  "
+              f"{row['verdict']}")  # fmt: skip
+    calls = int(table["verdict"].isin(["faster", "slower"]).sum())
+    counts = table["verdict"].value_counts()
+    print("verdicts: " + ", ".join(f"{word} {count}" for word, count in counts.items()))
+    return calls
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("baseline", help="the interpreter of the release in use")
+    parser.add_argument("candidate", help="the interpreter of the release to upgrade to")
+    parser.add_argument("--quick", action="store_true", help="2 sizes, 3 rounds")
+    args = parser.parse_args()
+    names = arm_names([args.baseline, args.candidate])
+    a, b = names[args.baseline], names[args.candidate]
+    with report("environments", quick=args.quick):
+        false_calls = 0
+        for name, spec in ((a, args.baseline), (b, args.candidate)):
+            same = [f"A={spec}", f"B={spec}"]
+            tables = [side_by_side(kind, same, args.quick) for kind in ("thr", "lat")]
+            false_calls += show(f"A/A, {name} against itself", tables)
+        tables = [side_by_side(kind, [args.baseline, args.candidate], args.quick)
+                  for kind in ("thr", "lat")]  # fmt: skip
+        show(f"A/B, {b} against {a}", tables)
+        print(f"\nA/A false calls (faster/slower): {false_calls}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
