@@ -60,6 +60,8 @@ def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
         if "loop" in frame.columns and frame["loop"].nunique() > 1:
             frame["mode"] = frame["loop"] + " " + frame["mode"]
             order = ["loop", "copy"]
+        if _varies(frame, "python"):  # environments side by side: one colour each
+            frame["mode"] = frame["python"].astype(str) + " " + frame["mode"]
         frame = frame.sort_values(order, ascending=False, kind="stable", ignore_index=True)
     return frame
 
@@ -110,6 +112,11 @@ def offered_label(rate: float) -> str:
 
 
 def mode_title(frame: pd.DataFrame) -> str:
-    """The legend title of ``mode``: copy mode, and the loop when both were run."""
-    both_loops = "loop" in frame.columns and frame["loop"].nunique() > 1
-    return "loop, copy" if both_loops else COLUMN_TITLES["copy"]
+    """The legend title of ``mode``: copy mode, and the loop when both were run, and
+    the environment when several were."""
+    title = "loop, copy" if _varies(frame, "loop") else COLUMN_TITLES["copy"]
+    return f"Python, {title}" if _varies(frame, "python") else title
+
+
+def _varies(frame: pd.DataFrame, column: str) -> bool:
+    return column in frame.columns and frame[column].nunique() > 1
