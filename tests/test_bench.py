@@ -12,9 +12,7 @@ import pytest
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _run_bench(
-    name: str, *args: str, timeout: int = 300, env: dict[str, str] | None = None
-) -> str:
+def _run_bench(name: str, *args: str, timeout: int = 300, env: dict[str, str] | None = None) -> str:
     """``bench/<name> ARGS --quick`` in a fresh interpreter: its stdout, once it exited 0."""
     done = subprocess.run(
         [sys.executable, str(BENCH_DIR / name), *args, "--quick"],

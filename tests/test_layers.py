@@ -118,6 +118,13 @@ def test_a_helper_process_starts_without_pandas_or_numpy(helper):
     assert out.stdout.strip() == "[]"
 
 
+def test_a_driver_process_starts_without_pandas():
+    # Another environment's interpreter may have only pyzmq and numpy.
+    code = "import sys, zmqbench_magic.sockets.worker\nprint('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 @pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v).split("/")[-1])
 def test_modules_stay_small(module, path):
     assert len(path.read_text().splitlines()) <= 300, f"{module}: split it by job"

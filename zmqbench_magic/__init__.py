@@ -32,6 +32,7 @@ _LAZY = {
     "run_latency": "sockets.measure",
     "run_taskflood": "parallel.flood",
     "run_noise": "sockets.noise",
+    "build_environment": "method.environments",
     "ThroughputParams": "params",
     "LatencyParams": "params",
     "FloodParams": "params",
@@ -43,9 +44,14 @@ _LAZY = {
 __all__ = [*sorted(_LAZY), "load_ipython_extension"]
 
 
+# A public name that differs from its module's own: the module's name for it.
+_RENAMED = {"build_environment": "build"}
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, _RENAMED.get(name, name))
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol
 
 from .address import check_address
 from .interpreter import ALLOWED as INTERPRETERS_ALLOWED
-from .interpreter import parse_interpreter
+from .interpreter import check_arms, parse_interpreter
 from .metric import Metric, with_unit
 from .units import (
     format_duration,
@@ -290,12 +290,7 @@ def _validated(param: Param, value: Any) -> Any:
         msg = f"{param.name} needs at least one value; allowed: {param.allowed()}"
         raise ValueError(msg)
     parsed = [param.parse(v) for v in values]
-    if param.kind == "interpreter" and len(set(parsed)) < len(parsed):
-        twice = next(v for v in parsed if parsed.count(v) > 1)
-        msg = (
-            f"{param.name}: {twice} given twice; to measure an interpreter against itself "
-            f"(an A/A run), name the arms: a={twice} b={twice}"
-        )
-        raise ValueError(msg)
+    if param.kind == "interpreter":
+        check_arms(param.name, parsed)
     # Keep the user's order (it is the sweep order) but drop repeats.
     return tuple(dict.fromkeys(parsed))

@@ -36,6 +36,17 @@ def parse_interpreter(text: object) -> str:
     return f"{name}={absolute}" if name else absolute
 
 
+def check_arms(name: str, specs: list[str]) -> None:
+    """One interpreter given twice would be one arm: say how to make it two."""
+    twice = next((spec for spec in specs if specs.count(spec) > 1), None)
+    if twice is not None:
+        msg = (
+            f"{name}: {twice} given twice; to measure an interpreter against itself "
+            f"(an A/A run), name the arms: a={twice} b={twice}"
+        )
+        raise ValueError(msg)
+
+
 def split(spec: str) -> tuple[str, str]:
     """``(NAME, PATH)`` of a value; NAME is "" when none was given."""
     name, equals, path = spec.partition("=")
@@ -74,4 +85,12 @@ def _short_name(spec: str) -> str:
     return path
 
 
-__all__ = ["ALLOWED", "KERNEL", "arm_names", "executable", "parse_interpreter", "split"]
+__all__ = [
+    "ALLOWED",
+    "KERNEL",
+    "arm_names",
+    "check_arms",
+    "executable",
+    "parse_interpreter",
+    "split",
+]
