@@ -222,3 +222,16 @@ def test_the_cli_names_the_new_commands():
     done = subprocess.run([sys.executable, "-m", "zmqbench_magic.cli", "env"],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and "REQUIREMENTS" in done.stderr
+
+
+def test_a_spread_this_hosts_noise_floor_has_seen_is_counted_apart():
+    from zmqbench_magic.results import spread_warnings
+
+    wide = [{"msgs_per_s": v} for v in (80.0, 100.0, 120.0, 100.0)]  # 14% stdev over mean
+    points = [("tcp 100 B", wide), ("tcp 1k B", wide)]
+    (flagged,) = spread_warnings(points, "msgs_per_s")
+    assert "vary at 2 of 2 points" in flagged
+    (flagged,) = spread_warnings(points, "msgs_per_s", usual=[0.20, None])
+    assert "vary at 1 of 2 points" in flagged and "tcp 1k B" in flagged
+    assert "1 more vary no more than within a run of this host's noise floor" in flagged
+    assert spread_warnings(points, "msgs_per_s", usual=[0.20, 0.15]) == []

@@ -61,9 +61,11 @@ class RunAssembly:
         metadata: Mapping[str, Any] | None = None,
         distributions: Sequence[Mapping[str, Any]] = (),
         advice: str | None = None,
+        usual_spread: Callable[[Point], float | None] | None = None,
     ) -> ResultSet:
         """The kept ``rows`` as a result: a warning for each thing to read with care
-        (``point_warnings`` adds a core's own per point), and the run's metadata."""
+        (``point_warnings`` adds a core's own per point; ``usual_spread``, the spread
+        this host's noise floor saw at a point), and the run's metadata."""
         rows = [{**row, "run": self.identity["run"]} for row in rows]
         by_point = [
             (point, [r for r in rows if all(r.get(k) == v for k, v in point.items())])
@@ -71,7 +73,8 @@ class RunAssembly:
         ]
         spread = ((describe(point), point_rows) for point, point_rows in by_point)
         metric = self.params.metrics[0].name
-        warnings = [*self.params.cautions(), *spread_warnings(spread, metric, advice)]
+        usual = [usual_spread(point) for point, _ in by_point] if usual_spread else []
+        warnings = [*self.params.cautions(), *spread_warnings(spread, metric, advice, usual)]
         for point, point_rows in by_point:
             if point_warnings is not None:
                 warnings += point_warnings(point_rows, point)

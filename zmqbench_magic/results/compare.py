@@ -16,7 +16,6 @@ The verdicts and their rules are in :mod:`.verdict`; the tests in :mod:`.stats`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -126,16 +125,13 @@ def compare(
 
 def _floor_at(floors: dict[str, dict[str, Any]], point: dict[str, Any]) -> float:
     """The tolerance at ``point``: the floor of the stored points it matches (the
-    widest, where it names fewer settings than they do; the widest of all where it
-    matches none), and never under the default."""
+    widest of all where it matches none), and never under the default."""
     if not floors:
         return TOLERANCE.default
-    stored = [(json.loads(key), floor["run_to_run"]) for key, floor in floors.items()]
-    matching = [
-        spread for where, spread in stored
-        if all(where.get(column) == value for column, value in point.items() if column in where)
-    ]  # fmt: skip
-    return max(TOLERANCE.default, *(matching or [spread for _, spread in stored]))
+    widest = noise.widest_at(floors, point, "run_to_run")
+    if widest is None:
+        widest = max(float(f["run_to_run"]) for f in floors.values())
+    return max(TOLERANCE.default, widest)
 
 
 def versus(

@@ -110,9 +110,31 @@ def save(results: Sequence[ResultSet], path: Path | None = None) -> Path:
 def floor_for(result: ResultSet, path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The stored floor for ``result``'s benchmark, host and environment (empty if
     none was measured)."""
-    entry = _read(path or store_path())["floors"].get(_env_key(measured_in(result)), {})
-    floors: dict[str, dict[str, Any]] = entry.get(result.benchmark, {})
+    return floors_at(measured_in(result), result.benchmark, path)
+
+
+def floors_at(
+    where: Mapping[str, Any], benchmark: str, path: Path | None = None
+) -> dict[str, dict[str, Any]]:
+    """The stored floor of ``benchmark`` for a host and environment (``where``: its
+    host, python, pyzmq and libzmq)."""
+    key = _env_key({k: str(where.get(k)) for k in _ENV_KEYS})
+    entry = _read(path or store_path())["floors"].get(key, {})
+    floors: dict[str, dict[str, Any]] = entry.get(benchmark, {})
     return floors
+
+
+def widest_at(
+    floors: Mapping[str, Mapping[str, Any]], point: Mapping[str, Any], field: str
+) -> float | None:
+    """The widest ``field`` (``run_to_run``, ``within_run``) of the stored points
+    that ``point`` matches (it may name fewer settings than they do); None if none."""
+    found = []
+    for key, floor in floors.items():
+        where = json.loads(key)
+        if all(where.get(k) == _plain(v) for k, v in point.items() if k in where):
+            found.append(float(floor[field]))
+    return max(found) if found else None
 
 
 def describe(floors: Mapping[str, Mapping[str, Any]]) -> str:
@@ -144,5 +166,5 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-__all__ = ["STORE_ENV", "describe", "floor_for", "floor_of", "measured_in", "point_key",
-           "save", "store_path"]  # fmt: skip
+__all__ = ["STORE_ENV", "describe", "floor_for", "floor_of", "floors_at", "measured_in",
+           "point_key", "save", "store_path", "widest_at"]  # fmt: skip

@@ -8,7 +8,7 @@ per point that reads as if something were broken.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -41,20 +41,34 @@ def spread_warnings(
     points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
     metric: str,
     advice: str | None = None,
+    usual: Sequence[float | None] = (),
 ) -> list[str]:
     """One line for a run: which of its points (given as ``(words, rows)``) have
-    samples that vary past pyperf's thresholds, widest first."""
+    samples that vary past pyperf's thresholds, widest first. ``usual``: per point,
+    the widest spread this host's noise floor saw within one run (None: unknown); a
+    point that varies no more than that is this host's everyday state, counted apart."""
     advice = advice or _NARROWER
     points = list(points)
-    flagged = [(where, spread) for where, rows in points if (spread := spread_of(rows, metric))]
+    usual = list(usual) or [None] * len(points)
+    flagged, everyday = [], 0
+    for (where, rows), within in zip(points, usual, strict=True):
+        spread = spread_of(rows, metric)
+        if spread is not None and within is not None and spread <= within:
+            everyday += 1
+        elif spread is not None:
+            flagged.append((where, spread))
     if not flagged:
         return []
     flagged.sort(key=lambda item: -item[1])
     named = ", ".join(f"{where} {spread:.0%}" for where, spread in flagged[:_NAMED])
     more = f" and {len(flagged) - _NAMED} more" if len(flagged) > _NAMED else ""
+    usual_too = (
+        f"; {everyday} more vary no more than within a run of this host's noise floor"
+        if everyday else ""
+    )  # fmt: skip
     return [
         f"{metric} samples vary at {len(flagged)} of {len(points)} points (stdev over mean: "
-        f"{named}{more}); their intervals are wide: {advice}"
+        f"{named}{more}){usual_too}; their intervals are wide: {advice}"
     ]
 
 

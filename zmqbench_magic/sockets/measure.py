@@ -12,7 +12,7 @@ The hot loops (:mod:`.loops`) are the plain pyzmq loops of pyzmq's ``perf/perf.p
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..method.assembly import RunAssembly
@@ -27,7 +27,8 @@ from ..params import (
     ZmqParams,
     check_memory,
 )
-from ..results import ResultSet
+from ..results import ResultSet, noise
+from ..results.environment import environment
 from .driver import ProcessDrivers
 from .link import STEADY_MALLOC
 from .loops import latency_sample, throughput_sample
@@ -177,7 +178,23 @@ def _result(
     return assembly.result(
         rows, points, describe, "off in the timed loops (driver and far end)",
         point_warnings=_point_warnings, metadata=metadata, distributions=distributions,
+        usual_spread=_usual_spread(assembly.params.benchmark, drivers),
     )  # fmt: skip
+
+
+def _usual_spread(
+    benchmark: str, drivers: ProcessDrivers | None
+) -> Callable[[Mapping[str, Any]], float | None]:
+    """Per point, the widest spread within one run that this host's noise floor saw,
+    for the environment that ran it (None where no floor was measured)."""
+    here = environment()
+
+    def usual(point: Mapping[str, Any]) -> float | None:
+        arm = drivers.environments.get(point.get("python", "")) if drivers else None
+        floors = noise.floors_at({**here, **(arm or {})}, benchmark)
+        return noise.widest_at(floors, point, "within_run") if floors else None
+
+    return usual
 
 
 def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
