@@ -147,8 +147,9 @@ def test_a_run_compared_with_itself_and_joined(no_leftovers, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 4 and "ratio" in lines[0] and lines[2].startswith("unpaired")
-    assert lines[3] == f"chart saved to {tmp_path / 'c.svg'}"
+    assert len(lines) == 5 and "ratio" in lines[0] and lines[2].startswith("unpaired")
+    assert lines[3].startswith("tolerance: no noise floor measured for this host")
+    assert lines[4] == f"chart saved to {tmp_path / 'c.svg'}"
     assert len(json.loads((tmp_path / "c.json").read_text())) == 2
     assert "candidate / baseline" in (tmp_path / "c.svg").read_text()
 

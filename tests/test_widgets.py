@@ -5,6 +5,7 @@ accumulation, export and the engines slider, on real sockets and a real cluster.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 
 import ipywidgets as widgets
@@ -114,6 +115,8 @@ def _another_value(control, name: str = ""):
     """A value the control can show other than its current one, and what it stands for."""
     if name == "remote":  # a standing far end on loopback (nothing is reached here)
         return "tcp://127.0.0.1:5555", "tcp://127.0.0.1:5555"
+    if name == "python":  # an interpreter: this one, by its path
+        return sys.executable, sys.executable
     if isinstance(control, widgets.SelectionRangeSlider):
         low, high = control.options[1][1], control.options[2][1]
         return (low, high), [low, high]

@@ -10,6 +10,7 @@ import zmq
 
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
+from .driver import DRIVER, PYTHON
 from .interpreter import KERNEL, arm_names
 from .memory import check_memory, few_messages_caution
 from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
@@ -59,22 +60,6 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
-DRIVER = Param(
-    "driver", "kernel",
-    "who runs the driver's loop: kernel (this process, the Python you are in: its "
-    "state is part of the figure) or process (both ends of every round in fresh "
-    "processes the kernel starts, as pyperf's workers: the rounds are then "
-    "independent, and their spread includes the between-process variance); --python "
-    "implies process",
-    "driver", "choice", choices=("kernel", "process"),
-)
-PYTHON = Param(
-    "python", KERNEL,
-    "the interpreter that runs both ends of an arm, each with its own pyzmq and libzmq "
-    "(zmqbench env builds them): several values compare environments in one run, in "
-    "interleaved rounds; NAME=PATH names an arm",
-    "Python environment", "interpreter", sweep=True,
-)
 RATE = Param(
     "rate", 0.0,
     "offered load, round trips per second (k and M are powers of 1000): the driver "

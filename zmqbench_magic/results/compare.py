@@ -105,7 +105,7 @@ def compare(
             continue
         right = rights[key][1]
         x, y = _positive(left[metric]), _positive(right[metric])
-        band = tolerance if tolerance is not None else _floor_at(floors, point)
+        band = tolerance if tolerance is not None else noise.tolerance_at(floors, point)
         points.append({**point, **_sides(x, y)})
         tests.append(unpaired_ratio_test(x, y, band))
         bands.append(band)
@@ -115,23 +115,8 @@ def compare(
     table.attrs["shift"] = common_shift(table, widest, paired=False)
     table.attrs["unlike"] = differences(baseline, candidate)
     if tolerance is None:
-        table.attrs["noise_floor"] = (
-            noise.describe(floors) if floors else
-            "no noise floor measured for this host and environment: "
-            f"{TOLERANCE.label(TOLERANCE.default)} at every point; zmqbench noise measures it"
-        )  # fmt: skip
+        table.attrs["noise_floor"] = noise.describe(floors)
     return table
-
-
-def _floor_at(floors: dict[str, dict[str, Any]], point: dict[str, Any]) -> float:
-    """The tolerance at ``point``: the floor of the stored points it matches (the
-    widest of all where it matches none), and never under the default."""
-    if not floors:
-        return TOLERANCE.default
-    widest = noise.widest_at(floors, point, "run_to_run")
-    if widest is None:
-        widest = max(float(f["run_to_run"]) for f in floors.values())
-    return max(TOLERANCE.default, widest)
 
 
 def versus(

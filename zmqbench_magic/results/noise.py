@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..params import TOLERANCE
 from .environment import cache_dir
 
 if TYPE_CHECKING:
@@ -137,8 +138,25 @@ def widest_at(
     return max(found) if found else None
 
 
+def tolerance_at(floors: Mapping[str, Mapping[str, Any]], point: Mapping[str, Any]) -> float:
+    """A comparison's tolerance at ``point``: the floor of the stored points it
+    matches (the widest of all where it matches none), never under the default."""
+    if not floors:
+        return float(TOLERANCE.default)
+    widest = widest_at(floors, point, "run_to_run")
+    if widest is None:
+        widest = max(float(f["run_to_run"]) for f in floors.values())
+    return max(TOLERANCE.default, widest)
+
+
 def describe(floors: Mapping[str, Mapping[str, Any]]) -> str:
-    """``this host's noise floor (5 runs, 2026-11-24): 1.2% to 4.0% by point``."""
+    """``this host's noise floor (5 runs, 2026-11-24): 1.2% to 4.0% by point``, or
+    that none was measured."""
+    if not floors:
+        return (
+            "no noise floor measured for this host and environment: "
+            f"{TOLERANCE.label(TOLERANCE.default)} at every point; zmqbench noise measures it"
+        )
     spreads = [f["run_to_run"] for f in floors.values()]
     runs = min(f["runs"] for f in floors.values())
     dates = sorted({f["date"][:10] for f in floors.values()})
@@ -167,4 +185,4 @@ def _plain(value: Any) -> Any:
 
 
 __all__ = ["STORE_ENV", "describe", "floor_for", "floor_of", "floors_at", "measured_in",
-           "point_key", "save", "store_path", "widest_at"]  # fmt: skip
+           "point_key", "save", "store_path", "tolerance_at", "widest_at"]  # fmt: skip
