@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 from report import report
 
-from zmqbench_magic import run_throughput
-from zmqbench_magic.params import TOLERANCE
+from zmqbench_magic import run_noise, run_throughput
+from zmqbench_magic.params import TOLERANCE, ThroughputParams
 from zmqbench_magic.results import ResultSet, noise
 from zmqbench_magic.results.compare import versus
 
@@ -142,7 +142,11 @@ def real(times: int, quick: bool) -> None:
     options = {"repeat": 3 if quick else 10, "min_time": 0.01 if quick else 0.05, "warmup": 1,
                "transport": "tcp", "copy": True}  # fmt: skip
     print(f"\nreal sockets, A/A over {len(sizes)} sizes (tcp, copy sends), {times} comparisons")
-    paired_calls, unpaired_calls, shifts = 0, 0, 0
+    # This host's noise floor for the sweep, measured first, in a store of this run.
+    folder = tempfile.TemporaryDirectory()
+    os.environ[noise.STORE_ENV] = os.path.join(folder.name, "noise.json")
+    run_noise(ThroughputParams(size=sizes, **options), runs=3 if quick else FLOOR_RUNS)
+    paired_calls, unpaired_calls, floor_calls, shifts = 0, 0, 0, 0
     counts: dict[str, int] = {}
     for _ in range(times):
         both = run_throughput(size=sizes, copy_threshold=[65536, 65537], **options)
@@ -154,6 +158,7 @@ def real(times: int, quick: bool) -> None:
         b = run_throughput(size=sizes, **options)
         table = a.compare(b, tolerance=TOLERANCE.default)
         unpaired_calls += table["verdict"].isin(["faster", "slower"]).any()
+        floor_calls += a.compare(b)["verdict"].isin(["faster", "slower"]).any()
         shifts += bool(table.attrs["shift"])
         for verdict, count in table["verdict"].value_counts().items():
             counts[f"unpaired {verdict}"] = counts.get(f"unpaired {verdict}", 0) + int(count)
@@ -161,6 +166,9 @@ def real(times: int, quick: bool) -> None:
           "with a faster/slower")  # fmt: skip
     print(f"unpaired (two runs): {unpaired_calls} of {times} comparisons with a faster/slower; "
           f"a common shift noted in {shifts}")  # fmt: skip
+    print(f"unpaired at the host's noise floor (measured first): {floor_calls} of {times} "
+          "comparisons with a faster/slower")  # fmt: skip
+    folder.cleanup()
     print("verdicts over all points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 

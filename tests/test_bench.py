@@ -93,6 +93,7 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     assert len(rows) == 40  # 8 cases x 4 designs, and 8 of runs that drift
     assert all(0 <= float(row[-4]) <= 1 for row in rows)  # the "any call" share
     assert "paired (one run, two identical arms): " in out and "unpaired (two runs): " in out
+    assert "unpaired at the host's noise floor (measured first): " in out
     # What the docs' benchmarks page includes: the same output, with what made it.
     written = (tmp_path / "verdicts.md").read_text()
     assert written.startswith("Written by `python bench/bench_verdicts.py --quick` in one run")
