@@ -48,6 +48,8 @@ def test_one_interpreter_as_two_arms_is_never_called_faster_or_slower(ip, magic,
     result = ip.run_line_magic(magic, line)
     assert set(result.df["python"]) == {"a", "b"}
     assert result.metadata["driver"] == "process"
+    # One calibration per point, which every arm takes: a sample is the same work.
+    assert (result.df.groupby("size")["count"].nunique() == 1).all()
     notes = "\n".join(result.metadata["notes"])
     assert "fresh driver processes" in notes
     assert "python a: CPython" in notes and "python b: CPython" in notes and "pyzmq" in notes

@@ -46,7 +46,13 @@ _SETTINGS = ("count", "warmup", "min_time", "timeout", "address")
 @dataclass
 class ProcessDrivers:
     """A run's driver processes: what they share across rounds (each point's
-    calibrated count) and what they said of their environments."""
+    calibrated count) and what they said of their environments.
+
+    The count is calibrated once per point, by the first arm measured, and every arm
+    takes it: a sample is then the same work in each environment. (Counts of their
+    own, one calibration landing at twice the other's, made samples of unequal length
+    whose means differ by what a fresh process pays first: an A/A of one interpreter
+    called a 10% difference.)"""
 
     params: ZmqParams
     payload: Payload | None
@@ -85,9 +91,9 @@ class ProcessDrivers:
             "settings": {name: getattr(self.params, name) for name in _SETTINGS},
             "group": [_inner(p) for p in group],
             "counts": [
-                [list(point_key(_inner(p))), self.counts[point_key(p)]]
+                [list(point_key(_inner(p))), self.counts[point_key(_inner(p))]]
                 for p in group
-                if point_key(p) in self.counts
+                if point_key(_inner(p)) in self.counts
             ],
             "payload": _frames(self.payload),
         }
@@ -113,7 +119,7 @@ class _Session:
     def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
         self.worker.send({"cmd": "sample", "point": _inner(point)})
         row: dict[str, Any] = self.worker.receive()["row"]
-        self.drivers.counts[point_key(point)] = row["count"]
+        self.drivers.counts[point_key(_inner(point))] = row["count"]
         if "rtt_hist" in row:
             row["rtt_hist"] = LogHistogram.from_json(row["rtt_hist"])
         return row
