@@ -32,6 +32,7 @@ from report import report
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params.interpreter import arm_names, executable
+from zmqbench_magic.params.units import parse_size
 
 SIZES = ["100", "1k", "16k", "64k", "1M"]
 # perf.py's messages per run, so a run lasts about a second here.
@@ -88,7 +89,7 @@ def _free_port() -> int:
 def perf_run(python: str, perf: str, benchmark: str, size: str) -> float:
     """One run of pyzmq's perf.py under ``python``: msgs/s (thr) or mean µs (lat)."""
     count = PERF_COUNTS[benchmark][size]
-    nbytes = {"100": 100, "1k": 1024, "16k": 16384, "64k": 65536, "1M": 1 << 20}[size]
+    nbytes = parse_size(size)
     url = f"tcp://127.0.0.1:{_free_port()}"
     done = subprocess.run([python, perf, benchmark, "-s", str(nbytes), "-n", str(count),
                            "--url", url], capture_output=True, text=True, timeout=300)  # fmt: skip

@@ -237,3 +237,17 @@ def test_a_spread_this_hosts_noise_floor_has_seen_is_counted_apart():
     assert "vary at 1 of 2 points" in flagged and "tcp 1k B" in flagged
     assert "1 more vary no more than within a run of this host's noise floor" in flagged
     assert spread_warnings(points, "msgs_per_s", usual=[0.20, 0.15]) == []
+
+
+def test_zmqbench_noise_keeps_the_floor_in_the_store_it_is_given(tmp_path):
+    store = tmp_path / "floor.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "noise", "lat", "--size", "1", "-r", "2",
+         "--warmup", "0", "--min-time", "0.02", "--runs", "2", "--store", str(store), "-q"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"noise floor saved to {store}" in done.stdout
+    assert "runs within" in done.stdout
+    (entry,) = json.loads(store.read_text())["floors"].values()
+    assert len(entry["lat"]) == 1

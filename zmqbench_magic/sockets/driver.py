@@ -52,7 +52,7 @@ class ProcessDrivers:
     takes it: a sample is then the same work in each environment. (Counts of their
     own, one calibration landing at twice the other's, made samples of unequal length
     whose means differ by what a fresh process pays first: an A/A of one interpreter
-    called a 10% difference.)"""
+    called a difference that was not there.)"""
 
     params: ZmqParams
     payload: Payload | None

@@ -188,13 +188,17 @@ def _usual_spread(
     benchmark: str, drivers: ProcessDrivers | None
 ) -> Callable[[Mapping[str, Any]], float | None]:
     """Per point, the widest spread within one run that this host's noise floor saw,
-    for the environment that ran it (None where no floor was measured)."""
+    for the environment that ran it (None where no floor was measured); the store
+    is read once per environment."""
     here = environment()
+    floors: dict[str, dict[str, dict[str, Any]]] = {}
 
     def usual(point: Mapping[str, Any]) -> float | None:
-        arm = drivers.environments.get(point.get("python", "")) if drivers else None
-        floors = noise.floors_at({**here, **(arm or {})}, benchmark)
-        return noise.widest_at(floors, point, "within_run") if floors else None
+        arm = point.get("python", "")
+        if arm not in floors:
+            ran = drivers.environments.get(arm) if drivers else None
+            floors[arm] = noise.floors_at({**here, **(ran or {})}, benchmark)
+        return noise.widest_at(floors[arm], point, "within_run") if floors[arm] else None
 
     return usual
 
@@ -203,13 +207,12 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
     """With fresh driver processes, the summary says so, and what each arm ran."""
     if drivers is None:
         return []
-    notes = ["every round measured by fresh driver processes (driver process)"]
-    for arm in drivers.params.interpreters():
-        if arm not in drivers.environments:
-            continue  # interrupted before it ran
-        env = drivers.environments[arm]
-        notes.append(f"python {arm}: {environment_words(env)} ({env['executable']})")
-    return notes
+    ran = drivers.environments  # an arm interrupted before it ran is not in it
+    return ["every round measured by fresh driver processes (driver process)"] + [
+        f"python {arm}: {environment_words(ran[arm])} ({ran[arm]['executable']})"
+        for arm in drivers.params.interpreters()
+        if arm in ran
+    ]
 
 
 def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:

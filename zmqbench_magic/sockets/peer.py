@@ -32,6 +32,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import zmq
@@ -240,12 +241,12 @@ def _report_error(ctrl: zmq.Socket, text: str) -> None:
         ctrl.send(json.dumps({"error": text}).encode(), zmq.NOBLOCK)
 
 
-def _exit_with_parent(parent_pid: int) -> None:
-    """End this process as soon as the process that started it is gone, so that a
-    killed kernel never leaves a peer behind."""
+def exit_with_parent(parent_pid: int, ending: Callable[[], object] = lambda: os._exit(3)) -> None:
+    """End this process (``ending()``) as soon as the process that started it is gone,
+    so that a killed kernel never leaves a peer (or a driver process) behind."""
     while os.getppid() == parent_pid:
         time.sleep(_PARENT_POLL_S)
-    os._exit(3)
+    ending()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # The driver owns shutdown: a kernel interrupt reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_with_parent, args=(args.parent,), daemon=True).start()
+    threading.Thread(target=exit_with_parent, args=(args.parent,), daemon=True).start()
     # An encrypted data path's keys come in the environment, never on a command line.
     keys = os.environ.get(CURVE_KEYS_ENV)
     ctx = zmq.Context()

@@ -30,10 +30,10 @@ from ..params import LatencyParams, ThroughputParams
 from .link import PeerError
 from .loops import latency_sample, throughput_sample
 from .payload import Payload
+from .peer import exit_with_parent
 from .rounds import RunState
 
 ALIVE_EVERY_S = 1.0
-_PARENT_POLL_S = 0.2
 _EXIT_GRACE_S = 5.0
 BENCHMARKS = {
     "thr": (ThroughputParams, "sink", throughput_sample),
@@ -103,11 +103,9 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     say({"closed": True})
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A killed kernel leaves no driver: once it is gone, end as a SIGTERM would (the
-    far end and its ipc folder closed), and surely within a few seconds."""
-    while os.getppid() == parent:
-        time.sleep(_PARENT_POLL_S)
+def _end_as_terminated() -> None:
+    """The kernel is gone: end as a SIGTERM would (the far end and its ipc folder
+    closed), and surely within a few seconds."""
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(_EXIT_GRACE_S)
     os._exit(3)
@@ -129,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     # The kernel owns shutdown (a quit, or SIGTERM then SIGKILL).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
-    threading.Thread(target=_exit_with_parent, args=(args.parent,), daemon=True).start()
+    threading.Thread(target=exit_with_parent, args=(args.parent, _end_as_terminated),
+                     daemon=True).start()  # fmt: skip
     # The replies get stdout to themselves: anything a library prints goes to stderr,
     # which the kernel shows only when this process fails.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..params import LatencyParams, ThroughputParams
@@ -63,7 +64,8 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         progress = ProgressLine(stream_writer(sys.stderr), bar=True, unit="runs")
     try:
         params = params_from_options(params_class, vars(args))
-        results, path = run_noise(params, args.runs, store=args.store, progress=progress)  # type: ignore[arg-type]
+        store = Path(args.store) if args.store else None
+        results, path = run_noise(params, args.runs, store=store, progress=progress)  # type: ignore[arg-type]
     except ValueError as exc:
         parser.error(str(exc))
     except (TimeoutError, RuntimeError) as exc:
