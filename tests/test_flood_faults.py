@@ -20,6 +20,7 @@ from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
 NOTICE_S = 3.0  # the promise: an exited engine or controller is named within this
+TEARDOWN_S = 30.0  # and the error then reaches the caller, the cluster stopped, within this
 QUICK = {"repeat": 1, "warmup": 0}
 SIGKILLED = "killed by signal 9 (SIGKILL)"
 SIGKILLED_RE = re.escape(SIGKILLED)
@@ -66,6 +67,17 @@ def _kill_when(
     return thread, killed_at
 
 
+def _noticed(err: BaseException) -> float:
+    """When the watch found the process gone: the moment its error carries (the error
+    itself reaches the caller only after the cluster is stopped, which takes longer on a
+    busy machine)."""
+    cause: BaseException | None = err
+    while cause is not None and not hasattr(cause, "noticed_at"):
+        cause = cause.__cause__
+    assert cause is not None, f"no lost-process error behind {err!r}"
+    return cause.noticed_at
+
+
 def _mid_submission() -> bool:
     """The flood is being submitted: thousands of tasks sent, thousands to go."""
     handle = cluster.current()
@@ -80,10 +92,12 @@ def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     with pytest.raises(RuntimeError) as err:
         run_taskflood(tasks=20_000, engines=2, **QUICK)
-    noticed = time.monotonic() - killed_at[0]
+    raised = time.monotonic() - killed_at[0]
     killer.join(5)
     said = str(err.value)
-    assert noticed < NOTICE_S, f"named {noticed:.1f} s after the kill: {said}"
+    noticed = _noticed(err.value) - killed_at[0]
+    assert noticed < NOTICE_S, f"noticed {noticed:.1f} s after the kill: {said}"
+    assert raised < TEARDOWN_S, f"named {raised:.1f} s after the kill: {said}"
     who = f"engine {engine_ids[victim]} (pid {victim}, on this machine)"
     assert f"{who} exited: {SIGKILLED}" in said
     assert "its last lines: " in said  # what the engine wrote (its nanny's word of the exit)
@@ -109,7 +123,8 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
     killer.join(5)
     said = str(err.value)
     assert killed_at, f"no engine was killed: {said}"
-    assert time.monotonic() - killed_at[0] < NOTICE_S, said
+    assert _noticed(err.value) - killed_at[0] < NOTICE_S, said
+    assert time.monotonic() - killed_at[0] < TEARDOWN_S, said
     assert time.monotonic() - started < 60, "waited out the cluster's timeout"
     phase = "while the cluster started" if when == "start" else "while the cluster was resized"
     assert re.search(rf"an engine \(pid \d+, on this machine\) exited: {SIGKILLED_RE}", said)
@@ -123,9 +138,11 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
     killer, killed_at = _kill_when(_new_process("controller", set()), _mid_submission)
     with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err:
         run_taskflood(tasks=20_000, engines=2, **QUICK)
-    noticed = time.monotonic() - killed_at[0]
+    raised = time.monotonic() - killed_at[0]
     killer.join(5)
-    assert noticed < NOTICE_S, f"named {noticed:.1f} s after the kill"
+    noticed = _noticed(err.value) - killed_at[0]
+    assert noticed < NOTICE_S, f"noticed {noticed:.1f} s after the kill"
+    assert raised < TEARDOWN_S, f"named {raised:.1f} s after the kill"
     assert SIGKILLED in str(err.value) and "the cluster was stopped" in str(err.value)
     _left_nothing()
 

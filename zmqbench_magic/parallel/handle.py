@@ -100,7 +100,7 @@ class ClusterHandle:
             try:
                 self.check_alive()
             except (EngineLost, ClusterLost) as exc:
-                raise type(exc)(f"{exc} ({when})") from None
+                raise type(exc)(f"{exc} ({when})", exc.noticed_at) from None
 
         wait_for_count(self.client, engines, timeout, alive)
         if learn and self.cluster is not None and not self.hosts:

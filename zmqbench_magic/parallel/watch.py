@@ -31,11 +31,21 @@ _LAST_LINES = 4
 LOOK_S = 0.25
 
 
-class EngineLost(RuntimeError):
+class _Lost(RuntimeError):
+    """A watched process found gone; ``noticed_at`` (``time.monotonic()``) is when,
+    kept apart from the moment the error reaches the user, which comes after the
+    cluster's teardown."""
+
+    def __init__(self, message: str, noticed_at: float | None = None) -> None:
+        super().__init__(message)
+        self.noticed_at = time.monotonic() if noticed_at is None else noticed_at
+
+
+class EngineLost(_Lost):
     """An engine of the cluster went away (died, or was stopped) while it was used."""
 
 
-class ClusterLost(RuntimeError):
+class ClusterLost(_Lost):
     """The cluster's controller went away while it was used."""
 
 
