@@ -30,7 +30,8 @@ from ..results import ResultSet
 from . import cluster as clusters
 from . import existing as existing_cluster
 from .celltask import CELL_TEST, UserTask
-from .pool import PoolSession
+from .engines import FUTURES_BACKENDS, session_for
+from .futures import FuturesSession
 from .session import ClusterSession, describe, managed
 from .watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
 
@@ -64,9 +65,6 @@ def run_taskflood(
     >>> r.summary()[["tasks", "engines", "tasks_per_s"]]      # doctest: +SKIP
     """
     params = params or FloodParams(**values)
-    if task is not None and "processpool" in params.backend:
-        msg = "backend processpool: the cell form runs its task on ipyparallel engines only"
-        raise ValueError(msg)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
     run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
     existing = existing_cluster.connect_for(params) if params.existing else None
@@ -131,9 +129,13 @@ class _FloodRun:
         blocks = itertools.groupby(points, key=configuration)
         for number, ((backend, scheme, engines), grouped) in enumerate(blocks):
             block = list(grouped)
-            session: ClusterSession | PoolSession
-            if backend == "processpool":
-                session = PoolSession(engines, self.params.timeout, self.test, self.params.warmup)
+            session: ClusterSession | FuturesSession
+            if backend in FUTURES_BACKENDS:
+                session = session_for(
+                    backend, workers=engines, timeout=self.params.timeout, test=self.test,
+                    warmup=self.params.warmup, cell=self.cell,
+                )  # fmt: skip
+                self.notes.extend(n for n in session.notes if n not in self.notes)
             else:
                 handle = existing or managed(self.params, engines, scheme)
                 self.notes.extend(_take_events(handle))
@@ -152,7 +154,7 @@ class _FloodRun:
                 # side by side, and a paired comparison must not pair them.
                 self.rows += [{**row, "block": number} for row in schedule.kept]
                 self.notes.extend(schedule.notes)
-                if isinstance(session, PoolSession):
+                if isinstance(session, FuturesSession):
                     session.close()
             if stop is not None and stop.is_set():
                 return  # stopped: the cluster is idle, kept for the next run
@@ -164,7 +166,7 @@ class _FloodRun:
         )  # fmt: skip
 
 
-def _same(session: ClusterSession | PoolSession, _group: Any) -> Any:
+def _same(session: ClusterSession | FuturesSession, _group: Any) -> Any:
     """Every group of a block is sampled on the block's one cluster (or pool)."""
     return contextlib.nullcontext(session)
 

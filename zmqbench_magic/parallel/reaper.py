@@ -9,6 +9,11 @@ project starts this small watcher beside each cluster, in a session of its own t
 When PID is gone it stops the cluster, kills whatever of its processes still runs,
 and removes the cluster's private profile directory. A normal stop ends the watcher
 first (SIGTERM), then stops the cluster itself.
+
+Dask's and Ray's workers are watched the same way, by a tag the kernel puts in their
+environment as it starts them (every process they start inherits it):
+
+    python -m zmqbench_magic.parallel.reaper --parent PID --tag T [--remove DIR]
 """
 
 from __future__ import annotations
@@ -26,18 +31,38 @@ _PARENT_POLL_S = 0.2
 _STOP_GRACE_S = 10.0
 
 
+# The environment variable that tags the processes of a Dask or Ray engine the
+# project started (the value is that engine's own token).
+TAG_VARIABLE = "ZMQBENCH_ENGINE_TAG"
+
+
 def processes_of(profile_dir: str) -> list[Any]:
     """Every process of the cluster in ``profile_dir``: ipyparallel starts each of them
     (controller, schedulers, engines, the engines' nannies) with ``IPP_PROFILE_DIR`` in
     its environment, and the project gives each cluster a private profile directory."""
+    return processes_with("IPP_PROFILE_DIR", profile_dir)
+
+
+def processes_with(variable: str, value: str) -> list[Any]:
+    """Every process (but this one) whose environment has ``variable`` set to ``value``."""
     import psutil
 
     found = []
     for process in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if process.environ().get("IPP_PROFILE_DIR") == profile_dir:
+            if process.pid != os.getpid() and process.environ().get(variable) == value:
                 found.append(process)
     return found
+
+
+def end_tagged(tag: str, rounds: int = 5) -> None:
+    """Kill every process tagged ``tag``, again until none is left (a process being
+    started can start another while the first pass kills it)."""
+    for _ in range(rounds):
+        found = processes_with(TAG_VARIABLE, tag)
+        if not found:
+            return
+        kill(found)
 
 
 def end_cluster_processes(profile_dir: str, rounds: int = 5) -> None:
@@ -112,15 +137,24 @@ def reap(cluster_file: str, profile_dir: str, hosts: tuple[str, ...] = ()) -> No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parent", type=int, required=True)
-    parser.add_argument("--cluster-file", required=True)
-    parser.add_argument("--profile-dir", required=True)
+    parser.add_argument("--cluster-file")
+    parser.add_argument("--profile-dir")
     parser.add_argument("--hosts", nargs="+", default=(), help="engine hosts (over SSH)")
+    parser.add_argument("--tag", help="a Dask or Ray engine's tag (its processes' environment)")
+    parser.add_argument("--remove", help="a folder of that engine's to remove")
     args = parser.parse_args(argv)
+    if not args.tag and not (args.cluster_file and args.profile_dir):
+        parser.error("give --tag, or --cluster-file and --profile-dir")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while _alive(args.parent):
         time.sleep(_PARENT_POLL_S)
-    reap(args.cluster_file, args.profile_dir, tuple(args.hosts))
+    if args.tag:
+        end_tagged(args.tag)
+        if args.remove:
+            shutil.rmtree(args.remove, ignore_errors=True)
+    else:
+        reap(args.cluster_file, args.profile_dir, tuple(args.hosts))
     return 0
 
 

@@ -46,10 +46,11 @@ CHUNKSIZE = Param(
 )
 BACKEND = Param(
     "backend", "ipyparallel",
-    "ipyparallel: the cluster; processpool: the standard library's ProcessPoolExecutor "
-    "with --engines workers, the same flood, echo and map (a baseline: no views, "
-    "schemes or stages)",
-    "backend", "choice", choices=("ipyparallel", "processpool"), sweep=True,
+    "what runs the tasks, each with --engines single-threaded workers: ipyparallel (the "
+    "cluster); processpool (the standard library's ProcessPoolExecutor, a baseline); "
+    "dask (a distributed.LocalCluster); ray (a local ray.init). Dask and Ray are the "
+    "[dask] and [ray] extras; only ipyparallel has views and schemes",
+    "backend", "choice", choices=("ipyparallel", "processpool", "dask", "ray"), sweep=True,
 )
 SCHEME = Param(
     "scheme", "leastload",
@@ -253,13 +254,14 @@ class FloodParams(BenchParams):
         if self.test == "map" and self.chunksize != (1,) and set(self.view) != {"lb"}:
             msg = "chunksize is the load-balanced view's (--view lb); a direct view splits evenly"
             raise ValueError(msg)
-        if "processpool" in self.backend:
+        others = [b for b in self.backend if b != "ipyparallel"]
+        if others:
             if self.test == "push":
-                msg = "backend processpool: push has no process-pool counterpart"
+                msg = f"backend {others[0]}: push is ipyparallel's alone (no counterpart)"
                 raise ValueError(msg)
             if len(self.view) > 1 or len(self.scheme) > 1 or broadcast:
                 msg = (
-                    "backend processpool has no views or schemes: sweep --view and --scheme "
-                    "with --backend ipyparallel alone"
+                    f"backend {others[0]} has no views or schemes: sweep --view and "
+                    "--scheme with --backend ipyparallel alone"
                 )
                 raise ValueError(msg)

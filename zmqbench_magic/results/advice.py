@@ -83,6 +83,9 @@ def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str
     engines = int(where["engines"])
     if where["backend"] == "processpool":
         cluster = f"{engines} process-pool worker{'s' if engines != 1 else ''}"
+    elif where["backend"] in ("dask", "ray"):
+        name = {"dask": "Dask", "ray": "Ray"}[where["backend"]]
+        cluster = f"{name} on {engines} worker{'s' if engines != 1 else ''}"
     else:
         cluster = f"{engines} engine{'s' if engines != 1 else ''} ({where['view']} view)"
     return (

@@ -24,8 +24,8 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
     where = (
         f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
     )
-    if point.get("backend") == "processpool":
-        where = f"{point['tasks']:>6} tasks {point['engines']:>2} workers processpool"
+    if point.get("backend") not in (None, "ipyparallel"):
+        where = f"{point['tasks']:>6} tasks {point['engines']:>2} workers {point['backend']}"
     if has("chunksize") and point["chunksize"] != 1:
         where += f" chunks of {int(point['chunksize'])}"
     if has("size"):

@@ -1,0 +1,190 @@
+"""The flood, echo, map and cell form on an engine that hands back futures: the
+standard library's process pool, Dask and Ray (``%taskflood --backend``), measured as
+the ipyparallel flood is, so "which engine, for tasks this small?" has one method.
+
+Rows have ipyparallel's columns: **sent** is first submit to the last submit
+returning, **roundtrip** first submit to the last result. A ``map`` sends
+``ceil(tasks / chunksize)`` tasks of ``chunksize`` sleeps each (what
+``ProcessPoolExecutor.map`` does with its chunksize; Dask and Ray have none of their
+own). Every worker runs before the first sample, as a started cluster's engines do.
+
+While results are awaited, the workers' processes are looked at every quarter second:
+one that exits is named at once (as an ipyparallel engine is), and no result for
+``--timeout`` seconds is a stall.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..method.load import with_other_load
+from .anatomy import nan_stages
+from .celltask import CELL_FILENAME, UserTask
+from .tasks import echo, run_installed_cell, sleep_each
+
+LOOK_S = 0.25  # as often as the ipyparallel flood looks at its cluster's processes
+START_TIMEOUT_S = 120.0
+
+
+class WorkerLost(RuntimeError):
+    """A worker process of a futures backend exited while it was used."""
+
+
+@dataclass
+class FuturesSession:
+    """``workers`` single-threaded workers of one backend for one block of points;
+    close it after. Subclasses start the engine and say how to submit, wait, gather."""
+
+    backend = "futures"
+    workers: int
+    timeout: float
+    test: str
+    warmup: int = 0
+    cell: UserTask | None = None
+    pids: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warmed: set[tuple[Any, ...]] = field(default_factory=set)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def __post_init__(self) -> None:
+        try:
+            self._start()
+            self.pids = self._worker_pids()
+            if self.cell is not None:
+                self._send(self.cell)
+        except BaseException:
+            self.close()
+            raise
+
+    # What a backend provides.
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _worker_pids(self) -> list[int]:
+        raise NotImplementedError
+
+    def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
+        raise NotImplementedError
+
+    def _wait(self, futures: Sequence[Any], timeout: float) -> int:
+        """Wait up to ``timeout`` for all of ``futures``; return how many are done."""
+        raise NotImplementedError
+
+    def _gather(self, futures: Sequence[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def _install(self, cell: UserTask) -> None:
+        raise NotImplementedError
+
+    def _cell_call(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        return run_installed_cell, (self.token,)
+
+    def _exit_status(self, pid: int) -> str | None:
+        """How worker ``pid`` ended, or None while it runs."""
+        import psutil
+
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return None
+        except psutil.NoSuchProcess:
+            pass
+        return "exit status unknown (not the kernel's child)"
+
+    def _stages(self, began: float, ended: float) -> dict[str, float]:
+        return dict(nan_stages())
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # The samples, the same for every backend.
+    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        key = tuple(sorted(point.items()))
+        if key not in self.warmed:
+            for _ in range(self.warmup):
+                self._measure(point)
+            self.warmed.add(key)
+        began = time.time()
+        try:
+            row = with_other_load(lambda: self._measure(point), self.pids)
+        except (WorkerLost, TimeoutError) as exc:
+            where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
+            raise type(exc)(f"{where}: {exc}") from exc
+        stages = self._stages(began, time.time())
+        return {"scheme": point.get("scheme"), "benchmark": "flood", "test": self.test,
+                **row, **stages}  # fmt: skip
+
+    def _measure(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        tasks = point["tasks"]
+        if self.test == "map":
+            duration, chunksize = point["duration"], point.get("chunksize", 1)
+            chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
+            row, _ = self._timed(lambda: [self._submit(sleep_each, [duration] * n)
+                                          for n in chunks])  # fmt: skip
+            row["efficiency"] = math.ceil(tasks / self.workers) * duration / row["roundtrip_s"]
+        elif self.cell is not None:
+            task, args = self._cell_call()
+            row, times = self._timed(lambda: [self._submit(task, *args) for _ in range(tasks)])
+            compute = sum(times) / self.workers
+            row.update(task_s=sum(times) / tasks, compute_s=compute,
+                       overhead_s=row["roundtrip_s"] - compute,
+                       overhead_fraction=(row["roundtrip_s"] - compute) / row["roundtrip_s"])  # fmt: skip
+        else:
+            argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
+            row, _ = self._timed(lambda: [self._submit(echo, argument) for _ in range(tasks)])
+            if self.test == "echo":
+                row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
+        row["tasks_per_s"] = tasks / row["roundtrip_s"]
+        return row
+
+    def _timed(self, submit: Callable[[], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
+        start = time.perf_counter()
+        pending = submit()
+        sent = time.perf_counter() - start
+        done, moved = 0, time.monotonic()
+        while True:
+            now_done = self._wait(pending, LOOK_S)
+            if now_done == len(pending):
+                break
+            self._look()
+            if now_done != done:
+                done, moved = now_done, time.monotonic()
+            elif time.monotonic() - moved > self.timeout:
+                msg = (
+                    f"no task was answered for {self.timeout:g} s ({done:,} of "
+                    f"{len(pending):,} answered)"
+                )
+                raise TimeoutError(msg)
+        values = self._gather(pending)  # raises a task's own error, if any
+        roundtrip = time.perf_counter() - start
+        return {"sent_s": sent, "roundtrip_s": roundtrip}, values
+
+    def _send(self, cell: UserTask) -> None:
+        try:
+            self._install(cell)
+        except Exception as exc:  # pickling can fail in many ways
+            names = ", ".join(sorted(cell.values)) or "none"
+            msg = f"could not send the task's names ({names}) to the {self.backend} workers: {exc}"
+            raise ValueError(msg) from exc
+
+    def _look(self) -> None:
+        for number, pid in enumerate(self.pids):
+            status = self._exit_status(pid)
+            if status is not None:
+                msg = (
+                    f"{self.backend} worker {number} (pid {pid}) exited: {status}; its "
+                    "workers were shut down (the next block starts fresh ones)"
+                )
+                raise WorkerLost(msg)
+
+    def _cell_args(self, cell: UserTask) -> tuple[Any, ...]:
+        return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)
+
+
+__all__ = ["LOOK_S", "START_TIMEOUT_S", "FuturesSession", "WorkerLost"]

@@ -1,0 +1,110 @@
+"""``%taskflood --backend ray``: a local Ray instance (``ray.init``) with
+``num_cpus=--engines``, every task asking one CPU, so ``--engines`` tasks run at once,
+each in its own worker process. The dashboard, usage stats and log forwarding are off,
+the object store is capped (:data:`OBJECT_STORE_BYTES`), and its files go to a folder
+of its own, removed after. Started for a block of points and shut down after it, its
+processes tagged for the reaper.
+
+Tasks go by ``f.remote()`` and come back by ``ray.get`` of the list, as Ray's own
+``ray.get([f.remote() ...])`` loop does. Ray stamps no per-task stages that a sample
+can read back at once (its timeline is gathered asynchronously), so they are NaN.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .celltask import UserTask
+from .futures import START_TIMEOUT_S, FuturesSession
+from .tagged import end, start_reaper, tagged
+from .tasks import pid_after, run_cell_boxed
+
+# The smallest store Ray accepts is about 75 MiB; a flood's objects are tiny.
+OBJECT_STORE_BYTES = 128 * 2**20
+STAGES_NOTE = (
+    "stages, ray: not recorded (Ray's task timeline is gathered asynchronously, not per "
+    "sample): NaN"
+)
+# Ray's own setting for an offline instance: it sends no usage statistics.
+_OFFLINE = {"RAY_USAGE_STATS_ENABLED": "0"}
+
+
+class RaySession(FuturesSession):
+    backend = "ray"
+    folder: str = ""
+    reaper: subprocess.Popen[bytes] | None = None
+    remotes: dict[Any, Any]
+    boxed: list[Any]
+
+    def _start(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            msg = "backend ray: this Python is already connected to Ray (ray.shutdown() first)"
+            raise ValueError(msg)
+        self.remotes = {}
+        self.folder = tempfile.mkdtemp(prefix="zmqbench-ray-")
+        self.reaper = start_reaper(self.token, remove=self.folder)
+        with tagged(self.token, **_OFFLINE):
+            ray.init(
+                num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
+                object_store_memory=OBJECT_STORE_BYTES, _temp_dir=self.folder,
+                configure_logging=False, _node_ip_address="127.0.0.1",
+            )  # fmt: skip
+        # Busy every worker at once, so Ray starts all of them now.
+        pid_of = self._remote(pid_after)
+        self.started = ray.get([pid_of.remote(0.2) for _ in range(self.workers)],
+                               timeout=START_TIMEOUT_S)  # fmt: skip
+        if STAGES_NOTE not in self.notes:
+            self.notes.append(STAGES_NOTE)
+
+    def _remote(self, task: Callable[..., Any]) -> Any:
+        if task not in self.remotes:
+            import ray
+
+            self.remotes[task] = ray.remote(num_cpus=1, max_retries=0)(task)
+        return self.remotes[task]
+
+    def _worker_pids(self) -> list[int]:
+        return sorted(set(self.started))
+
+    def _install(self, cell: UserTask) -> None:
+        import ray
+
+        # Fetched once per worker, by the first task it runs.
+        self.boxed = [ray.put(self._cell_args(cell)[1:])]
+
+    def _cell_call(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        return run_cell_boxed, (self.token, self.boxed)
+
+    def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
+        return self._remote(task).remote(*args)
+
+    def _wait(self, futures: Sequence[Any], timeout: float) -> int:
+        import ray
+
+        done, _ = ray.wait(list(futures), num_returns=len(futures), timeout=timeout,
+                           fetch_local=False)  # fmt: skip
+        return len(done)
+
+    def _gather(self, futures: Sequence[Any]) -> list[Any]:
+        import ray
+
+        return list(ray.get(list(futures)))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            import ray
+
+            if ray.is_initialized():
+                ray.shutdown()
+        end(self.token, self.reaper)
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
