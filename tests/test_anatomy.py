@@ -181,9 +181,10 @@ def test_broadcast_views_work_with_the_pure_scheduler_too():
         ("--test push --view lb", ["view lb: push goes to every engine"]),
         ("--test map --view broadcast", ["view broadcast: map runs on the lb or direct view"]),
         ("--test map --view direct --chunksize 4", ["chunksize is the load-balanced view's"]),
-        ("--backend processpool --test push --view direct", ["push has no process-pool"]),
+        ("--backend processpool --test push --view direct", ["push is ipyparallel's alone"]),
         ("--backend processpool --view lb direct", ["backend processpool has no views"]),
-        ("--backend threads", ["backend must be one of ipyparallel, processpool", "got threads"]),
+        ("--backend threads",
+         ["backend must be one of ipyparallel, processpool, dask, ray", "got threads"]),
     ],
 )
 def test_bad_anatomy_settings_are_usage_errors(ip, line, words):
@@ -191,11 +192,6 @@ def test_bad_anatomy_settings_are_usage_errors(ip, line, words):
         ip.run_line_magic("taskflood", f"-q --no-chart {line}")
     for word in words:
         assert word in str(caught.value)
-
-
-def test_the_cell_form_does_not_run_on_the_process_pool(ip):
-    with pytest.raises(UsageError, match="the cell form runs its task on ipyparallel"):
-        ip.run_cell_magic("taskflood", "-q --no-chart --backend processpool", "x = 1")
 
 
 @pytest.mark.slow  # a real cluster and a pool

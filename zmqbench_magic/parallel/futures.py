@@ -174,14 +174,18 @@ class FuturesSession:
             raise ValueError(msg) from exc
 
     def _look(self) -> None:
-        for number, pid in enumerate(self.pids):
-            status = self._exit_status(pid)
-            if status is not None:
-                msg = (
-                    f"{self.backend} worker {number} (pid {pid}) exited: {status}; its "
-                    "workers were shut down (the next block starts fresh ones)"
-                )
-                raise WorkerLost(msg)
+        ended = [(n, pid, status) for n, pid in enumerate(self.pids)
+                 if (status := self._exit_status(pid)) is not None]  # fmt: skip
+        if ended:
+            # A broken process pool ends its other workers with SIGTERM at once: name
+            # the one that went first.
+            ended.sort(key=lambda one: "SIGTERM" in one[2])
+            number, pid, status = ended[0]
+            msg = (
+                f"{self.backend} worker {number} (pid {pid}) exited: {status}; the "
+                "workers were shut down (the next run starts fresh ones)"
+            )
+            raise WorkerLost(msg)
 
     def _cell_args(self, cell: UserTask) -> tuple[Any, ...]:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)

@@ -18,6 +18,11 @@ from .reaper import TAG_VARIABLE, end_tagged
 def tagged(tag: str, **settings: str) -> Iterator[None]:
     """Processes started meanwhile (and every process they start) carry ``tag``, and
     ``settings`` in their environment; the kernel's own is as it was after."""
+    from multiprocessing import resource_tracker
+
+    # multiprocessing's resource tracker is the kernel's, for its life: started untagged
+    # now, rather than by the engine's first spawn (and then killed with the engine).
+    resource_tracker.ensure_running()
     changes = {TAG_VARIABLE: tag, **settings}
     before = {name: os.environ.get(name) for name in changes}
     os.environ.update(changes)

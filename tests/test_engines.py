@@ -1,0 +1,218 @@
+"""Dask and Ray beside ipyparallel and the process pool, on real local clusters: every
+test on every backend with the same columns, the cell form, a worker killed mid-flood
+(named), a killed kernel (its reaper ends every tagged process), a missing extra, and
+the memory a run takes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+from conftest import wait_until
+from IPython.core.error import UsageError
+
+from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.reaper import TAG_VARIABLE
+from zmqbench_magic.params.flood import STAGE_COLUMNS
+
+QUICK = {"repeat": 2, "warmup": 0}
+FUTURES = ["processpool", "dask", "ray"]
+
+
+def _tagged() -> list[psutil.Process]:
+    """Every process of a Dask or Ray engine the project started, found by its tag."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if TAG_VARIABLE in process.environ():
+                found.append(process)
+    return found
+
+
+def _ray_folders() -> list[str]:
+    import glob
+    import tempfile
+
+    return glob.glob(os.path.join(tempfile.gettempdir(), "zmqbench-ray-*"))
+
+
+def _left_nothing() -> None:
+    wait_until(lambda: not _tagged(), 30, "every tagged process to end")
+    assert _ray_folders() == []
+    assert TAG_VARIABLE not in os.environ
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
+    flood = run_taskflood(backend=["processpool", backend], tasks=[16, 64], engines=2, **QUICK)
+    df = flood.df
+    ours, pool = df[df["backend"] == backend], df[df["backend"] == "processpool"]
+    assert len(ours) == len(pool) == 4
+    assert list(ours.columns) == list(pool.columns)
+    assert (ours["tasks_per_s"] > 0).all() and (ours["sent_s"] > 0).all()
+    assert (ours["roundtrip_s"] >= ours["sent_s"]).all()
+    assert f"2 workers {backend}" in str(flood)
+    if backend == "dask":  # its task stream stamps each task's run on the worker
+        assert ours["run_s"].notna().all() and (ours["run_s"] < ours["roundtrip_s"]).all()
+        assert ours[[c for c in STAGE_COLUMNS if c != "run_s"]].isna().all().all()
+    else:
+        assert ours[list(STAGE_COLUMNS)].isna().all().all()
+    assert any(note.startswith(f"stages, {backend}:") for note in flood.metadata["notes"])
+    (advice,) = [a for a in flood.advice() if backend.capitalize() in a]
+    assert advice.startswith(f"with {backend.capitalize()} on 2 workers, tasks must last")
+
+    echo = run_taskflood(backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2,
+                         **QUICK)  # fmt: skip
+    assert (echo.df["mbit_per_s"] > 0).all()
+    mapped = run_taskflood(backend=backend, test="map", tasks=8, engines=2, duration=0.02,
+                           chunksize=[1, 4], **QUICK)  # fmt: skip
+    # 8 sleeps of 20 ms on 2 workers take at least 80 ms: efficiency is at most 1.
+    assert mapped.df["efficiency"].between(0.05, 1.01).all(), mapped.df["efficiency"]
+    assert sorted(set(mapped.df["chunksize"])) == [1, 4]
+    _left_nothing()
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", FUTURES)
+def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(ip, backend):
+    ip.run_cell("import math as m\nscale = 3")
+    result = ip.run_cell_magic(
+        "taskflood", f"-q --no-chart -o --backend {backend} -n 8 -e 2 -r 1 --warmup 0",
+        "total = sum(m.sqrt(i) * scale for i in range(2000))",
+    )  # fmt: skip
+    (row,) = result.df.to_dict("records")
+    assert row["test"] == "cell" and row["backend"] == backend
+    assert 0 < row["task_s"] < row["roundtrip_s"]
+    assert 0 < row["overhead_fraction"] < 1
+    broken = "undefined_name + 1"
+    with pytest.raises(Exception, match="undefined_name"):
+        ip.run_cell_magic("taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1 -r 1 "
+                          "--warmup 0", broken)  # fmt: skip
+    _left_nothing()
+
+
+def _command(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _kill_a_worker_mid_flood(backend: str) -> tuple[str, float]:
+    """Flood ``backend`` with 20,000 tasks and SIGKILL one of its workers while they
+    run; return what the error said and how long after the kill it came."""
+    killed_at: list[float] = []
+    parent = psutil.Process()
+
+    def workers() -> list[psutil.Process]:
+        if backend == "processpool":
+            return [p for p in parent.children(recursive=True)
+                    if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+        tagged = _tagged()
+        if backend == "ray":  # Ray names its worker processes by what they run
+            return [p for p in tagged if _command(p).startswith("ray::")
+                    and not _command(p).startswith(("ray::Dashboard", "ray::RuntimeEnv"))]  # fmt: skip
+        # Dask's workers: spawned processes (not multiprocessing's resource tracker).
+        return [p for p in tagged if "spawn_main" in _command(p)]
+
+    def kill() -> None:
+        victims = wait_until(lambda: len(workers()) >= 2 and workers(), 120, "workers")
+        time.sleep(1.0)  # well into the flood
+        killed_at.append(time.monotonic())
+        victims[-1].kill()
+
+    killer = threading.Thread(target=kill, daemon=True)
+    killer.start()
+    with pytest.raises(RuntimeError) as err:
+        run_taskflood(backend=backend, tasks=20_000, engines=2, repeat=1, warmup=0)
+    killer.join(5)
+    assert killed_at, f"no worker was killed: {err.value}"
+    return str(err.value), time.monotonic() - killed_at[0]
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", FUTURES)
+def test_a_worker_killed_mid_flood_is_named(backend):
+    said, after = _kill_a_worker_mid_flood(backend)
+    assert "20,000 tasks on 2" in said, said
+    assert re.search(rf"{backend} worker \d \(pid \d+\) exited: ", said), said
+    if backend == "processpool":  # the kernel's own child: how it ended is known
+        assert "killed by signal 9 (SIGKILL)" in said, said
+    assert "the workers were shut down" in said, said
+    assert after < 15, f"named {after:.1f} s after the kill: {said}"
+    _left_nothing()
+
+
+_KERNEL = """
+import sys
+from zmqbench_magic.parallel.flood import run_taskflood
+if __name__ == "__main__":
+    run_taskflood(backend=sys.argv[1], tasks=200_000, engines=2, repeat=5, warmup=0,
+                  timeout=600)
+"""
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_a_killed_kernel_leaves_no_process_of_the_backend(tmp_path, backend):
+    script = tmp_path / "kernel.py"
+    script.write_text(_KERNEL)
+    kernel = subprocess.Popen([sys.executable, str(script), backend],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        # Its engine is up (both workers at least) and flooded.
+        wait_until(lambda: len(_tagged()) >= 2, 120, f"{backend}'s processes")
+        time.sleep(2)
+        kernel.send_signal(signal.SIGKILL)
+        kernel.wait(10)
+        wait_until(lambda: not _tagged(), 60, "the reaper to end every tagged process")
+        wait_until(lambda: not _ray_folders(), 10, "ray's folder to be removed")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            kernel.kill()
+        for process in _tagged():
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
+@pytest.mark.slow  # a real Ray instance
+def test_a_ray_run_stays_within_4_gb_of_memory():
+    from zmqbench_magic.parallel.ray_engine import RaySession
+
+    session = RaySession(workers=2, timeout=60, test="echo")
+    try:
+        session.sample({"tasks": 200, "size": 1 << 20, "engines": 2})
+        total = psutil.Process().memory_info().rss
+        for process in _tagged():
+            with contextlib.suppress(psutil.Error):
+                total += process.memory_info().rss
+    finally:
+        session.close()
+    assert total < 4 * 2**30, f"{total / 2**30:.2f} GiB"
+    _left_nothing()
+
+
+@pytest.mark.parametrize(("backend", "module"), [("dask", "distributed"), ("ray", "ray")])
+def test_a_missing_extra_is_a_usage_error_naming_it(ip, monkeypatch, backend, module):
+    monkeypatch.setitem(sys.modules, module, None)  # as if the package were not installed
+    with pytest.raises(UsageError, match=rf"pip install 'zmqbench_magic\[{backend}\]'"):
+        ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1")
+    assert not _tagged()
+
+
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_views_schemes_and_push_are_refused_on_the_backend(ip, backend):
+    with pytest.raises(UsageError, match=f"backend {backend}: push is ipyparallel's alone"):
+        ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --test push "
+                          "--view direct")  # fmt: skip
+    with pytest.raises(UsageError, match=f"backend {backend} has no views or schemes"):
+        ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --view lb direct")
