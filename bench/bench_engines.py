@@ -1,0 +1,146 @@
+"""Each engine's %taskflood against its own bare loop, in one run: ipyparallel, Dask,
+Ray and the standard library's process pool, 2 single-threaded workers each.
+
+For every backend, alternating project / bare runs (the order flipped each round):
+
+* the project: ``run_taskflood(backend=..., tasks=256, engines=2)``, a warm-up flood
+  then ``--samples`` timed floods on one freshly started engine;
+* the bare loop a user would write, on an engine started the same way (2 workers,
+  one thread each, 127.0.0.1), one untimed warm-up flood, then as many timed floods:
+  ipyparallel ``view.apply_async`` + ``get`` on the project's cluster; Dask
+  ``client.map(pure=False)`` + ``client.gather`` on a ``LocalCluster``; Ray
+  ``ray.get([f.remote() ...])`` on a local ``ray.init``; the pool
+  ``executor.submit`` + ``result`` on a ``ProcessPoolExecutor`` (spawn).
+
+Printed: per backend the median tasks/s of each and the ratio project / bare (1.0:
+the project adds nothing), and each project's own published figure beside it for
+scale, measured on other hardware with other methods.
+
+    python bench/bench_engines.py            # ~4 minutes on 2 cores
+    python bench/bench_engines.py --quick    # checks the script, not the figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import logging
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from bench_flood import bare_flood
+from report import report
+
+from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.ray_engine import OBJECT_STORE_BYTES
+from zmqbench_magic.parallel.tasks import echo
+
+TASKS = 256
+WORKERS = 2
+TIMEOUT = 120.0
+BACKENDS = ("ipyparallel", "dask", "ray", "processpool")
+# Each project's own figure, for scale only: other hardware, other methods.
+PUBLISHED = {
+    "ipyparallel": "800-1,500 tasks/s (its 2011 Performance docs page)",
+    "dask": "about 1 ms of overhead per task (distributed.dask.org)",
+    "ray": "about 8,000 tasks/s from one client (ray microbenchmark)",
+    "processpool": "none published",
+}
+
+
+def project(backend: str, tasks: int, samples: int) -> list[float]:
+    df = run_taskflood(backend=backend, tasks=tasks, engines=WORKERS, repeat=samples,
+                       warmup=1, timeout=TIMEOUT).df  # fmt: skip
+    return [float(rate) for rate in df["tasks_per_s"]]
+
+
+def _timed(flood: Callable[[], object], tasks: int, samples: int) -> list[float]:
+    flood()  # the untimed warm-up, as the project's
+    rates = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        flood()
+        rates.append(tasks / (time.perf_counter() - start))
+    return rates
+
+
+def bare_ipyparallel(tasks: int, samples: int) -> list[float]:
+    cluster.managed(WORKERS, "leastload", TIMEOUT)
+    return [bare_flood(tasks)[0] for _ in range(samples)]  # each with its own warm-up
+
+
+def bare_dask(tasks: int, samples: int) -> list[float]:
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
+                      host="127.0.0.1", dashboard_address=None,
+                      silence_logs=logging.ERROR) as local, Client(local) as client:  # fmt: skip
+        return _timed(lambda: client.gather(client.map(echo, [""] * tasks, pure=False)),
+                      tasks, samples)  # fmt: skip
+
+
+def bare_ray(tasks: int, samples: int) -> list[float]:
+    import ray
+
+    with tempfile.TemporaryDirectory(prefix="zmqbench-bench-ray-") as folder:
+        ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False,
+                 object_store_memory=OBJECT_STORE_BYTES, _temp_dir=folder,
+                 _node_ip_address="127.0.0.1", configure_logging=False)  # fmt: skip
+        try:
+            remote = ray.remote(num_cpus=1)(echo)
+            ray.get([remote.remote("") for _ in range(WORKERS)])  # start the workers
+            return _timed(lambda: ray.get([remote.remote("") for _ in range(tasks)]),
+                          tasks, samples)  # fmt: skip
+        finally:
+            ray.shutdown()
+
+
+def bare_processpool(tasks: int, samples: int) -> list[float]:
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(WORKERS, mp_context=context) as pool:
+        concurrent.futures.wait([pool.submit(time.sleep, 0.2) for _ in range(WORKERS)])
+        return _timed(lambda: [f.result() for f in [pool.submit(echo, "") for _ in range(tasks)]],
+                      tasks, samples)  # fmt: skip
+
+
+BARE = {"ipyparallel": bare_ipyparallel, "dask": bare_dask, "ray": bare_ray,
+        "processpool": bare_processpool}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=4, help="alternating runs per backend")
+    parser.add_argument("--samples", type=int, default=5, help="timed floods per run")
+    parser.add_argument("--quick", action="store_true", help="16 tasks, 1 round, 1 sample")
+    args = parser.parse_args(argv)
+    rounds, samples, tasks = (1, 1, 16) if args.quick else (args.rounds, args.samples, TASKS)
+    print(f"{tasks} tiny tasks (echo of ''), {WORKERS} single-threaded workers per engine, "
+          f"{rounds} alternating runs x {samples} floods each")  # fmt: skip
+    print(f"{'backend':<12} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
+          "published (other hardware)")  # fmt: skip
+    try:
+        for backend in BACKENDS:
+            ours: list[float] = []
+            bare: list[float] = []
+            for number in range(rounds):
+                steps = [(ours, lambda b=backend: project(b, tasks, samples)),
+                         (bare, lambda b=backend: BARE[b](tasks, samples))]  # fmt: skip
+                for rates, run in steps if number % 2 == 0 else steps[::-1]:
+                    rates += run()
+            mine, theirs = statistics.median(ours), statistics.median(bare)
+            print(f"{backend:<12} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
+                  f"{PUBLISHED[backend]}")  # fmt: skip
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    with report("engines"):
+        status = main()
+    sys.exit(status)
