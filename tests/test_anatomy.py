@@ -183,8 +183,10 @@ def test_broadcast_views_work_with_the_pure_scheduler_too():
         ("--test map --view direct --chunksize 4", ["chunksize is the load-balanced view's"]),
         ("--backend processpool --test push --view direct", ["push is ipyparallel's alone"]),
         ("--backend processpool --view lb direct", ["backend processpool has no views"]),
-        ("--backend threads",
-         ["backend must be one of ipyparallel, processpool, dask, ray", "got threads"]),
+        (
+            "--backend threads",
+            ["backend must be one of ipyparallel, processpool, dask, ray", "got threads"],
+        ),
     ],
 )
 def test_bad_anatomy_settings_are_usage_errors(ip, line, words):

@@ -120,3 +120,16 @@ def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b(
     assert len(rows) == 12  # 3 comparisons x 2 benchmarks x 2 sizes
     assert all(row[-1] in ("faster", "slower", "same", "inconclusive") for row in rows)
     assert "A/A false calls (faster/slower): " in out
+
+
+@pytest.mark.slow  # real clusters of four engines
+def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
+    from conftest import cluster_processes
+    from test_engines import _tagged
+
+    out = _run_bench("bench_engines.py")
+    rows = [ln.split() for ln in out.splitlines()
+            if ln.startswith(("ipyparallel", "dask", "ray", "processpool"))]  # fmt: skip
+    assert [row[0] for row in rows] == ["ipyparallel", "dask", "ray", "processpool"]
+    assert all(float(row[3]) > 0 for row in rows)
+    assert cluster_processes() == [] and _tagged() == []

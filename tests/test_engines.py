@@ -119,8 +119,11 @@ def _kill_a_worker_mid_flood(backend: str) -> tuple[str, float]:
                     if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
         tagged = _tagged()
         if backend == "ray":  # Ray names its worker processes by what they run
-            return [p for p in tagged if _command(p).startswith("ray::")
-                    and not _command(p).startswith(("ray::Dashboard", "ray::RuntimeEnv"))]  # fmt: skip
+            helpers = ("ray::Dashboard", "ray::RuntimeEnv")
+            named = [(p, _command(p)) for p in tagged]
+            return [
+                p for p, said in named if said.startswith("ray::") and not said.startswith(helpers)
+            ]
         # Dask's workers: spawned processes (not multiprocessing's resource tracker).
         return [p for p in tagged if "spawn_main" in _command(p)]
 

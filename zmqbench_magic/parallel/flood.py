@@ -131,11 +131,12 @@ class _FloodRun:
             block = list(grouped)
             session: ClusterSession | FuturesSession
             if backend in FUTURES_BACKENDS:
-                session = session_for(
+                futures = session_for(
                     backend, workers=engines, timeout=self.params.timeout, test=self.test,
                     warmup=self.params.warmup, cell=self.cell,
                 )  # fmt: skip
-                self.notes.extend(n for n in session.notes if n not in self.notes)
+                self.notes.extend(n for n in futures.notes if n not in self.notes)
+                session = futures
             else:
                 handle = existing or managed(self.params, engines, scheme)
                 self.notes.extend(_take_events(handle))

@@ -131,10 +131,11 @@ class FuturesSession:
         elif self.cell is not None:
             task, args = self._cell_call()
             row, times = self._timed(lambda: [self._submit(task, *args) for _ in range(tasks)])
-            compute = sum(times) / self.workers
+            # With perfect balance, the workers together need this long for the work.
+            compute, roundtrip = sum(times) / self.workers, row["roundtrip_s"]
             row.update(task_s=sum(times) / tasks, compute_s=compute,
-                       overhead_s=row["roundtrip_s"] - compute,
-                       overhead_fraction=(row["roundtrip_s"] - compute) / row["roundtrip_s"])  # fmt: skip
+                       overhead_s=roundtrip - compute,
+                       overhead_fraction=(roundtrip - compute) / roundtrip)  # fmt: skip
         else:
             argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
             row, _ = self._timed(lambda: [self._submit(echo, argument) for _ in range(tasks)])

@@ -13,7 +13,6 @@ can read back at once (its timeline is gathered asynchronously), so they are NaN
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
 import tempfile
@@ -107,4 +106,3 @@ class RaySession(FuturesSession):
         end(self.token, self.reaper)
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
-

@@ -197,7 +197,8 @@ class _Pulse:
         except (EngineLost, ClusterLost) as exc:
             outstanding = self.wait.client.outstanding
             lost = sum(bool(outstanding.intersection(r.msg_ids)) for _, r in self.submitted)
-            said = f"{exc}; {lost:,} of the sample's {len(self.submitted):,} submissions had no result"
+            sent = len(self.submitted)
+            said = f"{exc}; {lost:,} of the sample's {sent:,} submissions had no result"
             raise type(exc)(said, exc.noticed_at) from None
         check_stop(self.wait.stop)
         while self.answered < len(self.submitted) and self.submitted[self.answered][1].ready():
