@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=4, help="alternating runs per backend")
     parser.add_argument("--samples", type=int, default=5, help="timed floods per run")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=BACKENDS)
     parser.add_argument("--quick", action="store_true", help="16 tasks, 1 round, 1 sample")
     args = parser.parse_args(argv)
     rounds, samples, tasks = (1, 1, 16) if args.quick else (args.rounds, args.samples, TASKS)
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'backend':<12} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
           "published (other hardware)")  # fmt: skip
     try:
-        for backend in BACKENDS:
+        for backend in args.backends:
             ours: list[float] = []
             bare: list[float] = []
             for number in range(rounds):

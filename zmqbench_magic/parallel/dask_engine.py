@@ -2,9 +2,9 @@
 worker processes, one thread each, on 127.0.0.1 with no dashboard; started for a
 block of points and closed after it, its processes tagged for the reaper.
 
-Tasks go by ``client.submit`` (``pure=False``: every task runs, none is taken from
-Dask's cache of equal calls) and come back by ``client.gather``, as Dask's own
-``client.map`` + ``gather`` loop does. Dask's task stream stamps each task's start and
+Tasks go by ``client.map`` (``pure=False``: every task runs, none is taken from
+Dask's cache of equal calls; one message to the scheduler for them all) and come back
+by ``client.gather``, as Dask's own ``client.map`` + ``gather`` loop does. Dask's task stream stamps each task's start and
 stop on its worker: that gives the **run** stage; the others are NaN.
 """
 
@@ -64,6 +64,9 @@ class DaskSession(FuturesSession):
 
     def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
         return self.client.submit(task, *args, pure=False)
+
+    def _submit_many(self, task: Callable[..., Any], arguments: list[Any]) -> list[Any]:
+        return list(self.client.map(task, arguments, pure=False))
 
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
         from distributed import wait

@@ -73,6 +73,10 @@ class FuturesSession:
     def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
         raise NotImplementedError
 
+    def _submit_many(self, task: Callable[..., Any], arguments: list[Any]) -> list[Any]:
+        """One call of ``task`` per argument, as the backend's users submit many."""
+        return [self._submit(task, argument) for argument in arguments]
+
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
         """Wait up to ``timeout`` for all of ``futures``; return how many are done."""
         raise NotImplementedError
@@ -125,8 +129,8 @@ class FuturesSession:
         if self.test == "map":
             duration, chunksize = point["duration"], point.get("chunksize", 1)
             chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
-            row, _ = self._timed(lambda: [self._submit(sleep_each, [duration] * n)
-                                          for n in chunks])  # fmt: skip
+            row, _ = self._timed(lambda: self._submit_many(sleep_each, [[duration] * n
+                                                                        for n in chunks]))  # fmt: skip
             row["efficiency"] = math.ceil(tasks / self.workers) * duration / row["roundtrip_s"]
         elif self.cell is not None:
             task, args = self._cell_call()
@@ -138,7 +142,7 @@ class FuturesSession:
                        overhead_fraction=(roundtrip - compute) / roundtrip)  # fmt: skip
         else:
             argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
-            row, _ = self._timed(lambda: [self._submit(echo, argument) for _ in range(tasks)])
+            row, _ = self._timed(lambda: self._submit_many(echo, [argument] * tasks))
             if self.test == "echo":
                 row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
         row["tasks_per_s"] = tasks / row["roundtrip_s"]
