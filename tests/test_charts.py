@@ -197,6 +197,23 @@ def test_titles_and_legends_agree_in_number():
     assert "1 engine" in flood and "1 engines" not in flood and "2 engines" in flood
 
 
+@pytest.mark.parametrize(
+    ("test", "chart", "title"),
+    [("flood", flood_chart, "Task flood by backend, up to 10 tasks"),
+     ("map", map_chart, "Map of time.sleep: efficiency by backend"),
+     ("echo", echo_chart, "Array echo bandwidth by backend")],
+)  # fmt: skip
+def test_engines_side_by_side_get_a_line_each_named_by_backend(test, chart, title):
+    frame = pd.concat(
+        [flood_frame(test, 2).assign(backend=name) for name in ("ipyparallel", "dask")]
+    )
+    spec = json.dumps(chart(frame).to_dict())
+    assert title in spec
+    assert '"backend"' in spec and '"dask"' in spec and '"ipyparallel"' in spec
+    one = json.dumps(chart(flood_frame(test, 2).assign(backend="ray")).to_dict())
+    assert "by backend" not in one and ("ray " in one or test == "map")
+
+
 def test_a_legend_of_one_entry_is_dropped_and_the_value_named_in_the_subtitle():
     df = _thr(2).df
     chart = throughput_chart(df[df["copy"]]).to_dict()

@@ -189,8 +189,10 @@ def _round_trip_kind(frame: pd.DataFrame) -> str:
 
 
 def _series(frame: pd.DataFrame) -> pd.DataFrame:
-    """A line label from whichever of engines, view and scheme vary."""
-    varying = [c for c in ("engines", "view", "scheme") if frame[c].nunique() > 1]
+    """A line label from whichever of backend, engines, view and scheme vary."""
+    varying = [
+        c for c in ("backend", "engines", "view", "scheme") if c in frame and frame[c].nunique() > 1
+    ]
 
     def label(row: pd.Series) -> str:
         words = [plural(int(row[c]), "engine") if c == "engines" else str(row[c]) for c in varying]
@@ -202,15 +204,28 @@ def _series(frame: pd.DataFrame) -> pd.DataFrame:
 _FLOOD_WORDS = {"view": "{} view", "scheme": "scheme {}"}
 
 
+def _legend(frame: pd.DataFrame) -> str:
+    """The line legend's title: "backend" when engines of several kinds are drawn."""
+    return "backend" if "backend" in frame and frame["backend"].nunique() > 1 else "cluster"
+
+
+def _whose(frame: pd.DataFrame, what: str) -> str:
+    """A flood chart's title: one backend's ``what`` by name, several "What by backend"."""
+    backends = sorted(set(frame["backend"])) if "backend" in frame else ["ipyparallel"]
+    if len(backends) == 1:
+        return f"{backends[0]} {what}"
+    return f"{what[0].upper()}{what[1:]} by backend"
+
+
 def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
     count / view / scheme (the classic IPython-parallel flood figure)."""
     frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
     chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", _TIME_TITLE), "series",
-                   "cluster", _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
+                   _legend(frame), _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
     return titled(
         chart,
-        f"ipyparallel task flood, up to {plural(int(frame['tasks'].max()), 'task')}",
+        f"{_whose(frame, 'task flood')}, up to {plural(int(frame['tasks'].max()), 'task')}",
         subtitle(frame, ["view", "scheme"], _FLOOD_WORDS),
     )
 
@@ -232,8 +247,8 @@ def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame = _series(point_medians(df, ["mbit_per_s"], _FLOOD_COLUMNS))
     y = log_y("value", METRICS["mbit_per_s"].axis_title)
     x = x_axis(frame, "size", sizes=True)
-    chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ",.1f", name="echo")
-    return titled(chart, "ipyparallel array echo bandwidth", subtitle(frame, ["series"]))
+    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ",.1f", name="echo")
+    return titled(chart, _whose(frame, "array echo bandwidth"), subtitle(frame, ["series"]))
 
 
 def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -243,8 +258,11 @@ def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     # symlog: a 0 ms duration (pure overhead) stays on the axis.
     x = x_axis(frame, "duration_ms", f"{DURATION.title} (ms)", scale="symlog")
     y = alt.Y("value:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1]))
-    chart = median_lines(frame, x, y, "series", "cluster", _FLOOD_COLUMNS, ".3f", name="map")
-    return titled(chart, "map_async(time.sleep) efficiency", subtitle(frame, ["series"]))
+    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ".3f", name="map")
+    title = _whose(frame, "map of time.sleep: efficiency")
+    if title.startswith("ipyparallel "):  # what it calls, by name
+        title = "map_async(time.sleep) efficiency"
+    return titled(chart, title, subtitle(frame, ["series"]))
 
 
 def default_chart(

@@ -4,8 +4,9 @@ block of points and closed after it, its processes tagged for the reaper.
 
 Tasks go by ``client.map`` (``pure=False``: every task runs, none is taken from
 Dask's cache of equal calls; one message to the scheduler for them all) and come back
-by ``client.gather``, as Dask's own ``client.map`` + ``gather`` loop does. Dask's task stream stamps each task's start and
-stop on its worker: that gives the **run** stage; the others are NaN.
+by ``client.gather``, as Dask's own ``client.map`` + ``gather`` loop does. Dask's task
+stream stamps each task's start and stop on its worker: that gives the **run** stage;
+the others are NaN.
 """
 
 from __future__ import annotations

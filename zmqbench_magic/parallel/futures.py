@@ -129,8 +129,8 @@ class FuturesSession:
         if self.test == "map":
             duration, chunksize = point["duration"], point.get("chunksize", 1)
             chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
-            row, _ = self._timed(lambda: self._submit_many(sleep_each, [[duration] * n
-                                                                        for n in chunks]))  # fmt: skip
+            sleeps = [[duration] * n for n in chunks]
+            row, _ = self._timed(lambda: self._submit_many(sleep_each, sleeps))
             row["efficiency"] = math.ceil(tasks / self.workers) * duration / row["roundtrip_s"]
         elif self.cell is not None:
             task, args = self._cell_call()
