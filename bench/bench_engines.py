@@ -10,7 +10,9 @@ For every backend, alternating project / bare runs (the order flipped each round
   ipyparallel ``view.apply_async`` + ``get`` on the project's cluster; Dask
   ``client.map(pure=False)`` + ``client.gather`` on a ``LocalCluster``; Ray
   ``ray.get([f.remote() ...])`` on a local ``ray.init``; the pool
-  ``executor.submit`` + ``result`` on a ``ProcessPoolExecutor`` (spawn).
+  ``executor.submit`` + ``result`` on a ``ProcessPoolExecutor`` (spawn), and again
+  waiting for all futures at once (``concurrent.futures.wait``) before reading them,
+  as the project does.
 
 Printed: per backend the median tasks/s of each and the ratio project / bare (1.0:
 the project adds nothing), and each project's own published figure beside it for
@@ -43,19 +45,21 @@ from zmqbench_magic.parallel.tasks import echo
 TASKS = 256
 WORKERS = 2
 TIMEOUT = 120.0
-BACKENDS = ("ipyparallel", "dask", "ray", "processpool")
+# The pool twice: its bare loop reading results one by one, then waiting for all at once.
+BACKENDS = ("ipyparallel", "dask", "ray", "processpool", "processpool-wait")
 # Each project's own figure, for scale only: other hardware, other methods.
 PUBLISHED = {
     "ipyparallel": "800-1,500 tasks/s (its 2011 Performance docs page)",
     "dask": "about 1 ms of overhead per task (distributed.dask.org)",
     "ray": "about 8,000 tasks/s from one client (ray microbenchmark)",
     "processpool": "none published",
+    "processpool-wait": "(bare loop waits for all results at once)",
 }
 
 
 def project(backend: str, tasks: int, samples: int) -> list[float]:
-    df = run_taskflood(backend=backend, tasks=tasks, engines=WORKERS, repeat=samples,
-                       warmup=1, timeout=TIMEOUT).df  # fmt: skip
+    df = run_taskflood(backend=backend.removesuffix("-wait"), tasks=tasks, engines=WORKERS,
+                       repeat=samples, warmup=1, timeout=TIMEOUT).df  # fmt: skip
     return [float(rate) for rate in df["tasks_per_s"]]
 
 
@@ -100,16 +104,27 @@ def bare_ray(tasks: int, samples: int) -> list[float]:
             ray.shutdown()
 
 
-def bare_processpool(tasks: int, samples: int) -> list[float]:
+def bare_processpool(tasks: int, samples: int, at_once: bool = False) -> list[float]:
+    """``at_once``: wait for every future with ``concurrent.futures.wait`` before
+    reading the results, as the project does, rather than for each in turn (each
+    ``result()`` then waits on its own future: a thread hand-off per result)."""
     context = multiprocessing.get_context("spawn")
+
+    def flood(pool: concurrent.futures.ProcessPoolExecutor) -> list[object]:
+        futures = [pool.submit(echo, "") for _ in range(tasks)]
+        if at_once:
+            concurrent.futures.wait(futures)
+        return [future.result() for future in futures]
+
     with concurrent.futures.ProcessPoolExecutor(WORKERS, mp_context=context) as pool:
         concurrent.futures.wait([pool.submit(time.sleep, 0.2) for _ in range(WORKERS)])
-        return _timed(lambda: [f.result() for f in [pool.submit(echo, "") for _ in range(tasks)]],
-                      tasks, samples)  # fmt: skip
+        return _timed(lambda: flood(pool), tasks, samples)
 
 
 BARE = {"ipyparallel": bare_ipyparallel, "dask": bare_dask, "ray": bare_ray,
-        "processpool": bare_processpool}  # fmt: skip
+        "processpool": bare_processpool,
+        "processpool-wait": lambda tasks, samples: bare_processpool(tasks, samples, True),
+        }  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds, samples, tasks = (1, 1, 16) if args.quick else (args.rounds, args.samples, TASKS)
     print(f"{tasks} tiny tasks (echo of ''), {WORKERS} single-threaded workers per engine, "
           f"{rounds} alternating runs x {samples} floods each")  # fmt: skip
-    print(f"{'backend':<12} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
+    print(f"{'backend':<16} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
           "published (other hardware)")  # fmt: skip
     try:
         for backend in args.backends:
@@ -134,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 for rates, run in steps if number % 2 == 0 else steps[::-1]:
                     rates += run()
             mine, theirs = statistics.median(ours), statistics.median(bare)
-            print(f"{backend:<12} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
+            print(f"{backend:<16} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
                   f"{PUBLISHED[backend]}")  # fmt: skip
     finally:
         cluster.stop()

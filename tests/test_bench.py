@@ -130,6 +130,8 @@ def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
     out = _run_bench("bench_engines.py")
     rows = [ln.split() for ln in out.splitlines()
             if ln.startswith(("ipyparallel", "dask", "ray", "processpool"))]  # fmt: skip
-    assert [row[0] for row in rows] == ["ipyparallel", "dask", "ray", "processpool"]
+    assert [row[0] for row in rows] == [
+        "ipyparallel", "dask", "ray", "processpool", "processpool-wait"
+    ]  # fmt: skip
     assert all(float(row[3]) > 0 for row in rows)
     assert cluster_processes() == [] and _tagged() == []
