@@ -15,15 +15,12 @@ from .figures import (
     bandwidth_chart,
     cpu_chart,
     default_chart,
-    echo_chart,
-    engines_chart,
-    flood_chart,
     latency_chart,
-    map_chart,
     speedup_chart,
     tax_chart,
     throughput_chart,
 )
+from .flood import echo_chart, engines_chart, flood_chart, map_chart
 from .load import load_chart
 from .render import (
     VEGA_MIMETYPE,

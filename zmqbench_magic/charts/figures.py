@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, DURATION, METRICS, RTT, FloodParams
+from ..params import COLUMN_TITLES, COPY, METRICS, RTT
 from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -38,10 +38,8 @@ from .series import (
     varying_label,
 )
 
-_FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
 # Axes that draw two metrics of one unit.
 _RATES_TITLE = f"messages per second ({METRICS['msgs_per_s'].unit})"
-_TIME_TITLE = f"time ({METRICS['sent_s'].unit})"
 _ZMQ_WORDS = {"transport": "{}", "mode": "{} sends", "loop": "{} loop", "peer": "far end: {}"}
 
 
@@ -188,83 +186,6 @@ def _round_trip_kind(frame: pd.DataFrame) -> str:
     )
 
 
-def _series(frame: pd.DataFrame) -> pd.DataFrame:
-    """A line label from whichever of backend, engines, view and scheme vary."""
-    varying = [
-        c for c in ("backend", "engines", "view", "scheme") if c in frame and frame[c].nunique() > 1
-    ]
-
-    def label(row: pd.Series) -> str:
-        words = [plural(int(row[c]), "engine") if c == "engines" else str(row[c]) for c in varying]
-        return " ".join(words) or plural(int(row["engines"]), "engine")
-
-    return frame.assign(series=frame.apply(label, axis=1) if len(frame) else [])
-
-
-_FLOOD_WORDS = {"view": "{} view", "scheme": "scheme {}"}
-
-
-def _legend(frame: pd.DataFrame) -> str:
-    """The line legend's title: "backend" when engines of several kinds are drawn."""
-    return "backend" if "backend" in frame and frame["backend"].nunique() > 1 else "cluster"
-
-
-def _whose(frame: pd.DataFrame, what: str) -> str:
-    """A flood chart's title: one backend's ``what`` by name, several "What by backend"."""
-    backends = sorted(set(frame["backend"])) if "backend" in frame else ["ipyparallel"]
-    if len(backends) == 1:
-        return f"{backends[0]} {what}"
-    return f"{what[0].upper()}{what[1:]} by backend"
-
-
-def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """Sent and round-trip time vs number of tasks, log-log, one line per engine
-    count / view / scheme (the classic IPython-parallel flood figure)."""
-    frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
-    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", _TIME_TITLE), "series",
-                   _legend(frame), _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
-    return titled(
-        chart,
-        f"{_whose(frame, 'task flood')}, up to {plural(int(frame['tasks'].max()), 'task')}",
-        subtitle(frame, ["view", "scheme"], _FLOOD_WORDS),
-    )
-
-
-def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """Tasks per second vs number of engines, one line per number of tasks."""
-    frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
-    frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
-    engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
-    y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"])
-    chart = median_lines(
-        frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
-    )
-    return titled(chart, "Tiny tasks per second by number of engines")
-
-
-def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """Array echo bandwidth (both directions) vs array size."""
-    frame = _series(point_medians(df, ["mbit_per_s"], _FLOOD_COLUMNS))
-    y = log_y("value", METRICS["mbit_per_s"].axis_title)
-    x = x_axis(frame, "size", sizes=True)
-    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ",.1f", name="echo")
-    return titled(chart, _whose(frame, "array echo bandwidth"), subtitle(frame, ["series"]))
-
-
-def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """map efficiency (ideal parallel time / actual) vs task duration."""
-    frame = _series(point_medians(df, ["efficiency"], _FLOOD_COLUMNS))
-    frame = frame.assign(duration_ms=frame["duration"] * 1e3)
-    # symlog: a 0 ms duration (pure overhead) stays on the axis.
-    x = x_axis(frame, "duration_ms", f"{DURATION.title} (ms)", scale="symlog")
-    y = alt.Y("value:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1]))
-    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ".3f", name="map")
-    title = _whose(frame, "map of time.sleep: efficiency")
-    if title.startswith("ipyparallel "):  # what it calls, by name
-        title = "map_async(time.sleep) efficiency"
-    return titled(chart, title, subtitle(frame, ["series"]))
-
-
 def default_chart(
     benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
@@ -282,23 +203,10 @@ def default_chart(
             return side_by_side(latency_chart(df, distributions), latency_cdf_chart(distributions))
         return latency_chart(df)
     if benchmark == "flood":
-        return _flood_default(df)
+        from .flood import flood_default
+
+        return flood_default(df)
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
         return side_by_side(chart, speedup_chart(df))
     return chart
-
-
-def _flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
-    test = df["test"].iloc[0]
-    if test == "echo":
-        return echo_chart(df)
-    if test == "map":
-        return map_chart(df)
-    if df["engines"].nunique() > 1:
-        return side_by_side(flood_chart(df), engines_chart(df))
-    if "queue_s" in df.columns and df["queue_s"].notna().any():
-        from .anatomy import stages_chart
-
-        return side_by_side(flood_chart(df), stages_chart(df))
-    return flood_chart(df)

@@ -1,0 +1,108 @@
+"""The task flood's charts: sent and round trip vs tasks, tasks/s vs engines, echo
+bandwidth and map efficiency, one line per backend, engine count, view or scheme."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
+from .layout import log_y, plural, side_by_side, subtitle, titled, x_axis
+from .series import median_lines, point_medians
+
+_FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
+_TIME_TITLE = f"time ({METRICS['sent_s'].unit})"
+
+
+def _series(frame: pd.DataFrame) -> pd.DataFrame:
+    """A line label from whichever of backend, engines, view and scheme vary."""
+    varying = [
+        c for c in ("backend", "engines", "view", "scheme") if c in frame and frame[c].nunique() > 1
+    ]
+
+    def label(row: pd.Series) -> str:
+        words = [plural(int(row[c]), "engine") if c == "engines" else str(row[c]) for c in varying]
+        return " ".join(words) or plural(int(row["engines"]), "engine")
+
+    return frame.assign(series=frame.apply(label, axis=1) if len(frame) else [])
+
+
+_FLOOD_WORDS = {"view": "{} view", "scheme": "scheme {}"}
+
+
+def _legend(frame: pd.DataFrame) -> str:
+    """The line legend's title: "backend" when engines of several kinds are drawn."""
+    return "backend" if "backend" in frame and frame["backend"].nunique() > 1 else "cluster"
+
+
+def _whose(frame: pd.DataFrame, what: str) -> str:
+    """A flood chart's title: one backend's ``what`` by name, several "What by backend"."""
+    backends = sorted(set(frame["backend"])) if "backend" in frame else ["ipyparallel"]
+    if len(backends) == 1:
+        return f"{backends[0]} {what}"
+    return f"{what[0].upper()}{what[1:]} by backend"
+
+
+def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Sent and round-trip time vs number of tasks, log-log, one line per engine
+    count / view / scheme (the classic IPython-parallel flood figure)."""
+    frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
+    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", _TIME_TITLE), "series",
+                   _legend(frame), _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
+    return titled(
+        chart,
+        f"{_whose(frame, 'task flood')}, up to {plural(int(frame['tasks'].max()), 'task')}",
+        subtitle(frame, ["view", "scheme"], _FLOOD_WORDS),
+    )
+
+
+def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Tasks per second vs number of engines, one line per number of tasks."""
+    frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
+    frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
+    engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
+    y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"])
+    chart = median_lines(
+        frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
+    )
+    return titled(chart, "Tiny tasks per second by number of engines")
+
+
+def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Array echo bandwidth (both directions) vs array size."""
+    frame = _series(point_medians(df, ["mbit_per_s"], _FLOOD_COLUMNS))
+    y = log_y("value", METRICS["mbit_per_s"].axis_title)
+    x = x_axis(frame, "size", sizes=True)
+    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ",.1f", name="echo")
+    return titled(chart, _whose(frame, "array echo bandwidth"), subtitle(frame, ["series"]))
+
+
+def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """map efficiency (ideal parallel time / actual) vs task duration."""
+    frame = _series(point_medians(df, ["efficiency"], _FLOOD_COLUMNS))
+    frame = frame.assign(duration_ms=frame["duration"] * 1e3)
+    # symlog: a 0 ms duration (pure overhead) stays on the axis.
+    x = x_axis(frame, "duration_ms", f"{DURATION.title} (ms)", scale="symlog")
+    y = alt.Y("value:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1]))
+    chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ".3f", name="map")
+    title = _whose(frame, "map of time.sleep: efficiency")
+    if title.startswith("ipyparallel "):  # what it calls, by name
+        title = "map_async(time.sleep) efficiency"
+    return titled(chart, title, subtitle(frame, ["series"]))
+
+
+def flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """A flood's chart for its test: with the engines chart beside it when several
+    engine counts were measured, else with the stages where a backend stamped them."""
+    test = df["test"].iloc[0]
+    if test == "echo":
+        return echo_chart(df)
+    if test == "map":
+        return map_chart(df)
+    if df["engines"].nunique() > 1:
+        return side_by_side(flood_chart(df), engines_chart(df))
+    if "queue_s" in df.columns and df["queue_s"].notna().any():
+        from .anatomy import stages_chart
+
+        return side_by_side(flood_chart(df), stages_chart(df))
+    return flood_chart(df)
