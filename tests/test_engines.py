@@ -187,6 +187,31 @@ def test_a_killed_kernel_leaves_no_process_of_the_backend(tmp_path, backend):
                 process.kill()
 
 
+def _listening(process: psutil.Process) -> set[str]:
+    try:
+        return {c.laddr.ip for c in process.net_connections("inet") if c.status == "LISTEN"}
+    except psutil.Error:
+        return set()
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_the_engine_listens_on_loopback_alone(backend):
+    from zmqbench_magic.parallel.engines import session_for
+
+    before = _listening(psutil.Process())
+    session = session_for(backend, workers=2, timeout=60, test="flood")
+    try:
+        listening = _listening(psutil.Process()) - before
+        for process in _tagged():
+            listening |= _listening(process)
+    finally:
+        session.close()
+    assert listening, "no listening socket found"
+    assert listening <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, listening
+    _left_nothing()
+
+
 @pytest.mark.slow  # a real Ray instance
 def test_a_ray_run_stays_within_4_gb_of_memory():
     from zmqbench_magic.parallel.ray_engine import RaySession
@@ -202,6 +227,93 @@ def test_a_ray_run_stays_within_4_gb_of_memory():
         session.close()
     assert total < 4 * 2**30, f"{total / 2**30:.2f} GiB"
     _left_nothing()
+
+
+@contextlib.contextmanager
+def _dask_scheduler(tmp_path, workers: int):
+    """A Dask scheduler and ``workers`` worker processes someone else started (on
+    127.0.0.1, no dashboard): its address; stopped after."""
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    file = tmp_path / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    command = [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+               "--scheduler-file", str(file)]  # fmt: skip
+    started = [subprocess.Popen(command, **quiet)]
+    try:
+        wait_until(file.exists, 60, "the scheduler's file")
+        started.append(subprocess.Popen(
+            [dask, "worker", "--scheduler-file", str(file), "--nworkers", str(workers),
+             "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"], **quiet))  # fmt: skip
+        import json
+
+        yield json.loads(file.read_text())["address"], started
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+
+
+@pytest.mark.slow  # a real Dask scheduler and workers
+def test_an_existing_dask_scheduler_is_used_and_left_running(tmp_path):
+    with _dask_scheduler(tmp_path, 2) as (address, started):
+        from distributed import Client
+
+        with Client(address, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+        result = run_taskflood(backend="dask", address=address, tasks=[16, 32], engines=2,
+                               **QUICK)  # fmt: skip
+        assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
+        assert all(process.poll() is None for process in started), "it stopped their cluster"
+        with pytest.raises(ValueError, match=f"the dask cluster at {address} has 2 workers: "
+                           "give --engines 2"):  # fmt: skip
+            run_taskflood(backend="dask", address=address, tasks=4, engines=3, **QUICK)
+        assert all(process.poll() is None for process in started)
+    assert not _tagged()
+
+
+@pytest.mark.slow  # a real Ray cluster
+@pytest.mark.timeout(300)
+def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
+    import socket
+    import tempfile
+
+    ray = os.path.join(os.path.dirname(sys.executable), "ray")
+    with socket.socket() as probe:  # a free port for its GCS
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tempfile.mkdtemp(prefix="zr-")  # short: Ray's unix sockets live under it
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    start = [ray, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
+             "--port", str(port), "--include-dashboard", "false", "--temp-dir", folder,
+             "--disable-usage-stats"]  # fmt: skip
+    subprocess.run(start, env=env, check=True, capture_output=True, timeout=120)
+    try:
+        # A cluster started with `ray start` asks its drivers for its token.
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        address = f"127.0.0.1:{port}"
+        result = run_taskflood(backend="ray", address=address, tasks=[16, 32], engines=2, **QUICK)
+        assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
+        status = subprocess.run([ray, "status", "--address", address],
+                                env={**env, "RAY_AUTH_MODE": "token"},
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
+    finally:
+        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    "line", ["--address tcp://127.0.0.1:8786", "--backend dask ray --address 127.0.0.1:6379"]
+)
+def test_an_address_needs_dask_or_ray_alone(ip, line):
+    with pytest.raises(UsageError, match="with --backend dask or ray alone"):
+        ip.run_line_magic("taskflood", f"-q --no-chart {line}")
 
 
 @pytest.mark.parametrize(("backend", "module"), [("dask", "distributed"), ("ray", "ray")])

@@ -1,6 +1,7 @@
 """``%taskflood --backend dask``: a ``distributed.LocalCluster`` of ``--engines``
 worker processes, one thread each, on 127.0.0.1 with no dashboard; started for a
-block of points and closed after it, its processes tagged for the reaper.
+block of points and closed after it, its processes tagged for the reaper. Or, with
+``--address``, an existing scheduler: connected to, and left as it was.
 
 Tasks go by ``client.map`` (``pure=False``: every task runs, none is taken from
 Dask's cache of equal calls; one message to the scheduler for them all) and come back
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import subprocess
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,22 +44,29 @@ class DaskSession(FuturesSession):
         need("dask")
         from distributed import Client, LocalCluster
 
-        self.reaper = start_reaper(self.token)
-        with tagged(self.token):
-            self.cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True,
-                host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
-                # Its own nanny restarts a lost worker; the flood names it instead.
-                death_timeout=START_TIMEOUT_S,
-            )  # fmt: skip
-        self.client = Client(self.cluster, timeout=START_TIMEOUT_S, set_as_default=False)
-        self.client.wait_for_workers(self.workers, timeout=START_TIMEOUT_S)
+        if self.address:  # someone else's: connected to, never started or stopped
+            self.client = Client(self.address, timeout=START_TIMEOUT_S, set_as_default=False)
+            self._check_workers(len(self.client.scheduler_info()["workers"]))
+        else:
+            self.reaper = start_reaper(self.token)
+            with tagged(self.token):
+                self.cluster = LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                    death_timeout=START_TIMEOUT_S,
+                )  # fmt: skip
+            self.client = Client(self.cluster, timeout=START_TIMEOUT_S, set_as_default=False)
+            self.client.wait_for_workers(self.workers, timeout=START_TIMEOUT_S)
         # The task stream's plugin, on the scheduler from the first (warm-up) task on.
         self.client.get_task_stream()
         if STAGES_NOTE not in self.notes:
             self.notes.append(STAGES_NOTE)
 
     def _worker_pids(self) -> list[int]:
+        """The workers' processes, when they run on this host (only those can be watched)."""
+        hosts = self.client.run(socket.gethostname).values()
+        if any(host != socket.gethostname() for host in hosts):
+            return []
         return sorted(self.client.run(os.getpid).values())
 
     def _install(self, cell: UserTask) -> None:
@@ -104,4 +113,5 @@ class DaskSession(FuturesSession):
         with contextlib.suppress(Exception):
             if self.cluster is not None:
                 self.cluster.close(timeout=10)
-        end(self.token, self.reaper)
+        if not self.address:
+            end(self.token, self.reaper)

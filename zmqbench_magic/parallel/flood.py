@@ -133,7 +133,7 @@ class _FloodRun:
             if backend in FUTURES_BACKENDS:
                 futures = session_for(
                     backend, workers=engines, timeout=self.params.timeout, test=self.test,
-                    warmup=self.params.warmup, cell=self.cell,
+                    warmup=self.params.warmup, cell=self.cell, address=self.params.address,
                 )  # fmt: skip
                 self.notes.extend(n for n in futures.notes if n not in self.notes)
                 session = futures

@@ -48,6 +48,7 @@ class FuturesSession:
     test: str
     warmup: int = 0
     cell: UserTask | None = None
+    address: str = ""  # an existing Dask scheduler or Ray cluster's, rather than our own
     pids: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warmed: set[tuple[Any, ...]] = field(default_factory=set)
@@ -57,6 +58,12 @@ class FuturesSession:
         try:
             self._start()
             self.pids = self._worker_pids()
+            if self.address and not self.pids:
+                self.notes.append(
+                    f"{self.backend} at {self.address}: its workers run on other hosts, where "
+                    "the kernel cannot watch their processes; a lost worker shows as a stall "
+                    "(--timeout) or as the engine's own error"
+                )
             if self.cell is not None:
                 self._send(self.cell)
         except BaseException:
@@ -191,6 +198,16 @@ class FuturesSession:
                 "workers were shut down (the next run starts fresh ones)"
             )
             raise WorkerLost(msg)
+
+    def _check_workers(self, found: int) -> None:
+        """An existing engine must have the workers ``--engines`` says (the rows and the
+        advisor count them)."""
+        if found != self.workers:
+            msg = (
+                f"the {self.backend} cluster at {self.address} has {found} workers: give "
+                f"--engines {found}"
+            )
+            raise ValueError(msg)
 
     def _cell_args(self, cell: UserTask) -> tuple[Any, ...]:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)

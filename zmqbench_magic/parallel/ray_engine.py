@@ -3,7 +3,8 @@
 each in its own worker process. The dashboard, usage stats and log forwarding are off,
 the object store is capped (:data:`OBJECT_STORE_BYTES`), and its files go to a folder
 of its own, removed after. Started for a block of points and shut down after it, its
-processes tagged for the reaper.
+processes tagged for the reaper. Or, with ``--address``, an existing cluster:
+connected to, and left as it was.
 
 Tasks go by ``f.remote()`` and come back by ``ray.get`` of the list, as Ray's own
 ``ray.get([f.remote() ...])`` loop does. Ray stamps no per-task stages that a sample
@@ -14,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .celltask import UserTask
@@ -32,6 +34,24 @@ STAGES_NOTE = (
 )
 # Ray's own setting for an offline instance: it sends no usage statistics.
 _OFFLINE = {"RAY_USAGE_STATS_ENABLED": "0"}
+# On Linux Ray turns a node address of 127.0.0.1 into the host's own, and its servers
+# then listen on every interface. As on macOS (Ray's RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER
+# off), the node is then loopback's: its servers listen on 127.0.0.1 alone.
+_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+@contextlib.contextmanager
+def _loopback() -> Iterator[None]:
+    """The same setting for this process, whose Ray read it at import: only while it
+    starts its own local instance."""
+    from ray._private import ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
 
 
 class RaySession(FuturesSession):
@@ -48,18 +68,28 @@ class RaySession(FuturesSession):
             msg = "backend ray: this Python is already connected to Ray (ray.shutdown() first)"
             raise ValueError(msg)
         self.remotes = {}
-        self.folder = tempfile.mkdtemp(prefix="zmqbench-ray-")
-        self.reaper = start_reaper(self.token, remove=self.folder)
-        with tagged(self.token, **_OFFLINE):
-            ray.init(
-                num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
-                object_store_memory=OBJECT_STORE_BYTES, _temp_dir=self.folder,
-                configure_logging=False, _node_ip_address="127.0.0.1",
-            )  # fmt: skip
+        if self.address:  # someone else's: connected to, never started or stopped
+            # A cluster on this host's loopback: this driver is loopback's too.
+            on_loopback = self.address.split(":")[0] in ("127.0.0.1", "localhost")
+            with _loopback() if on_loopback else contextlib.nullcontext():
+                ray.init(address=self.address, log_to_driver=False, configure_logging=False)
+            self._check_workers(int(ray.cluster_resources().get("CPU", 0)))
+        else:
+            self.folder = tempfile.mkdtemp(prefix="zmqbench-ray-")
+            self.reaper = start_reaper(self.token, remove=self.folder)
+            with tagged(self.token, **_OFFLINE, **_LOOPBACK), _loopback():
+                ray.init(
+                    num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
+                    object_store_memory=OBJECT_STORE_BYTES, _temp_dir=self.folder,
+                    configure_logging=False, _node_ip_address="127.0.0.1",
+                )  # fmt: skip
         # Busy every worker at once, so Ray starts all of them now.
         pid_of = self._remote(pid_after)
         self.started = ray.get([pid_of.remote(0.2) for _ in range(self.workers)],
                                timeout=START_TIMEOUT_S)  # fmt: skip
+        self.local = self.address == "" or all(
+            host == socket.gethostname() for _, host in self.started
+        )
         if STAGES_NOTE not in self.notes:
             self.notes.append(STAGES_NOTE)
 
@@ -71,7 +101,8 @@ class RaySession(FuturesSession):
         return self.remotes[task]
 
     def _worker_pids(self) -> list[int]:
-        return sorted(set(self.started))
+        """The workers' processes, when they run on this host (only those can be watched)."""
+        return sorted({pid for pid, _ in self.started}) if self.local else []
 
     def _install(self, cell: UserTask) -> None:
         import ray
@@ -103,6 +134,7 @@ class RaySession(FuturesSession):
 
             if ray.is_initialized():
                 ray.shutdown()
-        end(self.token, self.reaper)
+        if not self.address:
+            end(self.token, self.reaper)
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)

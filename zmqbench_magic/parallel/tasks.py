@@ -20,13 +20,15 @@ def sleep_each(durations: list[float]) -> None:
         time.sleep(duration)
 
 
-def pid_after(seconds: float) -> int:
-    """A worker's process id, after a sleep that keeps it busy while the others start."""
+def pid_after(seconds: float) -> tuple[int, str]:
+    """A worker's process id and host, after a sleep that keeps it busy while the
+    others start."""
     import os
+    import socket
     import time
 
     time.sleep(seconds)
-    return os.getpid()
+    return os.getpid(), socket.gethostname()
 
 
 # The cell form on a futures backend (a process pool, Dask, Ray): the cell's code and

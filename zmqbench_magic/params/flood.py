@@ -75,6 +75,13 @@ URL_FILE = Param(
     "url_file", "", "use the running cluster whose client connection file this is",
     "url file", "str",
 )
+ADDRESS = Param(
+    "address", "",
+    "run on an existing Dask scheduler (tcp://HOST:PORT) or Ray cluster (HOST:PORT) "
+    "instead of starting one; with --backend dask or ray alone, and --engines as many "
+    "workers (Ray: CPUs) as it has",
+    "address", "str",
+)
 SSH_HOSTS = Param(
     "ssh_hosts", "",
     "start the engines on these hosts over SSH with ipyparallel's SSH engine launcher: "
@@ -187,6 +194,7 @@ class FloodParams(BenchParams):
     profile: str = param_field(PROFILE)
     cluster_id: str = param_field(CLUSTER_ID)
     url_file: str = param_field(URL_FILE)
+    address: str = param_field(ADDRESS)
     ssh_hosts: str = param_field(SSH_HOSTS)
     remote_python: str = param_field(REMOTE_PYTHON)
     ssh_tunnel: str = param_field(SSH_TUNNEL)
@@ -230,6 +238,12 @@ class FloodParams(BenchParams):
             raise ValueError(msg)
         if self.ssh_tunnel and not _SSH_HOST.match(self.ssh_tunnel):
             msg = f"ssh_tunnel must be one [user@]gateway[:port], got {self.ssh_tunnel!r}"
+            raise ValueError(msg)
+        if self.address and (len(self.backend) != 1 or self.backend[0] not in ("dask", "ray")):
+            msg = (
+                f"address {self.address}: an existing Dask scheduler or Ray cluster, with "
+                f"--backend dask or ray alone, got --backend {' '.join(self.backend)}"
+            )
             raise ValueError(msg)
         if self.hosts and self.existing:
             msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"
