@@ -133,6 +133,8 @@ def _another_value(control, name: str = ""):
 def test_each_control_sets_its_own_parameter(benchmark):
     for param in PANELS[benchmark].params_class.fields():
         panel = PANELS[benchmark]()
+        if benchmark == "flood" and param.name == "address":  # a Dask scheduler: --backend dask
+            panel.controls["backend"].value = "dask"
         shown, meant = _another_value(panel.controls[param.name], param.name)
         panel.controls[param.name].value = shown
         expected = tuple(meant) if isinstance(meant, list) else meant

@@ -193,11 +193,14 @@ class FuturesSession:
             # the one that went first.
             ended.sort(key=lambda one: "SIGTERM" in one[2])
             number, pid, status = ended[0]
-            msg = (
-                f"{self.backend} worker {number} (pid {pid}) exited: {status}; the "
-                "workers were shut down (the next run starts fresh ones)"
+            after = (
+                f"the run was stopped; the cluster at {self.address} was left as it is"
+                if self.address
+                else "the workers were shut down (the next run starts fresh ones)"
             )
-            raise WorkerLost(msg)
+            raise WorkerLost(
+                f"{self.backend} worker {number} (pid {pid}) exited: {status}; {after}"
+            )
 
     def _check_workers(self, found: int) -> None:
         """An existing engine must have the workers ``--engines`` says (the rows and the
