@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+from ..params.flood import BACKEND
+
 # The backend, the module that must import, and the extra that installs it.
 _NEEDS = {"dask": ("distributed", "dask"), "ray": ("ray", "ray")}
 
@@ -36,4 +38,5 @@ def session_for(backend: str, **settings: Any) -> Any:
     return RaySession(**settings)
 
 
-FUTURES_BACKENDS = ("processpool", "dask", "ray")
+# Every backend the declaration of --backend allows but ipyparallel.
+FUTURES_BACKENDS = tuple(b for b in BACKEND.choices if b != "ipyparallel")

@@ -28,8 +28,8 @@ from ..method.load import with_other_load
 from .anatomy import nan_stages
 from .celltask import CELL_FILENAME, UserTask
 from .tasks import echo, run_installed_cell, sleep_each
+from .watch import LOOK_S  # as often as the ipyparallel flood looks at its cluster
 
-LOOK_S = 0.25  # as often as the ipyparallel flood looks at its cluster's processes
 START_TIMEOUT_S = 120.0
 
 
@@ -216,4 +216,4 @@ class FuturesSession:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)
 
 
-__all__ = ["LOOK_S", "START_TIMEOUT_S", "FuturesSession", "WorkerLost"]
+__all__ = ["START_TIMEOUT_S", "FuturesSession", "WorkerLost"]

@@ -18,7 +18,7 @@ import ipyparallel as ipp
 
 from ..params.units import plural
 from .hosts import ON_THIS_MACHINE, Placement, remove_remote_profiles
-from .reaper import end_cluster_processes, kill, process_trees
+from .reaper import end_cluster_processes, kill, process_trees, wait_or_kill
 from .tunnel import Tunnel, tunnelled_client
 from .watch import (
     HEARTBEAT_NOTE,
@@ -222,14 +222,6 @@ def wait_for_count(
         time.sleep(0.05)
         if len(client.ids) != count:
             count, changed = len(client.ids), time.monotonic()
-
-
-def wait_or_kill(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(grace)
 
 
 def engine_pids(cluster: ipp.Cluster, engine_sets: list[str]) -> list[int]:

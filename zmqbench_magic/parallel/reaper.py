@@ -23,6 +23,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -105,6 +106,15 @@ def kill(processes: list[Any]) -> None:
         running = [p for p in running if _running(p)]
         if running:
             time.sleep(0.01)
+
+
+def wait_or_kill(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    """Wait ``grace`` seconds for ``process`` to end, then kill it."""
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(grace)
 
 
 def _running(process: Any) -> bool:

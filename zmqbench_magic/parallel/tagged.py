@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator
 
 from ..method.spawn import child_env, module_command
-from .reaper import TAG_VARIABLE, end_tagged
+from .reaper import TAG_VARIABLE, end_tagged, wait_or_kill
 
 
 @contextlib.contextmanager
@@ -53,8 +53,4 @@ def end(tag: str, reaper: subprocess.Popen[bytes] | None) -> None:
     end_tagged(tag)
     if reaper is not None:
         reaper.send_signal(signal.SIGTERM)
-        try:
-            reaper.wait(10)
-        except subprocess.TimeoutExpired:
-            reaper.kill()
-            reaper.wait(10)
+        wait_or_kill(reaper)
