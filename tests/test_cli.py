@@ -157,3 +157,36 @@ def test_progress_on_a_terminal_is_one_line_redrawn_in_place():
     text = b"".join(chunks).decode()
     assert "\r[" in text and "of 12 samples, about" in text
     assert text.count("\n") <= 2  # drawn over itself, not line after line
+
+
+# What a person reads in a terminal fits 100 columns: an 80-120 column terminal wraps
+# nothing mid-number.
+_COLUMNS = 100
+
+
+@pytest.mark.parametrize("command", ["thr", "lat", pytest.param("flood", marks=pytest.mark.slow)])
+def test_every_line_at_default_options_fits_100_columns(command):
+    done = subprocess.run([str(ZMQBENCH), command], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines, "nothing printed"
+    # Every result line, its notes, advice and warnings (stderr: the progress line).
+    too_long = [line for line in lines + done.stderr.splitlines() if len(line) > _COLUMNS]
+    assert too_long == [], "\n".join(too_long)
+    headline = {"thr": "msgs/s delivered", "lat": "µs", "flood": "tasks/s"}[command]
+    assert any(headline in line for line in lines), done.stdout
+    assert "n/a" not in done.stdout, "a figure nobody measured is left out, with a word why"
+
+
+def test_help_ends_with_examples_that_each_parse():
+    from zmqbench_magic.cli import EXAMPLES, build_parser
+
+    done = _run("--help")
+    assert done.returncode == 0
+    assert "examples:" in done.stdout
+    parser = build_parser()
+    for command, words in EXAMPLES:
+        assert command in done.stdout and words in done.stdout
+        argv = command.split()[1:]
+        if "--help" not in argv:
+            parser.parse_args(argv)  # exits (status 2) if an example went stale

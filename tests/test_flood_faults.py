@@ -221,7 +221,7 @@ def test_a_long_flood_says_how_far_it_has_got():
 
     lines = Lines()
     run_taskflood(tasks=2000, engines=2, progress=ProgressLine(lines), **QUICK)
-    said = r"this sample: ([\d,]+) of 2,000 submitted, ([\d,]+) answered"
+    said = r"([\d,]+) of 2,000 tasks sent, ([\d,]+) answered"
     during = [tuple(int(n.replace(",", "")) for n in m.groups())
               for t in lines.shown if (m := re.search(said, t))]  # fmt: skip
     assert during, lines.shown

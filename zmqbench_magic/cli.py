@@ -53,8 +53,30 @@ COMMANDS: dict[str, tuple[type[BenchParams], Callable[..., ResultSet], str]] = {
 }
 
 
+# What ``zmqbench --help`` ends with, as git's and pip's help do: each line a command
+# that runs as written (a test parses every one) and what it answers.
+EXAMPLES = (
+    ("zmqbench thr", "messages per second: 1k messages over tcp"),
+    ("zmqbench thr -s 1k 64k 1M --copy true false", "where zero-copy starts to pay"),
+    ("zmqbench lat -t inproc ipc tcp", "round-trip percentiles per transport"),
+    ("zmqbench flood --engines 1 2 --json flood.json", "tiny tasks per second, saved"),
+    ("zmqbench compare old.json new.json", "faster, slower, same or inconclusive, per point"),
+    ("zmqbench noise thr", "how much this host's runs differ by themselves"),
+    ("zmqbench thr --help", "every option of one command"),
+)
+
+
+def _epilog() -> str:
+    width = max(len(command) for command, _ in EXAMPLES) + 2
+    lines = [f"  {command.ljust(width)}{words}" for command, words in EXAMPLES]
+    return "examples:\n" + "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zmqbench", description="ZeroMQ benchmarks")
+    parser = argparse.ArgumentParser(
+        prog="zmqbench", description="ZeroMQ and ipyparallel benchmarks", epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="benchmark", required=True)
     for name, (params_class, _, title) in COMMANDS.items():
         sub = commands.add_parser(name, help=title, description=title)

@@ -118,7 +118,9 @@ class TaskFloodPanel(BenchmarkPanel):
             wanted := self.controls["engines"].value
         ) != have:
             self._say(f"resizing the cluster to {plural(wanted, 'engine')}…")
-            self._say(clusters.resize(wanted, self.controls["timeout"].value))
+            said = clusters.resize(wanted, self.controls["timeout"].value, self._show_phase)
+            self.progress_label.value = ""
+            self._say(said)
 
 
 PANELS: dict[str, type[BenchmarkPanel]] = {

@@ -24,6 +24,17 @@ def say_doing(progress: Progress | None, text: str) -> None:
         doing(text)
 
 
+def say_phase(progress: Progress | None, text: str) -> None:
+    """Tell a progress display which phase the run is in before its samples ("starting
+    the cluster: 1 of 2 engines registered", "warming up"): shown instead of the
+    sample counts, until the next sample ends."""
+    phase = getattr(progress, "phase", None)
+    if phase is not None:
+        phase(text)
+    else:
+        say_doing(progress, text)
+
+
 class StopFlag(Protocol):
     """What a run polls between samples to learn it should end (a threading.Event)."""
 

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 import ipyparallel as ipp
 from traitlets.config import Config
@@ -36,6 +37,8 @@ from .reaper import end_cluster_processes
 
 _PING_MS = 250
 _STARTING = "while the cluster started"
+# Hears each phase of a start or resize, in words.
+Say = Callable[[str], None]
 
 
 _current: ClusterHandle | None = None
@@ -53,11 +56,13 @@ def current() -> ClusterHandle | None:
 
 
 def managed(
-    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE
-) -> ClusterHandle:
+    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE,
+    say: Say | None = None,
+) -> ClusterHandle:  # fmt: skip
     """The project's cluster with ``engines`` engines (on each of the placement's hosts,
     when given) and this scheduler scheme: reused, resized, or (for another scheme or
-    placement) restarted."""
+    placement) restarted; ``say`` hears each phase ("starting the cluster: 1 of 2
+    engines registered")."""
     global _current
     reason = None
     hosts = placement.hosts
@@ -76,13 +81,13 @@ def managed(
         reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
     if reason is not None:
         stop()
-        handle = start(engines, scheme, timeout, placement)
+        handle = start(engines, scheme, timeout, placement, say)
         handle.events.insert(0, reason)
         _current = handle
     elif _current is None:
-        _current = start(engines, scheme, timeout, placement)
+        _current = start(engines, scheme, timeout, placement, say)
     else:
-        _current.resize(engines, timeout)
+        _current.resize(engines, timeout, say)
     return _current
 
 
@@ -91,7 +96,7 @@ def engine_count() -> int | None:
     return None if _current is None else len(_current.engine_ids())
 
 
-def resize(engines: int, timeout: float) -> str:
+def resize(engines: int, timeout: float, say: Say | None = None) -> str:
     """Resize the project's running cluster to ``engines`` (same controller, same
     scheme; a pure-scheme cluster is restarted) and say what was done.
 
@@ -103,7 +108,7 @@ def resize(engines: int, timeout: float) -> str:
         msg = "no cluster of the project's is running: a run starts one"
         raise ValueError(msg)
     try:
-        handle = managed(engines, _current.scheme, timeout, _current.placement)
+        handle = managed(engines, _current.scheme, timeout, _current.placement, say)
     except BaseException:
         stop()
         raise
@@ -111,8 +116,9 @@ def resize(engines: int, timeout: float) -> str:
 
 
 def start(
-    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE
-) -> ClusterHandle:
+    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE,
+    say: Say | None = None,
+) -> ClusterHandle:  # fmt: skip
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
     _finish_teardowns()
@@ -141,6 +147,9 @@ def start(
         shutdown_atexit=False,
     )
     handle = ClusterHandle(NoClient(), scheme, cluster, profile_dir, placement=placement)
+    phase = "starting the cluster"
+    if say is not None:
+        say(f"{phase}: the controller")
     try:
         cluster.start_controller_sync()
         handle.reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
@@ -155,7 +164,8 @@ def start(
             # ids reach it out of order; this first one is only for waiting.
             warnings.simplefilter("ignore", RuntimeWarning)
             handle.connect_client(timeout)
-            handle.wait_for_engines(engines, timeout, _STARTING, learn=scheme != "pure")
+            handle.wait_for_engines(engines, timeout, _STARTING, learn=scheme != "pure",
+                                    say=say, phase=phase)  # fmt: skip
             if scheme == "pure":
                 # One connected now sees all engines at once, in order.
                 handle.connect_client(timeout)

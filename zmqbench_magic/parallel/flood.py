@@ -22,10 +22,11 @@ from functools import partial
 from typing import Any
 
 from ..method.assembly import RunAssembly
-from ..method.control import Deadline, Progress, StopFlag
+from ..method.control import Deadline, Progress, StopFlag, say_phase
 from ..method.schedule import Interrupted
 from ..params import PRECISION, REPEAT, FloodParams
 from ..params.flood import TASKS
+from ..params.units import plural
 from ..results import ResultSet
 from . import cluster as clusters
 from . import existing as existing_cluster
@@ -131,6 +132,7 @@ class _FloodRun:
             block = list(grouped)
             session: ClusterSession | FuturesSession
             if backend in FUTURES_BACKENDS:
+                say_phase(progress, f"starting {backend}: {plural(engines, 'worker')}")
                 futures = session_for(
                     backend, workers=engines, timeout=self.params.timeout, test=self.test,
                     warmup=self.params.warmup, cell=self.cell, address=self.params.address,
@@ -138,7 +140,7 @@ class _FloodRun:
                 self.notes.extend(n for n in futures.notes if n not in self.notes)
                 session = futures
             else:
-                handle = existing or managed(self.params, engines, scheme)
+                handle = existing or managed(self.params, engines, scheme, progress)
                 self.notes.extend(_take_events(handle))
                 if existing is not None and HEARTBEAT_NOTE not in self.notes:
                     self.notes.append(HEARTBEAT_NOTE)

@@ -62,8 +62,11 @@ class ClusterHandle:
     def engine_ids(self) -> list[int]:
         return sorted(self.client.ids)
 
-    def resize(self, engines: int, timeout: float) -> None:
-        """Grow or shrink to ``engines`` by starting or stopping single-engine sets."""
+    def resize(
+        self, engines: int, timeout: float, say: Callable[[str], None] | None = None
+    ) -> None:
+        """Grow or shrink to ``engines`` by starting or stopping single-engine sets,
+        saying how far it got (``say``)."""
         assert self.cluster is not None, "only clusters the project started are resized"
         if self._drop_exited():
             # Its controller unregisters it a moment later (its nanny tells it at once).
@@ -73,6 +76,9 @@ class ClusterHandle:
         if have == engines:
             return
         started, self.settled = time.monotonic(), False
+        phase = f"resizing the cluster to {plural(engines, 'engine')}"
+        if say is not None:
+            say(phase)
         if engines > have:
             for _ in range(engines - have):
                 self.cluster.start_engines_sync(1)
@@ -84,14 +90,18 @@ class ClusterHandle:
                 for engine_set in doomed:
                     self.cluster.stop_engines_sync(engine_set)
             kill(leftovers)  # the engines' nannies, should they outlive them
-        self.wait_for_engines(engines, timeout, "while the cluster was resized")
+        self.wait_for_engines(engines, timeout, "while the cluster was resized", say=say,
+                              phase=phase)  # fmt: skip
         self.settled = True
         self.events.append(
             f"resized the cluster from {have} to {plural(engines, 'engine')} in "
             f"{time.monotonic() - started:.1f} s"
         )
 
-    def wait_for_engines(self, engines: int, timeout: float, when: str, learn: bool = True) -> None:
+    def wait_for_engines(
+        self, engines: int, timeout: float, when: str, learn: bool = True,
+        say: Callable[[str], None] | None = None, phase: str = "",
+    ) -> None:  # fmt: skip
         """Wait until exactly ``engines`` are registered, naming any engine (or the
         controller) that exits meanwhile; then (``learn``) ask the engines started on
         this machine for their process ids, to name them by id should they exit."""
@@ -102,7 +112,7 @@ class ClusterHandle:
             except (EngineLost, ClusterLost) as exc:
                 raise type(exc)(f"{exc} ({when})", exc.noticed_at) from None
 
-        wait_for_count(self.client, engines, timeout, alive)
+        wait_for_count(self.client, engines, timeout, alive, say, phase)
         if learn and self.cluster is not None and not self.hosts:
             self.engine_of_pid = ask_pids(self.client, self.engine_ids(), timeout)
             self.client.purge_local_results("all")
@@ -204,13 +214,17 @@ class ClusterHandle:
 
 
 def wait_for_count(
-    client: ipp.Client, engines: int, timeout: float, alive: Callable[[], None] = lambda: None
-) -> None:
+    client: ipp.Client, engines: int, timeout: float, alive: Callable[[], None] = lambda: None,
+    say: Callable[[str], None] | None = None, phase: str = "",
+) -> None:  # fmt: skip
     """Wait until exactly ``engines`` engines are registered, calling ``alive`` (which
-    raises if a process of the cluster has exited) as it waits. ``timeout`` bounds
+    raises if a process of the cluster has exited) as it waits, and ``say`` with
+    ``"{phase}: 1 of 2 engines registered"`` as the count changes. ``timeout`` bounds
     the wait for the next registration, not for all of them: a cluster of many engines
     that keeps registering them is not stuck."""
     count, changed = len(client.ids), time.monotonic()
+    if say is not None and count != engines:
+        say(f"{phase}: {count} of {plural(engines, 'engine')} registered")
     while count != engines:
         alive()
         if time.monotonic() - changed > timeout:
@@ -222,6 +236,8 @@ def wait_for_count(
         time.sleep(0.05)
         if len(client.ids) != count:
             count, changed = len(client.ids), time.monotonic()
+            if say is not None:
+                say(f"{phase}: {count} of {plural(engines, 'engine')} registered")
 
 
 def engine_pids(cluster: ipp.Cluster, engine_sets: list[str]) -> list[int]:

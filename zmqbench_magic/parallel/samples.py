@@ -213,8 +213,8 @@ class _Pulse:
             )
             raise TimeoutError(msg)
         if at - self.began >= _SAY_AFTER_S:
-            say_doing(self.wait.progress, f"this sample: {state[0]:,} of {self.tasks:,} "
-                      f"submitted, {self._answered()} answered")  # fmt: skip
+            say_doing(self.wait.progress, f"{state[0]:,} of {self.tasks:,} tasks sent, "
+                      f"{self._answered()} answered")  # fmt: skip
 
     def _answered(self) -> str:
         if len(self.submitted) == 1 and self.tasks > 1:  # a map: one result for all

@@ -8,11 +8,12 @@ import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import ipyparallel as ipp
 
-from ..method.control import Progress, StopFlag
+from ..method.control import Progress, StopFlag, say_phase
 from ..params import FloodParams
 from ..params.flood import ON_ENGINE_LOSS
 from ..params.units import format_duration, format_size, plural
@@ -113,7 +114,10 @@ class ClusterSession:
         sample = sampler(self.handle, self.run.test, point, engine_ids)
         wait = Wait(self.run.params.timeout, self.handle, tuple(engine_ids),
                     self._engines_elsewhere(), self.stop, self.progress)  # fmt: skip
-        for _ in range(self.run.params.warmup):
+        for done in range(self.run.params.warmup):
+            say_phase(
+                self.progress, f"warm-up sample {done + 1} of {self.run.params.warmup} (not kept)"
+            )
             bounded(self.handle, sample, wait)
         return sample, wait
 
@@ -131,11 +135,15 @@ class ClusterSession:
         return self.elsewhere
 
 
-def managed(params: FloodParams, engines: int, scheme: str) -> clusters.ClusterHandle:
-    """The project's cluster for a block: started, reused or resized; an engine or the
-    controller that exits meanwhile is named, and the cluster stopped."""
+def managed(
+    params: FloodParams, engines: int, scheme: str, progress: Progress | None = None
+) -> clusters.ClusterHandle:
+    """The project's cluster for a block: started, reused or resized, each phase told
+    to ``progress``; an engine or the controller that exits meanwhile is named, and
+    the cluster stopped."""
+    say = None if progress is None else partial(say_phase, progress)
     try:
-        return clusters.managed(engines, scheme, params.timeout, _placement(params))
+        return clusters.managed(engines, scheme, params.timeout, _placement(params), say)
     except EngineLost as exc:
         msg = f"{exc}; the cluster was stopped (the next run starts a fresh one)"
         raise RuntimeError(msg) from exc

@@ -23,7 +23,7 @@ import pandas as pd
 from ..params import BENCHMARKS, TOLERANCE
 from .histogram import LogHistogram
 from .summary import summarize
-from .text import summary_line, verdict_lines
+from .text import fit, summary_lines, verdict_lines
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 3
@@ -228,12 +228,12 @@ class ResultSet:
         return target
 
     def __str__(self) -> str:
-        lines = [summary_line(self.benchmark, row) for row in self.summary().to_dict("records")]
+        lines = summary_lines(self.benchmark, self.summary().to_dict("records"))
         notes = [f"note: {n}" for n in self.metadata.get("notes", [])]
         advice = [f"advice: {a}" for a in self.advice()]
         verdicts = verdict_lines(self) if self.benchmark != "flood" else []
         warnings = [f"warning: {w}" for w in self.warnings]
-        return "\n".join(notes + lines + verdicts + advice + warnings)
+        return "\n".join(fit(notes + lines + verdicts + advice + warnings))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text("<ResultSet ...>" if cycle else str(self))

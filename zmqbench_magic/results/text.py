@@ -3,35 +3,67 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..params import BENCHMARKS, COPY
+from ..params.common import MIN_TIME
 from ..params.flood import STAGE_COLUMNS, STAGES
-from ..params.units import format_duration, format_rate, format_size
+from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
+from ..params.units import format_duration, format_rate, format_size, plural
 from .compare import point_columns
 
 if TYPE_CHECKING:
     from .resultset import ResultSet
 
 
-def _flood_line(point: Mapping[str, Any], samples: str) -> str:
+# A terminal's width that every line of a summary fits (80-column terminals wrap the
+# few longer lines at word boundaries, never inside a number).
+LINE_WIDTH = 100
+
+
+def fit(lines: list[str], width: int = LINE_WIDTH) -> list[str]:
+    """Each line within ``width`` columns, wrapped at spaces only (a number is never
+    split); a wrapped line goes on under the text after its first ``: ``."""
+    fitted = []
+    for line in lines:
+        if len(line) <= width:
+            fitted.append(line)
+            continue
+        head = line.find(": ") + 2
+        indent = " " * (head if 2 <= head <= width // 3 else 4)
+        fitted += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=False,
+            break_on_hyphens=False,
+        )  # fmt: skip
+    return fitted
+
+
+def _flood_where(point: Mapping[str, Any]) -> list[str]:
+    """The words naming a flood's point, as columns: tasks, engines, how."""
+
     def has(key: str) -> bool:  # the column exists and this test filled it
         return not pd.isna(point.get(key, float("nan")))
 
-    where = (
-        f"{point['tasks']:>6} tasks {point['engines']:>2} engines {point['view']}/{point['scheme']}"
-    )
-    if point.get("backend") not in (None, "ipyparallel"):
-        where = f"{point['tasks']:>6} tasks {point['engines']:>2} workers {point['backend']}"
+    backend = point.get("backend") or "ipyparallel"
+    workers = "engine" if backend == "ipyparallel" else "worker"
+    how = f"{point['view']}/{point['scheme']}" if backend == "ipyparallel" else backend
     if has("chunksize") and point["chunksize"] != 1:
-        where += f" chunks of {int(point['chunksize'])}"
+        how += f" chunks of {int(point['chunksize'])}"
     if has("size"):
-        where += f" {format_size(int(point['size']))} B"
+        how += f" {format_size(int(point['size']))} B"
     if has("duration"):
-        where += f" {format_duration(point['duration'])}"
+        how += f" {format_duration(point['duration'])}"
+    return [plural(int(point["tasks"]), "task"), plural(int(point["engines"]), workers), how]
+
+
+def _flood_figures(point: Mapping[str, Any]) -> str:
+    def has(key: str) -> bool:
+        return not pd.isna(point.get(key, float("nan")))
+
     extra = ""
     if has("mbit_per_s"):
         extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
@@ -46,9 +78,8 @@ def _flood_line(point: Mapping[str, Any], samples: str) -> str:
         stages = " / ".join(f"{point[column] * 1e3:,.3g}" for column in STAGE_COLUMNS)
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
-        f"{where}: sent {point['sent_s'] * 1e3:,.1f} ms, round trip "
-        f"{point['roundtrip_s'] * 1e3:,.1f} ms, {point['tasks_per_s']:,.0f} tasks/s"
-        f"{extra} ({samples})"
+        f"sent {point['sent_s'] * 1e3:,.1f} ms, round trip {point['roundtrip_s'] * 1e3:,.1f} ms, "
+        f"{point['tasks_per_s']:,.0f} tasks/s{extra} ({_samples(point)})"
     )
 
 
@@ -62,54 +93,99 @@ def figure(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 100 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
+def bound(value: float) -> str:
+    """An interval's end to 3 significant digits (``238k``, ``5.12M``, ``92``): the
+    interval says how far the figure may be off, so its own last digits say nothing."""
+    return format_rate(value) if abs(value) >= 10_000 else figure(value)
+
+
 def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
-    """``median of 10, 98% CI 1.21M to 1.25M``: how many samples and how sure, at the
-    level the interval really reaches."""
+    """``n=10, 98% CI 1.21M to 1.25M``: how many samples and how sure, at the level
+    the interval really reaches."""
     level = point.get("ci_level", 0)
     if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
-        return f"median of {point['n']}"
-    low, high = figure(point["ci_low"] * scale), figure(point["ci_high"] * scale)
-    return f"median of {point['n']}, {level:.0%} CI {low} to {high}"
+        return f"n={point['n']}"
+    low, high = bound(point["ci_low"] * scale), bound(point["ci_high"] * scale)
+    return f"n={point['n']}, {level:.0%} CI {low} to {high}"
 
 
-def _pooled(point: Mapping[str, Any]) -> str:
-    """``every round trip of 10 samples; a sample's mean: 98% CI 80 to 85``."""
-    samples = f"every round trip of {point['n']} sample{'s' if point['n'] != 1 else ''}"
-    if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
-        return samples
-    low, high = figure(point["ci_low"]), figure(point["ci_high"])
-    return f"{samples}; a sample's mean: {point['ci_level']:.0%} CI {low} to {high}"
+def _socket_where(point: Mapping[str, Any]) -> list[str]:
+    """The words naming a ZeroMQ point, as columns: transport, size, copy mode, and
+    the loop, the interpreter and the offered rate where they are not the default."""
+    words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
+    extra = []
+    if point.get("loop", "python") != "python":
+        extra.append(f"{point['loop']} loop")
+    if point.get("python", "kernel") != "kernel":
+        extra.append(f"python {point['python']}")
+    if point.get("rate", 0):
+        extra.append(f"at {format_rate(point['rate'])} msgs/s")
+    return [*words, " ".join(extra)]
+
+
+def _thr_figures(point: Mapping[str, Any]) -> str:
+    sent = point.get("send_msgs_per_s", math.nan)
+    sent_words = "" if pd.isna(sent) else f", {bound(sent)} sent"
+    return (
+        f"{figure(point['msgs_per_s'])} msgs/s delivered{sent_words}, "
+        f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
+    )
+
+
+def _lat_figures(point: Mapping[str, Any]) -> str:
+    """``mean 93.6 µs (98% CI 75.3 to 103), p50 94.1, ..., max 1,071 µs; n=10``: the
+    mean and percentiles over every round trip of the point's samples; the interval,
+    of a sample's mean, resampled over its samples."""
+    achieved = _achieved(point) if point.get("rate", 0) else ""
+    interval = ""
+    if not pd.isna(point.get("ci_low", float("nan"))) and point["n"] >= 2:
+        interval = (
+            f" ({point['ci_level']:.0%} CI {_us(point['ci_low'])} to {_us(point['ci_high'])})"
+        )
+    return (
+        f"mean {_us(point.get('mean_us', math.nan))} µs{interval}, p50 {_us(point['p50_us'])}, "
+        f"p99 {_us(point['p99_us'])}, p99.9 {_us(point['p999_us'])}, "
+        f"max {_us(point['max_us'])} µs{achieved}; n={point['n']}"
+    )
+
+
+def _us(value: float) -> str:
+    """A latency to 3 significant digits under 1,000 µs (``94.1``, ``134``): round
+    trips vary by more than a tenth of a microsecond from sample to sample."""
+    return figure(value) if pd.isna(value) or abs(value) >= 1000 else f"{value:.3g}"
+
+
+def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
+    """One %timeit-style line per point of a summary, their names aligned in columns
+    as wide as this summary needs (prefixed by its run when a result joins several),
+    then what the figures leave unsaid."""
+    where, figures = _socket_where, {"thr": _thr_figures, "lat": _lat_figures}.get(benchmark)
+    if benchmark == "flood":
+        where, figures = _flood_where, _flood_figures
+    assert figures is not None, benchmark
+    names = [[f"[{p['run']}]" if "run" in p else "", *where(p)] for p in points]
+    widths = [max(len(words[i]) for words in names) for i in range(len(names[0]))] if names else []
+    # Counts read right-aligned (tasks, sizes), words left-aligned.
+    right = {1, 2} if benchmark == "flood" else {2}
+    lines = []
+    for point, words in zip(points, names, strict=True):
+        cells = [
+            w.rjust(widths[i]) if i in right else w.ljust(widths[i])
+            for i, w in enumerate(words)
+            if widths[i]
+        ]
+        lines.append(f"{' '.join(cells)}: {figures(point)}")
+    if benchmark == "thr" and points and all(pd.isna(p.get("send_msgs_per_s")) for p in points):
+        lines.append(
+            f"sent: not measured; a sample needs {SEND_ONLY_MIN_QUEUES}x what the queues hold "
+            f"(a larger {COUNT.option} or {MIN_TIME.option})"
+        )
+    return lines
 
 
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
-    """One %timeit-style line for one point of a summary (prefixed by its run when a
-    result joins several)."""
-    run = f"[{point['run']}] " if "run" in point else ""
-    if benchmark == "flood":
-        return run + _flood_line(point, _samples(point))
-    where = (
-        f"{point['transport']:<6} {format_size(int(point['size'])):>5} B "
-        f"{COPY.label(point['copy']):<9}"
-    )
-    if point.get("loop", "python") != "python":
-        where += f" {point['loop']} loop"
-    if point.get("python", "kernel") != "kernel":
-        where += f" python {point['python']}"
-    if benchmark == "thr":
-        return (
-            f"{run}{where}: {figure(point['msgs_per_s']):>10} msgs/s delivered, "
-            f"{figure(point['send_msgs_per_s']):>10} sent, "
-            f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
-        )
-    rate = point.get("rate", 0)
-    if rate:
-        where += f" at {format_rate(rate)} msgs/s"
-    return (
-        f"{run}{where}: round trip {figure(point.get('mean_us', math.nan)):>7} µs mean, "
-        f"p50 {figure(point['p50_us'])}, p99 {figure(point['p99_us'])}, "
-        f"p99.9 {figure(point['p999_us'])}, max {figure(point['max_us'])} µs"
-        f"{_achieved(point) if rate else ''} ({_pooled(point)})"
-    )
+    """One %timeit-style line for one point of a summary."""
+    return summary_lines(benchmark, [point])[0]
 
 
 def _achieved(point: Mapping[str, Any]) -> str:

@@ -218,17 +218,24 @@ class BenchmarkPanel:
         )
 
     def _say(self, text: str) -> None:
-        # A long sweep's summary scrolls inside its box rather than pushing the chart down.
+        # Every line shown whole: wrapped at spaces to the output area's width, never
+        # scrolled sideways nor folded away below the chart's top (the summary's lines
+        # already fit 100 columns; a narrower area wraps them again, at spaces).
         self.status.value = (
-            "<pre style='margin:0;line-height:1.3;max-height:9em;overflow:auto;"
-            "white-space:pre'>"
+            "<pre style='margin:0;line-height:1.3;white-space:pre-wrap;overflow-wrap:normal'>"
             f"{html.escape(text)}</pre>"
         )
 
-    def _set_progress(self, done: int, total: int, doing: str = "") -> None:
+    def _set_progress(self, done: int, total: int, doing: str = "", phase: str = "") -> None:
         self.progress.max = max(total, 1)
         self.progress.value = done
-        self.progress_label.value = f"{done} of {total} samples" + (f"; {doing}" if doing else "")
+        counts = f"{done} of {plural(total, 'sample')}" if total else ""
+        self.progress_label.value = phase or counts + (f"; {doing}" if doing else "")
+
+    def _show_phase(self, text: str) -> None:
+        """A phase outside any run's samples (a resize): named instead of their counts."""
+        self.progress.value = 0
+        self.progress_label.value = text
 
     def _set_busy(self, busy: bool) -> None:
         for control in [*self.controls.values(), self.run_button, self.clear_button,

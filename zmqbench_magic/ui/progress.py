@@ -111,10 +111,11 @@ class ProgressLine:
         self._shown_at = 0.0
         self._quarter = 0
         self._done, self._total = 0, 0
-        self._doing = ""
+        self._doing = self._phase = ""
 
     def __call__(self, done: int, total: int) -> None:
-        self._done, self._total, self._doing = done, total, ""  # a new sample begins
+        # A new sample begins: what the last one did, and any phase before it, are over.
+        self._done, self._total, self._doing, self._phase = done, total, "", ""
         now = time.monotonic()
         if now - self.started >= _DELAY_S and self._due(now, done, total):
             self._show(now)
@@ -122,7 +123,16 @@ class ProgressLine:
     def doing(self, text: str) -> None:
         """What the sample in progress is doing, after the counts ("this sample: 12,000
         of 20,000 submitted"); a log gets it with its next line."""
-        self._doing = text
+        self._doing, self._phase = text, ""
+        self._say_now()
+
+    def phase(self, text: str) -> None:
+        """The phase before the samples ("starting the cluster: 1 of 2 engines
+        registered", "warm-up sample 1 of 1"), shown instead of the sample counts."""
+        self._phase = text
+        self._say_now()
+
+    def _say_now(self) -> None:
         now = time.monotonic()
         if now - self.started < _DELAY_S:
             return
@@ -133,8 +143,11 @@ class ProgressLine:
     def _show(self, now: float) -> None:
         self._shown_at = now
         done, total = self._done, self._total
-        left = (now - self.started) / done * (total - done) if done else float("nan")
-        text = f"{done} of {total} {self.unit}, about {_seconds(left)} left"
+        text = f"{done} of {total} {self.unit}"
+        if done:  # before the first sample, nothing says how long one takes
+            text += f", about {_seconds((now - self.started) / done * (total - done))} left"
+        if self._phase:
+            text = self._phase
         if self.bar:
             filled = round(_BAR * done / max(total, 1))
             text = f"[{'#' * filled}{'.' * (_BAR - filled)}] {text}"
@@ -159,19 +172,23 @@ class ProgressLine:
 
 
 class ProgressTo:
-    """A run's progress handed to ``show(done, total, doing)``: a panel's bar and label
-    (``doing`` is what a long sample is doing, or empty)."""
+    """A run's progress handed to ``show(done, total, doing, phase)``: a panel's bar and
+    label (``doing`` is what a long sample is doing, or empty; ``phase``, the phase
+    before the samples, shown instead of their counts, or empty)."""
 
-    def __init__(self, show: Callable[[int, int, str], None]) -> None:
+    def __init__(self, show: Callable[[int, int, str, str], None]) -> None:
         self.show = show
         self._done, self._total = 0, 0
 
     def __call__(self, done: int, total: int) -> None:
         self._done, self._total = done, total
-        self.show(done, total, "")
+        self.show(done, total, "", "")
 
     def doing(self, text: str) -> None:
-        self.show(self._done, self._total, text)
+        self.show(self._done, self._total, text, "")
+
+    def phase(self, text: str) -> None:
+        self.show(self._done, self._total, "", text)
 
 
 def _seconds(value: float) -> str:
