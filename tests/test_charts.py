@@ -40,7 +40,9 @@ from zmqbench_magic.charts import (
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
+from zmqbench_magic.params import COLUMN_TITLES
 from zmqbench_magic.params.units import format_size
+from zmqbench_magic.sockets.measure import run_throughput
 
 SWEEPS = (1, 2, 7)
 
@@ -295,3 +297,85 @@ def test_size_labels_on_an_axis_are_spelled_as_the_options_take_them():
     axis = alt.Chart(frame).mark_point().encode(x=x_axis(frame, "size", sizes=True), y="value:Q")
     labels = [t for t in _texts(_scenegraph(axis)) if t not in ("message size (B)", "value")]
     assert labels[: len(sizes)] == [format_size(s) for s in sizes]
+
+
+def _layers(spec: Any) -> Iterator[dict[str, Any]]:
+    """Every unit spec (one with a mark) inside a chart's spec."""
+    if isinstance(spec, dict):
+        if "mark" in spec:
+            yield spec
+        for value in spec.values():
+            yield from _layers(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _layers(value)
+
+
+def _tooltips(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for layer in _layers(spec) for t in layer.get("encoding", {}).get("tooltip", [])]
+
+
+def _rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [row for rows in spec.get("datasets", {}).values() for row in rows]
+
+
+@pytest.mark.parametrize("repeat", [3, 6, 10])
+def test_the_tooltips_interval_level_is_the_texts(repeat):
+    """What the hover says of a point's interval is what the summary line says."""
+    result = run_throughput(size=1024, transport="inproc", count=200, repeat=repeat, warmup=0)
+    (line,) = [ln for ln in str(result).splitlines() if "msgs/s delivered" in ln]
+    said = re.search(r"(\d+)% CI", line)
+    assert said, line
+    spec = throughput_chart(result.df).to_dict()
+    (level,) = [t for t in _tooltips(spec) if t["field"] == "ci_level"]
+    assert level["format"] == ".0%"
+    delivered = [row for row in _rows(spec) if row["metric"].startswith("delivered")]
+    levels = {f"{row['ci_level']:.0%}" for row in delivered}
+    assert levels == {f"{said[1]}%"}, (levels, line)
+    # The order-statistic interval of the median: 75% of 3, 97% of 6, 98% of 10.
+    assert said[1] == {3: "75", 6: "97", 10: "98"}[repeat]
+
+
+def test_tooltips_spell_sizes_as_the_axis_and_say_each_fact_once():
+    spec = _chart("throughput", 2).to_dict()
+    tips = _tooltips(spec)
+    titles = [t.get("title") for t in tips]
+    assert len(titles) == len(set(titles)), titles
+    (size,) = [t for t in tips if t.get("title") == COLUMN_TITLES["size"]]
+    spelled = {row[size["field"]] for row in _rows(spec)}
+    assert spelled == {"1 B", "1M B"}, spelled  # as the axis: 1M, never 1048576
+    assert not [t for t in tips if t["field"] == "copy"], "the copy mode is said by mode"
+
+
+def test_two_values_are_points_and_three_a_line():
+    def marks(kind: str, values: int) -> set[str]:
+        spec = _chart(kind, values).to_dict()
+        return {m if isinstance(m, str) else m["type"] for m in (s["mark"] for s in _layers(spec))}
+
+    assert "line" not in marks("throughput", 2) and "point" in marks("throughput", 2)
+    assert "line" in marks("throughput", 7)
+
+
+def test_metrics_of_one_series_get_a_colour_and_a_shape_each():
+    df = _lat(2).df
+    spec = latency_chart(df[(df["transport"] == "tcp")], _lat(2).distributions).to_dict()
+    encoded = [layer["encoding"] for layer in _layers(spec) if "tooltip" in layer["encoding"]]
+    assert encoded[0]["color"]["field"] == "metric" and encoded[0]["shape"]["field"] == "metric"
+
+
+def test_points_that_share_an_x_are_set_apart_and_the_tooltip_keeps_the_measured_x():
+    spec = flood_chart(flood_frame("flood", 2, engines=(1, 2))).to_dict()
+    (drawn,) = {layer["encoding"]["x"]["field"] for layer in _layers(spec)}
+    assert drawn == "x_drawn"
+    rows = pd.DataFrame(_rows(spec))
+    for _tasks, same in rows.groupby("tasks"):
+        assert same.groupby("series")["x_drawn"].first().nunique() == same["series"].nunique()
+    assert "tasks" in {t["field"] for t in _tooltips(spec)}
+
+
+def test_a_chart_that_takes_another_ones_place_says_so():
+    frame = flood_frame("flood", 2, engines=(1, 2))
+    stamped = frame.assign(queue_s=0.001)
+    assert "in place of where a task's time goes" in json.dumps(
+        default_chart("flood", stamped).to_dict()
+    )

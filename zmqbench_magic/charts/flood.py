@@ -56,7 +56,12 @@ def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     )
 
 
-def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+# Where the engines chart takes the place of the stages' (a flood of several engine
+# counts), it says so: the chart beside the flood changed kind between two runs.
+_INSTEAD_OF_STAGES = "in place of where a task's time goes (charts.stages_chart)"
+
+
+def engines_chart(df: pd.DataFrame, note: str = "") -> alt.TopLevelMixin:
     """Tasks per second vs number of engines, one line per number of tasks."""
     frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
     frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
@@ -65,7 +70,7 @@ def engines_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     chart = median_lines(
         frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
     )
-    return titled(chart, "Tiny tasks per second by number of engines")
+    return titled(chart, "Tiny tasks per second by number of engines", note)
 
 
 def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -99,9 +104,11 @@ def flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
         return echo_chart(df)
     if test == "map":
         return map_chart(df)
+    stamped = "queue_s" in df.columns and df["queue_s"].notna().any()
     if df["engines"].nunique() > 1:
-        return side_by_side(flood_chart(df), engines_chart(df))
-    if "queue_s" in df.columns and df["queue_s"].notna().any():
+        note = _INSTEAD_OF_STAGES if stamped else ""
+        return side_by_side(flood_chart(df), engines_chart(df, note))
+    if stamped:
         from .anatomy import stages_chart
 
         return side_by_side(flood_chart(df), stages_chart(df))

@@ -146,9 +146,18 @@ def tooltip(
         tips.append(alt.Tooltip("ci_level:Q", title="interval level", format=".0%"))
     if "samples" in frame.columns:
         tips.append(alt.Tooltip("samples:Q", title="samples"))
-    return tips + [
-        alt.Tooltip(f"{f}:N", title=COLUMN_TITLES.get(f, f)) for f in fields if f in frame.columns
-    ]
+    said = set()
+    for field in dict.fromkeys(fields):
+        # Each fact once, spelled as the axes spell it: the copy mode is in "mode"
+        # when a chart has one; sizes and durations by their labels.
+        if (field == "copy" and "mode" in frame.columns) or field not in frame.columns:
+            continue
+        shown = f"{field}_label" if f"{field}_label" in frame.columns else field
+        title = COLUMN_TITLES.get(field, field)
+        if title not in said:
+            said.add(title)
+            tips.append(alt.Tooltip(f"{shown}:N", title=title))
+    return tips
 
 
 def titled(chart: alt.TopLevelMixin, title: str, note: str = "") -> alt.TopLevelMixin:

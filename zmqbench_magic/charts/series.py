@@ -9,7 +9,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, RATE, LatencyParams
+from ..params import COLUMN_TITLES, COPY, DURATION, RATE, SIZE, LatencyParams
 from ..results.analysis import medians_with_intervals
 from ..results.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, picked, selector, tooltip
@@ -53,6 +53,11 @@ def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     frame["runs"] = df["run"].nunique() if "run" in df.columns else 1
     if "rate" in frame.columns:
         frame["offered"] = frame["rate"].map(offered_label)
+    # Settings in a tooltip read as the axes and the options spell them (64k B, 5 ms).
+    if "size" in frame.columns:
+        frame["size_label"] = frame["size"].map(lambda s: f"{SIZE.label(s)} B")
+    if "duration" in frame.columns:
+        frame["duration_label"] = frame["duration"].map(DURATION.label)
     if "copy" in frame.columns:
         frame["mode"] = frame["copy"].map(COPY.label)
         # Colours in the declared order (copy, then zero-copy), whatever was run first.
@@ -71,31 +76,66 @@ def median_lines(
     fmt: str, width: int = WIDTH, *, name: str,
 ) -> alt.LayerChart:  # fmt: skip
     """Median lines with points, one colour per ``series``, one point shape per metric
-    when there are several, and the interval bars."""
-    pick = selector(series, f"pick_{name}")
+    when there are several, and the interval bars.
+
+    Several metrics of one series (median and p99 of one mode) are told apart by colour
+    and shape both. Series that share an x value on a log axis are set a little apart
+    (the tooltip gives the measured x), so their bars do not hide each other. Two x
+    values or fewer are drawn as points: a line between two would read as measured
+    in between."""
     metrics = frame["metric"].nunique()
-    # Shapes tell metrics apart within a series; lines coloured by metric need none.
-    shape = (
-        alt.Shape("metric:N", legend=legend("metric", metrics))
-        if metrics > 1 and series != "metric"
-        else alt.Undefined
-    )
+    if metrics > 1 and frame[series].nunique() == 1:
+        series, series_title = "metric", "metric"
+    pick = selector(series, f"pick_{name}")
+    shape = alt.Undefined
+    if metrics > 1 and series == "metric":  # the colour legend names them
+        shape = alt.Shape("metric:N", legend=None, sort=list(dict.fromkeys(frame["metric"])))
+    elif metrics > 1:
+        shape = alt.Shape("metric:N", legend=legend("metric", metrics))
+    joined = frame[_field(x)].nunique() > 2
+    x = _dodged(frame, x, series)
     base = alt.Chart(frame, width=width, height=HEIGHT)
-    lines = (
+    mark = (
         base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
-        .encode(
-            x=x, y=y, color=color(frame, series, series_title), shape=shape,
-            detail="metric:N", opacity=picked(pick),
-            tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
-        )
-        .add_params(pick)
-    )  # fmt: skip
+        if joined
+        else base.mark_point(size=50, filled=True, opacity=1)
+    )
+    lines = mark.encode(
+        x=x, y=y, color=color(frame, series, series_title), shape=shape,
+        detail="metric:N", opacity=picked(pick),
+        tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
+    ).add_params(pick)  # fmt: skip
     bars = base.mark_rule(strokeWidth=2).encode(
         x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
         opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
     )  # fmt: skip
     # The bars first: drawn over the points, they would take the pointer off them.
     return alt.LayerChart(layer=[bars, lines])
+
+
+# How far apart series sharing an x value are set on a log axis: 4% a step, a few
+# pixels across the decades a sweep spans, inside the axis' 12 px of padding.
+_DODGE = 1.04
+
+
+def _field(x: alt.X) -> str:
+    return str(x.to_dict()["field"])
+
+
+def _dodged(frame: pd.DataFrame, x: alt.X, series: str) -> alt.X:
+    """``x`` drawing an ``x_drawn`` column added to ``frame`` (in place: a layer a
+    caller adds on the same frame keeps one data set, which faceting needs), where
+    several series have points at one x on a log axis; otherwise ``x`` unchanged."""
+    column = _field(x)
+    series_count = frame[series].nunique()
+    if x.to_dict().get("scale", {}).get("type") != "log" or series_count < 2:
+        return x
+    if not frame.groupby(column)[series].nunique().gt(1).any():
+        return x
+    order = {s: i for i, s in enumerate(dict.fromkeys(frame[series]))}
+    steps = frame[series].map(order) - (series_count - 1) / 2
+    frame["x_drawn"] = frame[column] * _DODGE**steps
+    return alt.X.from_dict({**x.to_dict(), "field": "x_drawn"})
 
 
 def varying_label(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.Series, str]:
