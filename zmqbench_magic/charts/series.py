@@ -118,8 +118,13 @@ def median_lines(
 _DODGE = 1.04
 
 
+def _spec(x: alt.X) -> dict[str, Any]:
+    spec: dict[str, Any] = x.to_dict()  # type: ignore[assignment]  # one channel: a dict
+    return spec
+
+
 def _field(x: alt.X) -> str:
-    return str(x.to_dict()["field"])
+    return str(_spec(x)["field"])
 
 
 def _dodged(frame: pd.DataFrame, x: alt.X, series: str) -> alt.X:
@@ -128,14 +133,14 @@ def _dodged(frame: pd.DataFrame, x: alt.X, series: str) -> alt.X:
     several series have points at one x on a log axis; otherwise ``x`` unchanged."""
     column = _field(x)
     series_count = frame[series].nunique()
-    if x.to_dict().get("scale", {}).get("type") != "log" or series_count < 2:
+    if _spec(x).get("scale", {}).get("type") != "log" or series_count < 2:
         return x
     if not frame.groupby(column)[series].nunique().gt(1).any():
         return x
     order = {s: i for i, s in enumerate(dict.fromkeys(frame[series]))}
     steps = frame[series].map(order) - (series_count - 1) / 2
     frame["x_drawn"] = frame[column] * _DODGE**steps
-    return alt.X.from_dict({**x.to_dict(), "field": "x_drawn"})
+    return alt.X.from_dict({**_spec(x), "field": "x_drawn"})
 
 
 def varying_label(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.Series, str]:
