@@ -261,6 +261,43 @@ def _everything_inside_the_output_area(panel: Locator) -> None:
     assert set(boxes["labels"]) == {"right"}, f"labels aligned {set(boxes['labels'])}"
 
 
+# What a person could not read: anything in a panel that scrolls sideways, text cut
+# with an ellipsis, and the summary's lines (results, warnings, advice) folded away
+# or outside the output area.
+_HIDDEN_JS = """panel => {
+  const area = panel.closest('.jp-OutputArea-output');
+  const name = e => (e.textContent || e.className.baseVal || e.className || e.tagName)
+                      .toString().trim().slice(0, 50);
+  const all = [area, ...area.querySelectorAll('*')];
+  const sideways = all.filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
+                                   && e.scrollWidth > e.clientWidth + 1).map(name);
+  const cut = all.filter(e => getComputedStyle(e).textOverflow === 'ellipsis'
+                              && e.scrollWidth > e.clientWidth + 1).map(name);
+  const box = area.getBoundingClientRect();
+  const summary = [...panel.querySelectorAll('.widget-html pre')].filter(p => p.textContent);
+  const outside = summary.filter(p => { const r = p.getBoundingClientRect();
+      return r.left < box.left - 1 || r.right > box.right + 1
+             || p.scrollWidth > p.clientWidth + 1 || p.scrollHeight > p.clientHeight + 1; })
+    .map(name);
+  const folded = p => { for (let e = p.parentElement; e && e !== area; e = e.parentElement) {
+      if (getComputedStyle(e).overflowY !== 'visible' && e.scrollHeight > e.clientHeight + 1)
+        return true; } return false; };
+  const hidden = summary.filter(folded).map(name);
+  return {sideways, cut, outside, hidden, summary: summary.map(p => p.innerText)};
+}"""
+
+
+def _nothing_hidden(panel: Locator, headline: str) -> None:
+    """Nothing in the panel's output area scrolls sideways, no label is cut, and every
+    line of the run's summary (results, warnings, advice) is shown whole."""
+    panel.scroll_into_view_if_needed()
+    seen = panel.evaluate(_HIDDEN_JS)
+    assert seen["sideways"] == [], f"scrolls sideways: {seen['sideways']}"
+    assert seen["cut"] == [], f"cut with an ellipsis: {seen['cut']}"
+    assert seen["outside"] == [] and seen["hidden"] == [], seen
+    assert any(headline in text for text in seen["summary"]), seen["summary"]
+
+
 def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
     """Hover a point: vega's tooltip gives its median, interval and samples."""
     panel.scroll_into_view_if_needed()
@@ -284,6 +321,8 @@ def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
     samples = int(counted.group(1))
     level = {6: "97%", 12: "96%"}[samples]
     assert re.search(rf"interval level\W+{level}", text) and "95%" not in text, text
+    # Settings as the axis spells them (1k B, not 1024).
+    assert re.search(r"message size \(B\)\W+\d+[kMG]? B\b", text), text
     if SCREENSHOT:
         page.screenshot(path=Path(SCREENSHOT) / "tooltip.png", clip=_around(point, tooltip))
 
@@ -307,10 +346,13 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
         panel.scroll_into_view_if_needed()
         before = _chart_svg(panel)
         assert "ZeroMQ PUSH/PULL throughput, 3 sizes" in before  # 1k, 2k, 4k
-        readout = panel.locator(".widget-readout").first
-        assert readout.inner_text() == "1k-4k"
+        if front_end == "jupyterlab":  # as a person works: the file browser open beside
+            page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+            page.locator(".jp-FileBrowser").wait_for(state="visible", timeout=30_000)
+        readout = panel.locator(".zmqbench-readout").first
+        assert readout.inner_text() == "1k to 4k"
         _widen_size_range(panel, steps=4)
-        page.wait_for_function("r => r.innerText === '1k-64k'", arg=readout.element_handle())
+        page.wait_for_function("r => r.innerText === '1k to 64k'", arg=readout.element_handle())
         outputs = page.locator(".jp-OutputArea-child").count()
         panel.get_by_role("button", name="Run").click()
         after = wait_until(lambda: (svg := _chart_svg(panel)) != before and svg, 120,
@@ -318,9 +360,11 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
         # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
         assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
         assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
+        headlines = {"throughput": "msgs/s delivered", "latency": "µs", "flood": "tasks/s"}
         for name in ("throughput", "latency", "flood"):
             box = _panel(page, name)
             _everything_inside_the_output_area(box)
+            _nothing_hidden(box, headlines[name])
             if SCREENSHOT:
                 box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
         _a_hover_shows_the_exact_figures(page, panel)

@@ -16,7 +16,7 @@ REPEAT = Param(
     "rounds of samples: each round takes one sample of every point, in a random "
     "order, on fresh far ends; 6 or more give a 95% interval for each median, and a "
     "comparison of two arms over 12 points needs 9 or more to call a difference",
-    "samples", "int", low=1, high=1000, short="r",
+    "rounds", "int", low=1, high=1000, short="r",
 )
 WARMUP = Param(
     "warmup", 1, "samples run and discarded before the kept ones (after calibration)",

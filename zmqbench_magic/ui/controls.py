@@ -10,6 +10,8 @@ duration) is a from-to range: every option between the two handles is measured.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,7 +26,12 @@ _POWERS_OF_TWO = [2**i for i in range(41)]
 _ONE_TWO_FIVE = [m * 10.0**e for e in range(-4, 4) for m in (1, 2, 5)]
 _RATES = [m * 10.0**e for e in range(1, 8) for m in (1, 2, 5)]
 _STYLE = {"description_width": "11em"}
-_WIDE = widgets.Layout(width="34em")
+# A control's whole width, its description included: a slider keeps 26em or more for
+# its track whatever :func:`fit_descriptions` gives the descriptions.
+_WIDE = widgets.Layout(width="42em")
+# About how wide a character of the widgets' font is, in em (13 px sans-serif): what
+# a description or a button's label needs so that none is cut ("minimum sample ti…").
+_EM_PER_CHAR = 0.6
 
 
 def log_options(param: Param, keep: tuple[Any, ...] = ()) -> list[Any]:
@@ -77,7 +84,8 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
             # In a row with its description, like the sliders (ipywidgets puts it above).
             row = widgets.Layout(display="flex", flex_flow="row", align_items="center")
             buttons = widgets.ToggleButtons(options=options, value=value, layout=row, **common)
-            buttons.style.button_width = "7em"
+            longest = max(len(label) for label, _ in options)
+            buttons.style.button_width = f"{max(7, math.ceil(_EM_PER_CHAR * longest + 3))}em"
             return buttons
         return widgets.Dropdown(options=options, value=value, **common)
     # A value that turns the feature off (--max-time 0) may lie below the range.
@@ -86,7 +94,9 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
     if param.kind == "int":
         assert param.low is not None and param.high is not None, f"{param.name}: no range"
         if param.high - param.low <= _SLIDER_MAX_STEPS:
-            return widgets.IntSlider(value=value, continuous_update=False, **bounds, **common)
+            return widgets.IntSlider(
+                value=value, continuous_update=False, layout=_WIDE, **bounds, **common
+            )
         return widgets.BoundedIntText(value=value, **bounds, **common)
     if param.kind == "float":
         return widgets.BoundedFloatText(value=value, **bounds, **common)
@@ -94,9 +104,39 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
         # In steps of 1% (0: off): tighter than that is beyond a shared machine's noise.
         return widgets.FloatSlider(
             value=value, min=param.low, max=param.high, step=0.01, readout_format=".0%",
-            continuous_update=False, **common,
+            continuous_update=False, layout=_WIDE, **common,
         )  # fmt: skip
-    return widgets.Text(value=value, placeholder=param.help[:60], layout=_WIDE, **common)
+    # No placeholder: a box's help is its tooltip, whole (a placeholder was cut off).
+    return widgets.Text(value=value, layout=_WIDE, **common)
+
+
+def fit_descriptions(controls: Iterable[widgets.ValueWidget]) -> None:
+    """Give every control's description the width of the longest, so that none is cut
+    and all line up."""
+    controls = list(controls)
+    longest = max((len(c.description) for c in controls), default=0)
+    width = f"{math.ceil(_EM_PER_CHAR * longest + 1)}em"
+    for control in controls:
+        control.style.description_width = width
+
+
+def shown(control: widgets.ValueWidget) -> widgets.Widget:
+    """What a panel lays out for ``control``: a range slider with a readout of its own,
+    which says a single value once (``256``, not ``256-256``) and a range ``1k to 64k``."""
+    if not isinstance(control, widgets.SelectionRangeSlider):
+        return control
+    control.readout = False
+    readout = widgets.Label(layout=widgets.Layout(margin="0 0 0 0.5em"))
+    readout.add_class("zmqbench-readout")
+
+    def say(_change: Any = None) -> None:
+        labels = dict((v, label) for label, v in control.options)
+        low, high = (labels[v] for v in control.value)
+        readout.value = low if low == high else f"{low} to {high}"
+
+    control.observe(say, names="value")
+    say()
+    return widgets.HBox([control, readout], layout=widgets.Layout(align_items="center"))
 
 
 def control_value(param: Param, control: widgets.ValueWidget) -> Any:

@@ -28,7 +28,7 @@ from ..charts import chart_bundle, default_chart
 from ..params import BenchParams
 from ..params.units import plural
 from ..results import ResultSet
-from .controls import control_value, make_control
+from .controls import control_value, fit_descriptions, make_control, shown
 from .progress import ProgressTo
 
 # How long a stopped run may take to reach its next sample boundary and clean up.
@@ -61,6 +61,7 @@ class BenchmarkPanel:
             p.name: make_control(p, getattr(defaults, p.name), ranged=p.name in self.ranged)
             for p in defaults.fields()
         }
+        fit_descriptions(self.controls.values())
         self.result: ResultSet | None = None
         self.chart: alt.TopLevelMixin | None = None
         self._stop = threading.Event()
@@ -260,8 +261,8 @@ class BenchmarkPanel:
         self.clear_button.on_click(lambda _: self._press(self.clear))
         self.csv_button.on_click(lambda _: self._press(lambda: self._exported(self.to_csv())))
         self.json_button.on_click(lambda _: self._press(lambda: self._exported(self.save())))
-        main = [self.controls[n] for n in self.main]
-        more = [c for n, c in self.controls.items() if n not in self.main]
+        main = [shown(self.controls[n]) for n in self.main]
+        more = [shown(c) for n, c in self.controls.items() if n not in self.main]
         settings = widgets.Accordion([widgets.VBox(more)], titles=("more settings",))
         settings.selected_index = None
         buttons = [self.run_button, self.stop_button, self.clear_button]
