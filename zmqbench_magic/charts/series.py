@@ -9,7 +9,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, DURATION, RATE, SIZE, LatencyParams
+from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams
 from ..results.analysis import medians_with_intervals
 from ..results.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, picked, selector, tooltip
@@ -54,10 +54,11 @@ def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     if "rate" in frame.columns:
         frame["offered"] = frame["rate"].map(offered_label)
     # Settings in a tooltip read as the axes and the options spell them (64k B, 5 ms).
-    if "size" in frame.columns:
-        frame["size_label"] = frame["size"].map(lambda s: f"{SIZE.label(s)} B")
-    if "duration" in frame.columns:
-        frame["duration_label"] = frame["duration"].map(DURATION.label)
+    for column in [c for c in frame.columns if c in PARAMS]:
+        param = PARAMS[column]
+        if param.kind in ("size", "duration", "rate"):
+            unit = " B" if param.kind == "size" else ""
+            frame[f"{column}_label"] = frame[column].map(lambda v, p=param, u=unit: p.label(v) + u)
     if "copy" in frame.columns:
         frame["mode"] = frame["copy"].map(COPY.label)
         # Colours in the declared order (copy, then zero-copy), whatever was run first.

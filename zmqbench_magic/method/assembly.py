@@ -78,7 +78,7 @@ class RunAssembly:
         for point, point_rows in by_point:
             if point_warnings is not None:
                 warnings += point_warnings(point_rows, point)
-            warnings += busy_warnings(point_rows, describe(point))
+        warnings += busy_warnings((describe(point), point_rows) for point, point_rows in by_point)
         everything = {
             **environment(), **self.identity, "gc": gc, "order_seed": self.seed,
             "notes": self.notes, **(metadata or {}),

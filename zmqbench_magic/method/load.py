@@ -92,17 +92,24 @@ def with_other_load(
     return {**row, "other_load": meter.stop()}
 
 
-def busy_warnings(rows: Iterable[Mapping[str, Any]], where: str) -> list[str]:
-    """A warning naming the samples of one point taken while other processes used more
-    than ``BUSY_THRESHOLD`` of the machine (NaN, not known, never counts)."""
-    busy = [r for r in rows if (r.get("other_load") or 0) > BUSY_THRESHOLD]
+def busy_warnings(points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]]) -> list[str]:
+    """One warning for a run: how many samples, at how many of its points (given as
+    ``(words, rows)``), were taken while other processes used more than
+    ``BUSY_THRESHOLD`` of the machine (NaN, not known, never counts), and the worst."""
+    points = list(points)
+    busy = [
+        (where, row) for where, rows in points for row in rows
+        if (row.get("other_load") or 0) > BUSY_THRESHOLD
+    ]  # fmt: skip
     if not busy:
         return []
-    worst = max(r["other_load"] for r in busy)
+    where, worst = max(busy, key=lambda item: item[1]["other_load"])
+    at = len({w for w, _ in busy})
     return [
-        f"{where}: {len(busy)} sample(s) taken while other processes used more than "
-        f"{BUSY_THRESHOLD:.0%} of the machine (up to {worst:.0%}): samples "
-        f"{sorted(r['sample'] for r in busy)}"
+        f"{len(busy)} sample(s) at {at} of {len(points)} point(s) were taken while other "
+        f"processes used more than {BUSY_THRESHOLD:.0%} of the machine (up to "
+        f"{worst['other_load']:.0%}, {where} sample {worst['sample']}); the column "
+        "other_load says which"
     ]
 
 

@@ -64,7 +64,10 @@ BENCHMARKS: dict[str, type[BenchParams]] = {
     "flood": FloodParams,
 }
 
-COLUMN_TITLES = {p.name: p.axis_title for cls in BENCHMARKS.values() for p in cls.fields()} | {
+# Every parameter by its name (a name means one thing in every benchmark).
+PARAMS = {p.name: p for cls in BENCHMARKS.values() for p in cls.fields()}
+
+COLUMN_TITLES = {name: p.axis_title for name, p in PARAMS.items()} | {
     m.name: m.axis_title for m in METRICS.values()
 }
 
@@ -87,6 +90,7 @@ __all__ = [
     "MAX_TIME",
     "METRICS",
     "MIN_TIME",
+    "PARAMS",
     "PEER",
     "PRECISION",
     "PYTHON",
