@@ -291,11 +291,16 @@ def _nothing_hidden(panel: Locator, headline: str) -> None:
     """Nothing in the panel's output area scrolls sideways, no label is cut, and every
     line of the run's summary (results, warnings, advice) is shown whole."""
     panel.scroll_into_view_if_needed()
+    # Every control shown: the ones under "more settings" too.
+    more = panel.get_by_text("more settings").first
+    more.click()
+    panel.locator(".widget-text input").first.wait_for(state="visible", timeout=10_000)
     seen = panel.evaluate(_HIDDEN_JS)
     assert seen["sideways"] == [], f"scrolls sideways: {seen['sideways']}"
     assert seen["cut"] == [], f"cut with an ellipsis: {seen['cut']}"
     assert seen["outside"] == [] and seen["hidden"] == [], seen
     assert any(headline in text for text in seen["summary"]), seen["summary"]
+    more.click()  # folded again, as the panel is drawn
 
 
 def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
