@@ -78,8 +78,9 @@ def _flood_figures(point: Mapping[str, Any]) -> str:
         stages = " / ".join(f"{point[column] * 1e3:,.3g}" for column in STAGE_COLUMNS)
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
-        f"sent {point['sent_s'] * 1e3:,.1f} ms, round trip {point['roundtrip_s'] * 1e3:,.1f} ms, "
-        f"{point['tasks_per_s']:,.0f} tasks/s{extra} ({_samples(point)})"
+        f"sent {_three(point['sent_s'] * 1e3)} ms, round trip "
+        f"{_three(point['roundtrip_s'] * 1e3)} ms, {point['tasks_per_s']:,.0f} tasks/s{extra} "
+        f"({_samples(point)})"
     )
 
 
@@ -96,7 +97,13 @@ def figure(value: float) -> str:
 def bound(value: float) -> str:
     """An interval's end to 3 significant digits (``238k``, ``5.12M``, ``92``): the
     interval says how far the figure may be off, so its own last digits say nothing."""
-    return format_rate(value) if abs(value) >= 10_000 else figure(value)
+    return format_rate(value) if abs(value) >= 10_000 else _three(value)
+
+
+def _three(value: float) -> str:
+    """``0.216``, ``45.6``, ``747``, ``1,386``: 3 significant digits, whole numbers
+    from 1,000 up (a time's or a rate's last digits vary from sample to sample)."""
+    return figure(value) if pd.isna(value) or abs(value) >= 1000 else f"{value:.3g}"
 
 
 def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
@@ -140,19 +147,14 @@ def _lat_figures(point: Mapping[str, Any]) -> str:
     interval = ""
     if not pd.isna(point.get("ci_low", float("nan"))) and point["n"] >= 2:
         interval = (
-            f" ({point['ci_level']:.0%} CI {_us(point['ci_low'])} to {_us(point['ci_high'])})"
+            f" ({point['ci_level']:.0%} CI {_three(point['ci_low'])} to {_three(point['ci_high'])})"
         )
     return (
-        f"mean {_us(point.get('mean_us', math.nan))} µs{interval}, p50 {_us(point['p50_us'])}, "
-        f"p99 {_us(point['p99_us'])}, p99.9 {_us(point['p999_us'])}, "
-        f"max {_us(point['max_us'])} µs{achieved}; n={point['n']}"
+        f"mean {_three(point.get('mean_us', math.nan))} µs{interval}, "
+        f"p50 {_three(point['p50_us'])}, "
+        f"p99 {_three(point['p99_us'])}, p99.9 {_three(point['p999_us'])}, "
+        f"max {_three(point['max_us'])} µs{achieved}; n={point['n']}"
     )
-
-
-def _us(value: float) -> str:
-    """A latency to 3 significant digits under 1,000 µs (``94.1``, ``134``): round
-    trips vary by more than a tenth of a microsecond from sample to sample."""
-    return figure(value) if pd.isna(value) or abs(value) >= 1000 else f"{value:.3g}"
 
 
 def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
