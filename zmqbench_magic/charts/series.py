@@ -12,7 +12,7 @@ import pandas as pd
 from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams
 from ..results.analysis import medians_with_intervals
 from ..results.pooled import pooled_points
-from .layout import HEIGHT, WIDTH, color, legend, picked, selector, tooltip
+from .layout import HEIGHT, WIDTH, color, legend, log_ticks, picked, selector, tooltip
 
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
 POINT_COLUMNS = [p.name for p in LatencyParams.sweep_fields()]
@@ -95,6 +95,7 @@ def median_lines(
         shape = alt.Shape("metric:N", legend=legend("metric", metrics))
     joined = frame[_field(x)].nunique() > 2
     x = _dodged(frame, x, series)
+    y = _labelled(frame, y)
     base = alt.Chart(frame, width=width, height=HEIGHT)
     mark = (
         base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
@@ -142,6 +143,20 @@ def _dodged(frame: pd.DataFrame, x: alt.X, series: str) -> alt.X:
     steps = frame[series].map(order) - (series_count - 1) / 2
     frame["x_drawn"] = frame[column] * _DODGE**steps
     return alt.X.from_dict({**_spec(x), "field": "x_drawn"})
+
+
+def _labelled(frame: pd.DataFrame, y: alt.Y) -> alt.Y:
+    """A log ``y`` with a labelled tick at each of :func:`.layout.log_ticks` over the
+    medians and their intervals; any other ``y`` unchanged."""
+    spec = _spec(y)
+    if spec.get("scale", {}).get("type") != "log" or "values" in spec.get("axis", {}):
+        return y
+    drawn = pd.concat([frame[c] for c in ("value", "ci_low", "ci_high") if c in frame.columns])
+    drawn = drawn[drawn > 0]
+    ticks = log_ticks(drawn.min(), drawn.max()) if len(drawn) else []
+    if not ticks:
+        return y
+    return alt.Y.from_dict({**spec, "axis": {**spec.get("axis", {}), "values": ticks}})
 
 
 def varying_label(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.Series, str]:
