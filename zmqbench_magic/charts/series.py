@@ -120,7 +120,7 @@ def median_lines(
 _DODGE = 1.04
 
 
-def _spec(x: alt.X) -> dict[str, Any]:
+def _spec(x: alt.X | alt.Y) -> dict[str, Any]:
     spec: dict[str, Any] = x.to_dict()  # type: ignore[assignment]  # one channel: a dict
     return spec
 
