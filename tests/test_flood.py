@@ -392,3 +392,37 @@ def test_cell_task_bad_input(ip, capfd):
     assert ip.run_cell_magic("taskflood", "-q --no-chart", "x = (") is None
     assert "SyntaxError" in "".join(capfd.readouterr())
     assert cluster.current() is running
+
+
+class _Phases:
+    """A progress display that keeps what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def __call__(self, done: int, total: int) -> None:
+        self.said.append(f"{done} of {total} samples")
+
+    def doing(self, text: str) -> None:
+        self.said.append(text)
+
+    def phase(self, text: str) -> None:
+        self.said.append(text)
+
+
+def test_progress_names_each_phase_before_the_samples():
+    """A cluster's start, a resize and a warm-up are named as they happen: before, a
+    panel said "0 of 6 samples" while the cluster started and "6 of 6 samples" beside
+    a resize."""
+    cluster.stop()
+    progress = _Phases()
+    run_taskflood(tasks=8, engines=[1, 2], repeat=1, warmup=1, progress=progress)
+    said = progress.said
+    started = said.index("starting the cluster: the controller")
+    registered = said.index("starting the cluster: 1 of 1 engine registered")
+    resizing = said.index("resizing the cluster to 2 engines")
+    grown = said.index("resizing the cluster to 2 engines: 2 of 2 engines registered")
+    warmups = [i for i, text in enumerate(said) if text == "warm-up sample 1 of 1 (not kept)"]
+    assert started < registered < warmups[0] < resizing < grown < warmups[1], said
+    assert said[-1] == "2 of 2 samples", said
+    cluster.stop()

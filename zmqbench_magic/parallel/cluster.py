@@ -24,21 +24,18 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
 
 import ipyparallel as ipp
 from traitlets.config import Config
 
 from ..method.spawn import child_env, module_command
 from ..params.units import plural
-from .handle import ClusterHandle, NoClient
+from .handle import ClusterHandle, NoClient, Say
 from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
 from .reaper import end_cluster_processes
 
 _PING_MS = 250
 _STARTING = "while the cluster started"
-# Hears each phase of a start or resize, in words.
-Say = Callable[[str], None]
 
 
 _current: ClusterHandle | None = None

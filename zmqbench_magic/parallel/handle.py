@@ -31,6 +31,9 @@ from .watch import (
     has_exited,
 )
 
+# Hears each phase of a start or resize, in words (a progress display's phase).
+Say = Callable[[str], None]
+
 
 @dataclass
 class ClusterHandle:
@@ -62,9 +65,7 @@ class ClusterHandle:
     def engine_ids(self) -> list[int]:
         return sorted(self.client.ids)
 
-    def resize(
-        self, engines: int, timeout: float, say: Callable[[str], None] | None = None
-    ) -> None:
+    def resize(self, engines: int, timeout: float, say: Say | None = None) -> None:
         """Grow or shrink to ``engines`` by starting or stopping single-engine sets,
         saying how far it got (``say``)."""
         assert self.cluster is not None, "only clusters the project started are resized"
@@ -100,7 +101,7 @@ class ClusterHandle:
 
     def wait_for_engines(
         self, engines: int, timeout: float, when: str, learn: bool = True,
-        say: Callable[[str], None] | None = None, phase: str = "",
+        say: Say | None = None, phase: str = "",
     ) -> None:  # fmt: skip
         """Wait until exactly ``engines`` are registered, naming any engine (or the
         controller) that exits meanwhile; then (``learn``) ask the engines started on
@@ -215,7 +216,7 @@ class ClusterHandle:
 
 def wait_for_count(
     client: ipp.Client, engines: int, timeout: float, alive: Callable[[], None] = lambda: None,
-    say: Callable[[str], None] | None = None, phase: str = "",
+    say: Say | None = None, phase: str = "",
 ) -> None:  # fmt: skip
     """Wait until exactly ``engines`` engines are registered, calling ``alive`` (which
     raises if a process of the cluster has exited) as it waits, and ``say`` with
