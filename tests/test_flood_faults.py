@@ -166,7 +166,9 @@ def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
 @pytest.mark.slow  # a real cluster
 def test_a_flood_longer_than_the_timeout_finishes():
     # A healthy flood runs well past --timeout: it bounds a stall (test_flood.py has
-    # one named), not the flood.
+    # one named), not the flood. The cluster is started first with the default timeout:
+    # on a busy machine an engine may take more than 1 s to register.
+    run_taskflood(tasks=4, engines=2, **QUICK)
     healthy = run_taskflood(tasks=3000, engines=2, timeout=1, **QUICK)
     assert healthy.df["roundtrip_s"].iloc[0] > 1.5, "too short to show the difference"
     _left_nothing()

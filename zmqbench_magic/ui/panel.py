@@ -219,9 +219,8 @@ class BenchmarkPanel:
         )
 
     def _say(self, text: str) -> None:
-        # Every line shown whole: wrapped at spaces to the output area's width, never
-        # scrolled sideways nor folded away below the chart's top (the summary's lines
-        # already fit 100 columns; a narrower area wraps them again, at spaces).
+        # Every line shown whole, never scrolled sideways nor folded away: the lines fit
+        # 100 columns, and a narrower output area wraps them again, at spaces.
         self.status.value = (
             "<pre style='margin:0;line-height:1.3;white-space:pre-wrap;overflow-wrap:normal'>"
             f"{html.escape(text)}</pre>"
