@@ -286,19 +286,25 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     folder = tempfile.mkdtemp(prefix="zr-")  # short: Ray's unix sockets live under it
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    # A cluster that asks its drivers for a token, as Ray's own local ones do, whether or
+    # not an earlier local run wrote ~/.ray/auth_token (else `ray start` decides by that).
+    # The token is that file's, made if missing: this process's Ray caches what it read.
+    token = {"RAY_AUTH_MODE": "token"}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+           **token}  # fmt: skip
+    subprocess.run([ray, "get-auth-token", "--generate"], env=env, check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
     start = [ray, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
              "--port", str(port), "--include-dashboard", "false", "--temp-dir", folder,
              "--disable-usage-stats"]  # fmt: skip
     subprocess.run(start, env=env, check=True, capture_output=True, timeout=120)
     try:
-        # A cluster started with `ray start` asks its drivers for its token.
-        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        for name, value in token.items():
+            monkeypatch.setenv(name, value)
         address = f"127.0.0.1:{port}"
         result = run_taskflood(backend="ray", address=address, tasks=[16, 32], engines=2, **QUICK)
         assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
-        status = subprocess.run([ray, "status", "--address", address],
-                                env={**env, "RAY_AUTH_MODE": "token"},
+        status = subprocess.run([ray, "status", "--address", address], env=env,
                                 capture_output=True, text=True, timeout=60)  # fmt: skip
         assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
     finally:
@@ -331,3 +337,131 @@ def test_views_schemes_and_push_are_refused_on_the_backend(ip, backend):
                           "--view direct")  # fmt: skip
     with pytest.raises(UsageError, match=f"backend {backend} has no views or schemes"):
         ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --view lb direct")
+
+
+@contextlib.contextmanager
+def _silent_listener():
+    """A port where a TCP listener accepts connections and never says a word: not a
+    scheduler, nor a GCS. Yields the port; closed after."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        held: list[socket.socket] = []
+
+        def accept() -> None:
+            with contextlib.suppress(OSError):  # closed at the end of the test
+                while True:
+                    held.append(listener.accept()[0])
+
+        threading.Thread(target=accept, daemon=True).start()
+        try:
+            yield listener.getsockname()[1]
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then let go)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+_ADDRESS = {"dask": "tcp://127.0.0.1:{}", "ray": "127.0.0.1:{}"}
+_WHAT = {"dask": "a Dask scheduler", "ray": "a Ray cluster"}
+
+
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_an_address_where_nothing_listens_is_one_line_and_exit_status_1(backend):
+    address = _ADDRESS[backend].format(_closed_port())
+    command = [sys.executable, "-m", "zmqbench_magic.cli", "flood", "--backend", backend,
+               "--address", address, "--tasks", "10", "-r", "1"]  # fmt: skip
+    # The bound is a hang guard: both libraries alone wait 40-120 s or more here.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("zmqbench:")]
+    assert said == [
+        f"zmqbench: could not connect to {_WHAT[backend]} at {address}: nothing listens "
+        "there (connection refused); " + said[0].partition("connection refused); ")[2]
+    ], done.stderr
+    assert "check that the " in said[0] and "that this host can reach it" in said[0]
+    # One line of ours, nothing of the library's (no traceback, no GCS warnings).
+    others = done.stderr.replace(said[0], "")
+    assert "Traceback" not in others and "Failed to connect" not in others, done.stderr
+    assert not _tagged() and _ray_folders() == []
+
+
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_a_listener_that_says_nothing_is_a_usage_error_after_the_connect_timeout(ip, backend):
+    with _silent_listener() as port:
+        address = _ADDRESS[backend].format(port)
+        with pytest.raises(UsageError) as err:
+            ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --address "
+                              f"{address} --connect-timeout 0.5 -n 2 -e 1 -r 1")  # fmt: skip
+    said = str(err.value)
+    assert said.startswith(f"could not connect to {_WHAT[backend]} at {address}: the "
+                           "connection was accepted but nothing answered"), said  # fmt: skip
+    assert "within 0.5 s; check that the " in said, said
+    assert not _tagged() and _ray_folders() == []
+    if backend == "ray":
+        import ray
+
+        assert not ray.is_initialized()
+
+
+@pytest.mark.parametrize(
+    ("backend", "address", "words"),
+    [
+        ("dask", "127.0.0.1", "address '127.0.0.1': give HOST:PORT, e.g. tcp://127.0.0.1:8786"),
+        ("dask", "http://127.0.0.1:8786", "the scheme is tcp:// or tls:// or ws:// or wss://"),
+        ("ray", "tcp://127.0.0.1:6379", "e.g. 127.0.0.1:6379 with no scheme"),
+        ("ray", "127.0.0.1:99999", "port must be from 1 to 65535"),
+    ],
+)
+def test_an_address_not_in_the_engines_form_is_refused_before_anything_starts(
+    ip, backend, address, words
+):
+    with pytest.raises(UsageError, match=re.escape(words)):
+        ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --address {address}")
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "flood", "--backend", backend,
+         "--address", address], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+
+
+@pytest.mark.slow  # a real Dask scheduler and workers
+def test_a_scheduler_killed_mid_flood_is_named_and_its_workers_left(tmp_path):
+    from distributed import Client
+
+    with _dask_scheduler(tmp_path, 2) as (address, started):
+        with Client(address, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+
+            def running() -> int:
+                return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+            def kill_when_tasks_run() -> None:
+                wait_until(running, 120, "tasks on the scheduler", every=0.1)
+                started[0].kill()  # the scheduler
+
+            killer = threading.Thread(target=kill_when_tasks_run, daemon=True)
+            killer.start()
+            with pytest.raises(RuntimeError) as err:
+                run_taskflood(backend="dask", address=address, tasks=20_000, engines=2,
+                              repeat=5, warmup=0)  # fmt: skip
+            killer.join(10)
+            client.close(timeout=5)
+        said = str(err.value)
+        assert started[0].poll() is not None, f"stopped before the kill: {said}"
+        assert said.startswith("20,000 tasks on 2 dask workers: the dask scheduler at "
+                               f"{address} stopped answering"), said  # fmt: skip
+        assert said.endswith(f"the cluster at {address} was left as it is"), said
+        assert len(said) < 300, said  # not one line per lost future
+        assert started[1].poll() is None, "the workers (someone else's) were stopped"
+    assert not _tagged()

@@ -126,8 +126,10 @@ def test_a_driver_process_starts_without_pandas():
 
 
 @pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v).split("/")[-1])
-def test_modules_stay_small(module, path):
-    assert len(path.read_text().splitlines()) <= 300, f"{module}: split it by job"
+def test_modules_stay_one_job_long(module, path):
+    # A tripwire, not a target: a module is as long as its one job, and past 500 lines
+    # that job is worth a second look (never split a job to get under it).
+    assert len(path.read_text().splitlines()) <= 500, f"{module}: is it one job?"
 
 
 def test_the_public_names_still_resolve():

@@ -20,6 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from .method.schedule import Interrupted
+from .parallel.reach import NoAnswer
 from .params import SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .params.flood import TEST
 from .results import ResultSet
@@ -195,7 +196,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             if interrupt.result is None:
                 raise
             return interrupt.result
-        except ValueError as exc:
+        except (ValueError, NoAnswer) as exc:  # bad input, or a named engine that is not there
             raise UsageError(str(exc)) from None
         finally:
             if progress is not None:

@@ -12,19 +12,23 @@ the others are NaN.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import socket
 import subprocess
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..params.flood import STAGE_COLUMNS, STAGE_P90_COLUMNS
+from ..params.address import split_url
+from ..params.flood import ADDRESS_FORMS, STAGE_COLUMNS, STAGE_P90_COLUMNS
 from .anatomy import nan_stages
 from .celltask import UserTask
 from .engines import need
-from .futures import START_TIMEOUT_S, FuturesSession
+from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost
+from .reach import Deadline, Target, open_tcp
 from .tagged import end, start_reaper, tagged
 from .tasks import install_cell
 
@@ -34,18 +38,87 @@ STAGES_NOTE = (
 )
 
 
+# What a user checks when a scheduler does not answer.
+_CHECK = (
+    "the scheduler is running and that the port is its scheduler port (8786 by default, "
+    "the one `dask scheduler` prints, not the dashboard's)"
+)
+
+
+def reach_scheduler(address: str, timeout: float) -> None:
+    """Raise :class:`NoAnswer` unless a Dask scheduler answers at ``address`` within
+    ``timeout`` seconds: asked for its identity in Dask's own protocol."""
+    _, where = split_url(address, *ADDRESS_FORMS["dask"])
+    target = Target("a Dask scheduler", address, where.host, where.port or 0, _CHECK)
+    deadline = Deadline(timeout)
+    open_tcp(target, deadline).close()  # nothing listening is said at once, in words
+    with ThreadPoolExecutor(1, thread_name_prefix="zmqbench-reach") as pool:
+        # A loop of its own: a kernel's thread already runs one.
+        asking = pool.submit(asyncio.run, _identity(address, deadline.left()))
+        try:
+            identity = asking.result()
+        except (OSError, ValueError) as exc:
+            raise target.fail(f"it did not answer in Dask's protocol ({exc})") from None
+    if identity is None:
+        raise target.fail(
+            f"the connection was accepted but nothing answered as a Dask scheduler within "
+            f"{timeout:g} s"
+        )
+    if identity.get("type") != "Scheduler":
+        raise target.fail(f"it is a Dask {identity.get('type', 'server')}, not a scheduler")
+
+
+async def _identity(address: str, timeout: float) -> dict[str, Any] | None:
+    """The identity a Dask server gives of itself, or None after ``timeout``."""
+    from distributed.comm import connect
+
+    async def ask() -> dict[str, Any]:
+        # Its own limit later than ours: a silent listener is then our timeout, not an
+        # OSError that reads like a refused connection.
+        comm = await connect(address, timeout=2 * timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return dict(await comm.read())
+        finally:
+            await comm.close()
+
+    try:
+        return await asyncio.wait_for(ask(), timeout)
+    except (TimeoutError, asyncio.TimeoutError):
+        return None
+
+
+def _quiet(prefix: str) -> dict[str, int]:
+    """Keep the loggers under ``prefix`` quiet (the run says in words what went wrong,
+    and a lost scheduler would also print distributed's tracebacks); their levels
+    before. A user who set the top one to DEBUG asked to see them: left as they are."""
+    top = logging.getLogger(prefix)
+    if top.level == logging.DEBUG:
+        return {}
+    # Each one: a record propagates to the top's handler whatever the top's level.
+    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
+    before = {name: logging.getLogger(name).level for name in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return before
+
+
 class DaskSession(FuturesSession):
     backend = "dask"
     cluster: Any = None
     client: Any = None
     reaper: subprocess.Popen[bytes] | None = None
+    loud: dict[str, int] | None = None  # the loggers' levels before the session
 
     def _start(self) -> None:
         need("dask")
         from distributed import Client, LocalCluster
 
+        self.loud = _quiet("distributed")
+
         if self.address:  # someone else's: connected to, never started or stopped
-            self.client = Client(self.address, timeout=START_TIMEOUT_S, set_as_default=False)
+            reach_scheduler(self.address, self.connect_timeout)
+            self.client = Client(self.address, timeout=self.connect_timeout, set_as_default=False)
             self._check_workers(len(self.client.scheduler_info()["workers"]))
         else:
             self.reaper = start_reaper(self.token)
@@ -87,7 +160,24 @@ class DaskSession(FuturesSession):
         return sum(future.done() for future in futures)
 
     def _gather(self, futures: Sequence[Any]) -> list[Any]:
-        return list(self.client.gather(futures))
+        try:
+            return list(self.client.gather(futures))
+        except BaseException:  # a lost scheduler's futures: asyncio's CancelledError
+            self._check_scheduler()
+            raise
+
+    def _look(self) -> None:
+        self._check_scheduler()
+        super()._look()
+
+    def _check_scheduler(self) -> None:
+        """A scheduler that stopped answering is named at once, not after --timeout."""
+        if self.client.status != "running":
+            where = f" at {self.address}" if self.address else ""
+            raise WorkerLost(
+                f"the dask scheduler{where} stopped answering (this client is "
+                f"{self.client.status}); {self._after()}"
+            )
 
     def _stages(self, began: float, ended: float) -> dict[str, float]:
         import numpy as np
@@ -115,3 +205,6 @@ class DaskSession(FuturesSession):
                 self.cluster.close(timeout=10)
         if not self.address:
             end(self.token, self.reaper)
+        if self.loud is not None:
+            for name, level in self.loud.items():
+                logging.getLogger(name).setLevel(level)

@@ -132,10 +132,14 @@ class _FloodRun:
             block = list(grouped)
             session: ClusterSession | FuturesSession
             if backend in FUTURES_BACKENDS:
-                say_phase(progress, f"starting {backend}: {plural(engines, 'worker')}")
+                phase = f"starting {backend}: {plural(engines, 'worker')}"
+                if self.params.address:
+                    phase = f"connecting to {backend} at {self.params.address}"
+                say_phase(progress, phase)
                 futures = session_for(
                     backend, workers=engines, timeout=self.params.timeout, test=self.test,
                     warmup=self.params.warmup, cell=self.cell, address=self.params.address,
+                    connect_timeout=self.params.connect_timeout,
                 )  # fmt: skip
                 self.notes.extend(n for n in futures.notes if n not in self.notes)
                 session = futures

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..method.load import with_other_load
+from ..params.flood import CONNECT_TIMEOUT
 from .anatomy import nan_stages
 from .celltask import CELL_FILENAME, UserTask
 from .tasks import echo, run_installed_cell, sleep_each
@@ -34,7 +35,8 @@ START_TIMEOUT_S = 120.0
 
 
 class WorkerLost(RuntimeError):
-    """A worker process of a futures backend exited while it was used."""
+    """A worker process of a futures backend exited, or its scheduler stopped
+    answering, while it was used."""
 
 
 @dataclass
@@ -49,6 +51,7 @@ class FuturesSession:
     warmup: int = 0
     cell: UserTask | None = None
     address: str = ""  # an existing Dask scheduler or Ray cluster's, rather than our own
+    connect_timeout: float = CONNECT_TIMEOUT.default
     pids: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warmed: set[tuple[Any, ...]] = field(default_factory=set)
@@ -193,14 +196,15 @@ class FuturesSession:
             # the one that went first.
             ended.sort(key=lambda one: "SIGTERM" in one[2])
             number, pid, status = ended[0]
-            after = (
-                f"the run was stopped; the cluster at {self.address} was left as it is"
-                if self.address
-                else "the workers were shut down (the next run starts fresh ones)"
-            )
             raise WorkerLost(
-                f"{self.backend} worker {number} (pid {pid}) exited: {status}; {after}"
+                f"{self.backend} worker {number} (pid {pid}) exited: {status}; {self._after()}"
             )
+
+    def _after(self) -> str:
+        """What became of the engine after a loss stopped the run."""
+        if self.address:
+            return f"the run was stopped; the cluster at {self.address} was left as it is"
+        return "the workers were shut down (the next run starts fresh ones)"
 
     def _check_workers(self, found: int) -> None:
         """An existing engine must have the workers ``--engines`` says (the rows and the

@@ -21,8 +21,11 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..params.address import split_url
+from ..params.flood import ADDRESS_FORMS
 from .celltask import UserTask
 from .futures import START_TIMEOUT_S, FuturesSession
+from .reach import Deadline, Target, answers_grpc
 from .tagged import end, start_reaper, tagged
 from .tasks import pid_after, run_cell_boxed
 
@@ -38,6 +41,22 @@ _OFFLINE = {"RAY_USAGE_STATS_ENABLED": "0"}
 # then listen on every interface. As on macOS (Ray's RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER
 # off), the node is then loopback's: its servers listen on 127.0.0.1 alone.
 _LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+# What a user checks when a cluster does not answer.
+_CHECK = (
+    "the cluster is running (`ray status`) and that the port is its head's GCS port "
+    "(6379 by default, the one `ray start --head` prints)"
+)
+
+
+def reach_cluster(address: str, timeout: float) -> None:
+    """Raise :class:`NoAnswer` unless a gRPC server (a Ray head's GCS is one) answers at
+    ``address`` within ``timeout`` seconds; ``ray.init`` is not tried before: where
+    nothing answers, Ray waits about 40 s and warns on the terminal in C++."""
+    _, where = split_url(address, *ADDRESS_FORMS["ray"])
+    target = Target("a Ray cluster", address, where.host, where.port or 0, _CHECK)
+    answers_grpc(target, Deadline(timeout))
 
 
 @contextlib.contextmanager
@@ -62,6 +81,8 @@ class RaySession(FuturesSession):
     boxed: list[Any]
 
     def _start(self) -> None:
+        if self.address:  # before Ray is imported: an address that does not answer is quick
+            reach_cluster(self.address, self.connect_timeout)
         import ray
 
         if ray.is_initialized():

@@ -115,7 +115,7 @@ def check_address(text: str) -> str:
     return str(text).strip()
 
 
-__all__ = ["Address", "check_address", "split_address"]
+__all__ = ["Address", "check_address", "split_address", "split_url"]
 
 
 def is_loopback_url(url: str) -> bool:
@@ -127,3 +127,28 @@ def is_loopback_url(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def split_url(text: str, schemes: tuple[str, ...], example: str) -> tuple[str, Address]:
+    """``[SCHEME://]HOST:PORT`` of a server to connect to: its scheme (one of
+    ``schemes``, or "" when none is given) and address; ``ValueError`` naming what is
+    wrong and ``example``.
+
+    >>> split_url("tcp://127.0.0.1:8786", ("tcp", "tls"), "tcp://127.0.0.1:8786")
+    ('tcp', Address(host='127.0.0.1', port=8786, ipv6=False))
+    """
+    scheme, found, rest = str(text).strip().rpartition("://")
+    allowed = " or ".join(f"{s}://" for s in schemes)
+    if found and scheme not in schemes:
+        also = f"; the scheme is {allowed} or none" if schemes else " with no scheme"
+        msg = f"address {text!r}: give HOST:PORT, e.g. {example}{also}"
+        raise ValueError(msg)
+    try:
+        address = split_address(rest)
+    except ValueError as exc:
+        msg = f"address {text!r}: {exc}"
+        raise ValueError(msg) from None
+    if address.port is None or address.host == "*":
+        msg = f"address {text!r}: give HOST:PORT, e.g. {example}"
+        raise ValueError(msg)
+    return scheme, address

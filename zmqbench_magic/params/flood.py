@@ -7,6 +7,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from .address import split_url
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .remote import REMOTE_PYTHON
@@ -82,6 +83,18 @@ ADDRESS = Param(
     "workers (Ray: CPUs) as it has",
     "address", "str",
 )
+CONNECT_TIMEOUT = Param(
+    "connect_timeout", 10.0,
+    "longest wait for an existing Dask scheduler or Ray cluster (--address) to answer "
+    "before the run gives up and says what did not answer",
+    "connect timeout", "float", unit="s", low=0.1, high=3600.0,
+)
+# How each engine that --address connects to writes its address: the schemes it takes
+# (none: a bare HOST:PORT) and an example with its default port.
+ADDRESS_FORMS = {
+    "dask": (("tcp", "tls", "ws", "wss"), "tcp://127.0.0.1:8786"),
+    "ray": ((), "127.0.0.1:6379"),
+}
 SSH_HOSTS = Param(
     "ssh_hosts", "",
     "start the engines on these hosts over SSH with ipyparallel's SSH engine launcher: "
@@ -195,6 +208,7 @@ class FloodParams(BenchParams):
     cluster_id: str = param_field(CLUSTER_ID)
     url_file: str = param_field(URL_FILE)
     address: str = param_field(ADDRESS)
+    connect_timeout: float = param_field(CONNECT_TIMEOUT)
     ssh_hosts: str = param_field(SSH_HOSTS)
     remote_python: str = param_field(REMOTE_PYTHON)
     ssh_tunnel: str = param_field(SSH_TUNNEL)
@@ -239,12 +253,8 @@ class FloodParams(BenchParams):
         if self.ssh_tunnel and not _SSH_HOST.match(self.ssh_tunnel):
             msg = f"ssh_tunnel must be one [user@]gateway[:port], got {self.ssh_tunnel!r}"
             raise ValueError(msg)
-        if self.address and (len(self.backend) != 1 or self.backend[0] not in ("dask", "ray")):
-            msg = (
-                f"address {self.address}: an existing Dask scheduler or Ray cluster, with "
-                f"--backend dask or ray alone, got --backend {' '.join(self.backend)}"
-            )
-            raise ValueError(msg)
+        if self.address:
+            self._check_address()
         if self.hosts and self.existing:
             msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"
             raise ValueError(msg)
@@ -255,6 +265,16 @@ class FloodParams(BenchParams):
                 "--cluster-id and --url-file)"
             )
             raise ValueError(msg)
+
+    def _check_address(self) -> None:
+        """An existing engine's address, in its engine's form, before anything starts."""
+        if len(self.backend) != 1 or self.backend[0] not in ADDRESS_FORMS:
+            msg = (
+                f"address {self.address}: an existing Dask scheduler or Ray cluster, with "
+                f"--backend dask or ray alone, got --backend {' '.join(self.backend)}"
+            )
+            raise ValueError(msg)
+        split_url(self.address, *ADDRESS_FORMS[self.backend[0]])
 
     def _check_views(self) -> None:
         """What each view and backend can run."""
