@@ -151,7 +151,9 @@ def test_the_advisor_works_out_a_known_flood_by_hand():
         for i, rate in enumerate([160, 180, 200, 200, 220, 240])
     ]  # fmt: skip
     (sentence,) = ResultSet("flood", rows).advice()
-    assert sentence.startswith("with 2 engines (lb view), tasks must last at least 90 ms (")
+    assert sentence.startswith(
+        "with 2 engines (lb view, leastload scheme), tasks must last at least 90 ms ("
+    )
     assert "CI 75 ms to 112 ms" in sentence or "CI 75 ms to 113 ms" in sentence, sentence
     assert "or be chunked by at least 90 for 1 ms tasks" in sentence, sentence
     assert "from 6 samples of a flood of 128 tiny tasks" in sentence, sentence
@@ -161,8 +163,11 @@ def test_the_advisor_works_out_a_known_flood_by_hand():
 def test_the_advisor_speaks_after_a_real_flood():
     result = run_taskflood(tasks=[16, 128], engines=2, repeat=6, warmup=1)
     (sentence,) = result.advice()
-    assert re.match(r"with 2 engines \(lb view\), tasks must last at least [\d.]+ m?s "
-                    r"\(9\d% CI [\d.]+ m?s to [\d.]+ m?s\)", sentence)  # fmt: skip
+    shape = (
+        r"with 2 engines \(lb view, leastload scheme\), tasks must last at least [\d.]+ m?s "
+        r"\(9\d% CI [\d.]+ m?s to [\d.]+ m?s\)"
+    )
+    assert re.match(shape, sentence), sentence
     assert "for 90% efficiency" in sentence and "from 6 samples of a flood of 128" in sentence
     # Printed whole, wrapped at spaces to 100 columns.
     assert f"advice: {sentence}" in " ".join(str(result).split())

@@ -38,6 +38,7 @@ _LAZY = {
     "FloodParams": "params",
     "ResultSet": "results",
     "load": "results",
+    "stamp": "results.environment",
     "ZmqBench": "magics",
 }
 

@@ -58,7 +58,9 @@ def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 # Where the engines chart takes the place of the stages' (a flood of several engine
 # counts), it says so: the chart beside the flood changed kind between two runs.
-_INSTEAD_OF_STAGES = "in place of where a task's time goes (charts.stages_chart)"
+_INSTEAD_OF_STAGES = (
+    "shown in place of where a task's time goes, as the flood ran on several engine counts"
+)
 
 
 def engines_chart(df: pd.DataFrame, note: str = "") -> alt.TopLevelMixin:

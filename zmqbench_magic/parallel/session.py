@@ -156,11 +156,14 @@ def _placement(params: FloodParams) -> Placement:
 
 
 def describe(point: Mapping[str, Any], test: str) -> str:
-    """``flood 256 tasks, 2 engines, lb/leastload``: a point, in words."""
+    """``flood 256 tasks, 2 engines, lb/leastload`` (``2 workers, dask`` on another
+    backend, which has no views or schemes): a point, in words."""
     extra = ""
     if "size" in point:
         extra = f", {format_size(point['size'])} B arrays"
     if "duration" in point:
         extra = f", {format_duration(point['duration'])} sleeps"
     where = f"{plural(point['engines'], 'engine')}, {point['view']}/{point.get('scheme', '')}"
+    if point.get("backend", "ipyparallel") != "ipyparallel":
+        where = f"{plural(point['engines'], 'worker')}, {point['backend']}"
     return f"{test} {point['tasks']} tasks, {where}{extra}"

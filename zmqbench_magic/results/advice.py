@@ -87,7 +87,10 @@ def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str
         name = {"dask": "Dask", "ray": "Ray"}[where["backend"]]
         cluster = f"{name} on {engines} worker{'s' if engines != 1 else ''}"
     else:
-        cluster = f"{engines} engine{'s' if engines != 1 else ''} ({where['view']} view)"
+        # The scheme is the load-balanced view's: two clusters may differ by it alone.
+        lb = where["view"] == "lb" and where.get("scheme")
+        scheme = f", {where['scheme']} scheme" if lb else ""
+        cluster = f"{engines} engine{'s' if engines != 1 else ''} ({where['view']} view{scheme})"
     return (
         f"with {cluster}, tasks must last at least {_ms(shortest)} ({level:.0%} CI "
         f"{_ms(factor * low)} to {_ms(factor * high)}), or be chunked by at least {chunk:,} "

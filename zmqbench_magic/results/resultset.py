@@ -152,7 +152,8 @@ class ResultSet:
         from .compare import versus
 
         metric = metric or self.metric_names[0]
-        by = [c for c in self.point_columns if c != column]
+        arms = self.df[self.df[column].isin([baseline, candidate])]
+        by = [c for c in self.point_columns if c != column and not _follows(arms, column, c)]
         return versus(self.df, column, baseline, candidate, metric, by, tolerance)
 
     def __add__(self, other: ResultSet) -> ResultSet:
@@ -275,3 +276,13 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
         data.get("distributions", ()),
         data.get("runs", {}),
     )
+
+
+def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
+    """Whether ``other`` is set by ``column`` in these two arms (one value in each, not
+    the same): inproc's far end is always a thread, tcp's a process, and the arms still
+    pair point by point."""
+    if other not in arms:
+        return False
+    per_arm = arms.groupby(column, dropna=False)[other].agg(["nunique", "first"])
+    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == len(per_arm))

@@ -250,31 +250,54 @@ def verdict_lines(result: ResultSet) -> list[str]:
     """For each two-arm parameter measured both ways, the paired verdicts in one line:
     ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
     df = result.df
-    words_of = BENCHMARKS[result.benchmark].words
-    lines = []
     arms = list(_ARMS)
     if "python" in df.columns and df["python"].nunique() == 2:
         # Environments side by side: the first named is the baseline.
         old, new = df["python"].unique().tolist()
         arms.append(("python", old, new, f"python {new} vs {old}"))
-    for column, baseline, candidate, words in arms:
-        if column not in df.columns or not {baseline, candidate} <= set(df[column]):
-            continue
-        table = result.versus(column, baseline, candidate)
-        if table.empty:
-            continue
-        keys = [c for c in point_columns(table) if table[c].nunique() > 1]
-        labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
-        parts = []
-        for verdict, rows in table.groupby("verdict", sort=False):
-            where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
-            part = f"{verdict} at {where}"
-            if verdict == "inconclusive":
-                part += f" ({rows['reason'].mode().iloc[0]})"
-            parts.append(part)
-        metric = table["metric"].iloc[0]
-        lines.append(
-            f"{words}, {metric} paired by round (±{table.attrs['tolerance']:.1%} tolerance): "
-            + "; ".join(parts)
-        )
-    return lines
+    lines = [versus_line(result, *arm) for arm in arms]
+    return [line for line in lines if line]
+
+
+def versus_line(
+    result: ResultSet, column: str, baseline: Any, candidate: Any, words: str = ""
+) -> str:
+    """The verdicts of ``candidate`` against ``baseline`` (two values of ``column``),
+    paired by round where the two were measured in the same rounds, in one unwrapped
+    line, the points grouped by verdict; "" where the run did not measure both.
+
+    >>> versus_line(r, "transport", "tcp", "ipc")  # doctest: +SKIP
+    'ipc vs tcp, mean_us paired by round (±1.0% tolerance): faster at 1 B, 1k B; ...'
+    """
+    df = result.df
+    if column not in df.columns or not {baseline, candidate} <= set(df[column]):
+        return ""
+    table = result.versus(column, baseline, candidate)
+    if table.empty:
+        return ""
+    words_of = BENCHMARKS[result.benchmark].words
+    keys = [c for c in point_columns(table) if table[c].nunique() > 1]
+    labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
+    parts = []
+    for verdict, rows in table.groupby("verdict", sort=False):
+        where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
+        part = f"{verdict} at {where}"
+        if verdict == "inconclusive":
+            part += f" ({rows['reason'].mode().iloc[0]})"
+        parts.append(part)
+    metric = table["metric"].iloc[0]
+    words = words or f"{candidate} vs {baseline}"
+    # Arms on clusters of their own (a scheme, a backend) share no rounds.
+    how = "paired by round" if table["paired"].all() else "unpaired (separate blocks)"
+    return (
+        f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): "
+        + "; ".join(parts)
+    )
+
+
+def versus_text(
+    result: ResultSet, column: str, baseline: Any, candidate: Any, words: str = ""
+) -> str:
+    """:func:`versus_line`, wrapped to 100 columns as the summaries are: what a notebook
+    prints as a conclusion of its own run."""
+    return "\n".join(fit([versus_line(result, column, baseline, candidate, words)]))
