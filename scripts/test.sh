@@ -31,4 +31,5 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/mypy
 # The upgrade notebook builds its environment from those wheels too (pip reads these).
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
+    --nbval-sanitize-with examples/sanitize.cfg \
     --nbval-cell-timeout=600 --durations=25 "$@"

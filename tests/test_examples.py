@@ -24,7 +24,7 @@ STAMP = re.compile(
 )
 # What only the machine that ran a notebook has: its folders, its environment's.
 MACHINE_PATHS = ("/root/", "/home/", "/tmp/", "/work/", "/Users/", "site-packages", ".venv/")
-OLD_FORMATS = ("median of ", "n/a sent", "the machine may be busy")
+OLD_FORMATS = re.compile(r"median of \d|n/a sent|the machine may be busy")
 
 
 def _cells(notebook: Path) -> list[dict]:
@@ -46,6 +46,22 @@ def _texts(cell: dict) -> list[str]:
 
 def _printed(cell: dict) -> list[str]:
     return ["".join(o["text"]) for o in cell.get("outputs", []) if o["output_type"] == "stream"]
+
+
+def test_the_stamp_names_this_checkouts_commit_and_whether_the_package_differs():
+    from zmqbench_magic import stamp
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD")
+    changed = git("status", "--porcelain", "--", "zmqbench_magic")
+    lines = str(stamp("dask")).splitlines()
+    assert all(len(line) <= 100 for line in lines), lines
+    assert f", commit {head}{' + changes' if changed else ''} · run " in lines[0], lines[0]
+    assert lines[-1].startswith(("Python ", "    ")) and " · dask " in "\n".join(lines), lines
 
 
 def test_there_are_nine_notebooks_and_the_readme_counts_them():
@@ -81,7 +97,7 @@ def test_saved_outputs_hold_no_machine_path_stray_warning_or_old_format(notebook
             where = f"{notebook.name} cell {number}"
             assert not [p for p in MACHINE_PATHS if p in text], f"{where}: {text[:300]}"
             assert "Warning:" not in text, f"{where}: {text[:300]}"
-            assert not [f for f in OLD_FORMATS if f in text], f"{where}: {text[:300]}"
+            assert not OLD_FORMATS.search(text), f"{where}: {text[:300]}"
         for text in _printed(cell):
             long = [line for line in text.splitlines() if len(line) > 100]
             assert not long, f"{notebook.name} cell {number}: over 100 columns: {long[0]}"
@@ -193,6 +209,7 @@ def test_the_wheel_carries_the_native_loop_and_the_magics(tmp_path):
     script = (
         "import zmqbench_magic, IPython\n"
         "print(zmqbench_magic.__file__)\n"
+        "assert ', commit ' not in str(zmqbench_magic.stamp()), 'a wheel is no checkout'\n"
         "ip = IPython.core.interactiveshell.InteractiveShell.instance()\n"
         "ip.run_line_magic('load_ext', 'zmqbench_magic')\n"
         "r = ip.run_line_magic('zmqthr', '-q -o --no-chart --size 1k --loop python native "

@@ -24,6 +24,7 @@ from .parallel.reach import NoAnswer
 from .params import SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .params.flood import TEST
 from .results import ResultSet
+from .results.text import fit
 from .sockets.cell import UserCodeFailed, cell_value
 from .sockets.measure import run_latency, run_throughput
 from .ui.config import BenchDefaults, configured
@@ -135,7 +136,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         from .parallel.flood import run_taskflood
 
         if args.stop:
-            print(cluster.stop())
+            print("\n".join(fit([cluster.stop()])))
             return None
         if cell is None:
             return self._run(args, FloodParams, run_taskflood)

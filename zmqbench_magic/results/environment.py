@@ -10,6 +10,7 @@ import platform
 import secrets
 import socket
 import subprocess
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,14 @@ class Stamp:
         facts = self.facts
         commit = f", commit {facts['commit']}" if facts["commit"] else ""
         versions = " · ".join(f"{name} {version}" for name, version in facts["versions"].items())
-        return [
+        lines = [
             f"zmqbench_magic {facts['zmqbench_magic']}{commit} · run {facts['date']}",
             f"on {facts['host']}: {facts['cpu']}, {facts['cpu_count']} cores, {facts['platform']}",
             versions,
+        ]
+        # Within 100 columns, as every line the project prints.
+        return [
+            part for line in lines for part in textwrap.wrap(line, 100, subsequent_indent="    ")
         ]
 
     def __str__(self) -> str:

@@ -289,9 +289,8 @@ def versus_line(
     words = words or f"{candidate} vs {baseline}"
     # Arms on clusters of their own (a scheme, a backend) share no rounds.
     how = "paired by round" if table["paired"].all() else "unpaired (separate blocks)"
-    return (
-        f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): "
-        + "; ".join(parts)
+    return f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): " + "; ".join(
+        parts
     )
 
 
