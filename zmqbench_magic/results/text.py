@@ -75,7 +75,7 @@ def _flood_figures(point: Mapping[str, Any]) -> str:
             f"{point['overhead_fraction']:.0%} of the round trip"
         )
     if has("queue_s"):
-        stages = " / ".join(f"{point[column] * 1e3:,.3g}" for column in STAGE_COLUMNS)
+        stages = " / ".join(_three(point[column] * 1e3) for column in STAGE_COLUMNS)
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
         f"sent {_three(point['sent_s'] * 1e3)} ms, round trip "
