@@ -27,7 +27,7 @@ from ..params.flood import ADDRESS_FORMS, STAGE_COLUMNS, STAGE_P90_COLUMNS
 from .anatomy import nan_stages
 from .celltask import UserTask
 from .engines import need
-from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost
+from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, open_tcp
 from .tagged import end, start_reaper, tagged
 from .tasks import install_cell
@@ -88,21 +88,6 @@ async def _identity(address: str, timeout: float) -> dict[str, Any] | None:
         return None
 
 
-def _quiet(prefix: str) -> dict[str, int]:
-    """Keep the loggers under ``prefix`` quiet (the run says in words what went wrong,
-    and a lost scheduler would also print distributed's tracebacks); their levels
-    before. A user who set the top one to DEBUG asked to see them: left as they are."""
-    top = logging.getLogger(prefix)
-    if top.level == logging.DEBUG:
-        return {}
-    # Each one: a record propagates to the top's handler whatever the top's level.
-    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
-    before = {name: logging.getLogger(name).level for name in names}
-    for name in names:
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    return before
-
-
 class DaskSession(FuturesSession):
     backend = "dask"
     cluster: Any = None
@@ -114,7 +99,7 @@ class DaskSession(FuturesSession):
         need("dask")
         from distributed import Client, LocalCluster
 
-        self.loud = _quiet("distributed")
+        self.loud = quiet_loggers("distributed")
 
         if self.address:  # someone else's: connected to, never started or stopped
             reach_scheduler(self.address, self.connect_timeout)
@@ -205,6 +190,4 @@ class DaskSession(FuturesSession):
                 self.cluster.close(timeout=10)
         if not self.address:
             end(self.token, self.reaper)
-        if self.loud is not None:
-            for name, level in self.loud.items():
-                logging.getLogger(name).setLevel(level)
+        restore_loggers(self.loud)

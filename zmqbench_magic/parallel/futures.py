@@ -15,6 +15,7 @@ one that exits is named at once (as an ipyparallel engine is), and no result for
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
@@ -220,4 +221,26 @@ class FuturesSession:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)
 
 
-__all__ = ["START_TIMEOUT_S", "FuturesSession", "WorkerLost"]
+def quiet_loggers(prefix: str) -> dict[str, int]:
+    """Keep an engine library's loggers (those under ``prefix``) quiet while the project
+    drives it: the run says in words what went wrong, and the library would add its
+    own notices and tracebacks to the output. Returns their levels before. A user who
+    set the top one to DEBUG asked to see them: they are left as they are."""
+    top = logging.getLogger(prefix)
+    if top.level == logging.DEBUG:
+        return {}
+    # Each one: a record propagates to the top's handlers whatever the top's level.
+    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
+    before = {name: logging.getLogger(name).level for name in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return before
+
+
+def restore_loggers(before: dict[str, int] | None) -> None:
+    """The levels :func:`quiet_loggers` found, back."""
+    for name, level in (before or {}).items():
+        logging.getLogger(name).setLevel(level)
+
+
+__all__ = ["START_TIMEOUT_S", "FuturesSession", "WorkerLost", "quiet_loggers", "restore_loggers"]

@@ -24,7 +24,7 @@ from typing import Any
 from ..params.address import split_url
 from ..params.flood import ADDRESS_FORMS
 from .celltask import UserTask
-from .futures import START_TIMEOUT_S, FuturesSession
+from .futures import START_TIMEOUT_S, FuturesSession, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, answers_grpc
 from .tagged import end, start_reaper, tagged
 from .tasks import pid_after, run_cell_boxed
@@ -79,12 +79,14 @@ class RaySession(FuturesSession):
     reaper: subprocess.Popen[bytes] | None = None
     remotes: dict[Any, Any]
     boxed: list[Any]
+    loud: dict[str, int] | None = None  # the loggers' levels before the session
 
     def _start(self) -> None:
         if self.address:  # before Ray is imported: an address that does not answer is quick
             reach_cluster(self.address, self.connect_timeout)
         import ray
 
+        self.loud = quiet_loggers("ray")  # its token notice, among others
         if ray.is_initialized():
             msg = "backend ray: this Python is already connected to Ray (ray.shutdown() first)"
             raise ValueError(msg)
@@ -159,3 +161,4 @@ class RaySession(FuturesSession):
             end(self.token, self.reaper)
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
+        restore_loggers(self.loud)

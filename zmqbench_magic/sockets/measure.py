@@ -204,12 +204,14 @@ def _usual_spread(
 
 
 def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
-    """With fresh driver processes, the summary says so, and what each arm ran."""
+    """With fresh driver processes, the summary says so, and what each arm ran (its
+    interpreter's path is in ``metadata["environments"]``, not in words a notebook
+    keeps: it is the machine's)."""
     if drivers is None:
         return []
     ran = drivers.environments  # an arm interrupted before it ran is not in it
     return ["every round measured by fresh driver processes (driver process)"] + [
-        f"python {arm}: {environment_words(ran[arm])} ({ran[arm]['executable']})"
+        f"python {arm}: {environment_words(ran[arm])}"
         for arm in drivers.params.interpreters()
         if arm in ran
     ]
