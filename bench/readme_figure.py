@@ -8,6 +8,7 @@ summary it was drawn from goes to ``docs/benchmarks/figure.md`` with its provena
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +22,10 @@ SWEEP = ["--size", "100", "1k", "8k", "64k", "256k", "1M", "--copy", "true", "fa
 
 def main(argv: list[str] | None = None) -> int:
     quick = "--quick" in (sys.argv[1:] if argv is None else argv)
-    folder = Path(tempfile.mkdtemp()) if quick else ROOT / "docs" / "images"
+    # From the checkout's root, so the summary names the picture by its place in the
+    # project, not by this machine's folders.
+    os.chdir(ROOT)
+    folder = Path(tempfile.mkdtemp()) if quick else Path("docs") / "images"
     options = ["-r", "1", "--min-time", "0.01", "--size", "1k"] if quick else SWEEP
     return cli.main(["thr", *options, "--svg", str(folder / "throughput.svg")])
 
