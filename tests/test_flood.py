@@ -149,10 +149,12 @@ def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
     cluster_id = cluster.current().cluster.cluster_id
     with capture_output() as captured:
         ip.run_line_magic("taskflood", "--stop")
-    assert captured.stdout.strip() == (
+    # One sentence, wrapped at spaces to 100 columns as every line printed.
+    assert " ".join(captured.stdout.split()) == (
         f"stopped the cluster zmqbench_magic started (cluster id {cluster_id}, scheme "
         "leastload): its controller and 1 engine"
     )
+    assert all(len(line) <= 100 for line in captured.stdout.splitlines())
     with capture_output() as captured:
         ip.run_line_magic("taskflood", "--stop")
     assert "nothing to stop" in captured.stdout
