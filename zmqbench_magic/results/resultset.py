@@ -285,4 +285,6 @@ def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
     if other not in arms:
         return False
     per_arm = arms.groupby(column, dropna=False)[other].agg(["nunique", "first"])
-    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == len(per_arm))
+    if len(per_arm) != 2:  # an arm missing: nothing to pair, nothing follows
+        return False
+    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == 2)
