@@ -74,9 +74,11 @@ def _epilog() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="zmqbench", description="ZeroMQ and ipyparallel benchmarks", epilog=_epilog(),
+        prog="zmqbench",
+        description="ZeroMQ and ipyparallel benchmarks",
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    )
     commands = parser.add_subparsers(dest="benchmark", required=True)
     for name, (params_class, _, title) in COMMANDS.items():
         sub = commands.add_parser(name, help=title, description=title)
@@ -94,15 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("baseline", help="a result file (--json) of the baseline run")
     compare.add_argument("candidate", help="a result file of the run compared with it")
     compare.add_argument(
-        "--match", nargs="+", metavar="COLUMN",
+        "--match",
+        nargs="+",
+        metavar="COLUMN",
         help="pair points on these columns only (e.g. size), default every shared one",
-    )  # fmt: skip
+    )
     compare.add_argument("--metric", help="the metric compared, default the headline one")
     compare.add_argument(
-        TOLERANCE.option, type=TOLERANCE.parse, default=None, metavar="FRACTION",
+        TOLERANCE.option,
+        type=TOLERANCE.parse,
+        default=None,
+        metavar="FRACTION",
         help=f"{TOLERANCE.help}; default this host's noise floor at each point (zmqbench "
         f"noise), at least {TOLERANCE.label(TOLERANCE.default)}".replace("%", "%%"),
-    )  # fmt: skip
+    )
     _output_options(compare)
     add_commands(commands)
     peer = commands.add_parser(
@@ -113,14 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     place = peer.add_mutually_exclusive_group(required=True)
     place.add_argument(
-        "--bind", metavar="tcp://ADDR:PORT",
+        "--bind",
+        metavar="tcp://ADDR:PORT",
         help="where to listen: an address of this host (and a port, 0 for a free one)",
-    )  # fmt: skip
+    )
     peer.add_argument(SECRET_FILE.option, metavar="PATH", help=SECRET_FILE.help)
     place.add_argument(
-        "--over-ssh", action="store_true",
+        "--over-ssh",
+        action="store_true",
         help="started by a driver's --remote ssh://: secret on stdin, ends when stdin closes",
-    )  # fmt: skip
+    )
     return parser
 
 
@@ -179,8 +188,11 @@ def _peer(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 secret = read_secret(args.secret_file)
             else:
                 secret = write_secret(args.secret_file)
-                print(f"zmqbench peer: wrote a new secret to {args.secret_file}: give the "
-                      f"driver this file ({SECRET_FILE.option})", flush=True)  # fmt: skip
+                print(
+                    f"zmqbench peer: wrote a new secret to {args.secret_file}: give the "
+                    f"driver this file ({SECRET_FILE.option})",
+                    flush=True,
+                )
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
     return standing.main(args.bind, secret, over_ssh=args.over_ssh)

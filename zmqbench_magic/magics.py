@@ -104,8 +104,11 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     ) -> ResultSet | None:
         if cell is not None:
             _refuse(args.widget, "--widget", _NO_PANEL)
-            _refuse(args.size, SIZE.option, "does not apply to the cell form: the cell's value "
-                    "is the message")  # fmt: skip
+            _refuse(
+                args.size,
+                SIZE.option,
+                "does not apply to the cell form: the cell's value is the message",
+            )
             try:
                 measure = partial(measure, payload=cell_value(self.shell, cell))
             except UserCodeFailed:
@@ -116,9 +119,10 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
 
     @_arguments(FloodParams)
     @magic_arguments.argument(
-        "--stop", action="store_true",
+        "--stop",
+        action="store_true",
         help="stop the cluster this extension started (and measure nothing)",
-    )  # fmt: skip
+    )
     @line_cell_magic
     def taskflood(self, line: str, cell: str | None = None) -> ResultSet | None:
         """Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
@@ -144,9 +148,9 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         _refuse(args.test, TEST.option, "does not apply to the cell form: the cell is the task")
         source = self._ip.transform_cell(cell)
         try:
-            return self._run(args, FloodParams, partial(
-                run_taskflood, task=source, namespace=self._ip.user_ns
-            ))  # fmt: skip
+            return self._run(
+                args, FloodParams, partial(run_taskflood, task=source, namespace=self._ip.user_ns)
+            )
         except SyntaxError:
             self._ip.showsyntaxerror()  # the cell's; raised before anything starts
         except RuntimeError as exc:
@@ -171,8 +175,9 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             raise UsageError(str(exc)) from None
         for caution in params.cautions():
             print(f"warning: {caution}", file=sys.stderr)
-        output = Output(args.quiet or self.quiet, self.chart and not args.no_chart,
-                        args.svg, args.png)  # fmt: skip
+        output = Output(
+            args.quiet or self.quiet, self.chart and not args.no_chart, args.svg, args.png
+        )
         result = self._measure(measure, params, output.quiet)
         in_kernel = getattr(self.shell, "kernel", None) is not None
         try:

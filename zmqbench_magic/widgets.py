@@ -54,8 +54,16 @@ class TaskFloodPanel(BenchmarkPanel):
     title = "ipyparallel task flood"
     ranged = ("tasks", "size", "duration")
     main = (
-        "test", "backend", "tasks", "engines", "view", "scheme", "size", "duration", "chunksize",
-    )  # fmt: skip
+        "test",
+        "backend",
+        "tasks",
+        "engines",
+        "view",
+        "scheme",
+        "size",
+        "duration",
+        "chunksize",
+    )
 
     def __init__(self, **values: Any) -> None:
         super().__init__(**values)

@@ -39,14 +39,18 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         .encode(
             x=alt.X("point:N", sort=order, title=", ".join(varying), axis=alt.Axis(labelAngle=-30)),
             y=alt.Y("value:Q", stack="zero", title=f"median time per task, by stage ({_UNIT})"),
-            color=alt.Color("stage:N", sort=list(STAGES), legend=legend("stage", len(STAGES)),
-                            scale=alt.Scale(domain=list(STAGES), scheme="tableau10")),
+            color=alt.Color(
+                "stage:N",
+                sort=list(STAGES),
+                legend=legend("stage", len(STAGES)),
+                scale=alt.Scale(domain=list(STAGES), scheme="tableau10"),
+            ),
             order=alt.Order("order:Q"),
             opacity=picked(pick),
             tooltip=tooltip(frame, ["stage", *_POINT], "value", f"median ({_UNIT})", ".6f"),
         )
         .add_params(pick)
-    )  # fmt: skip
+    )
     note = subtitle(frame, ["backend", "view", "scheme"], _WORDS)
     stacked = "each stage's median over every task of a point, stacked"
     return titled(bars, "Where a task's time goes", f"{note}; {stacked}" if note else stacked)

@@ -19,26 +19,43 @@ def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
     frame = table.assign(point=table[keys].astype(str).agg(" ".join, axis=1) if keys else "all")
     base = alt.Chart(frame, width=WIDTH, height=max(HEIGHT // 2, 22 * len(frame)))
     verdict = alt.Color(
-        "verdict:N", legend=legend("verdict", 4),
-        scale=alt.Scale(domain=["faster", "same", "slower", "inconclusive"],
-                        range=["#2ca02c", "#1f77b4", "#d62728", "#bdbdbd"]),
-    )  # fmt: skip
+        "verdict:N",
+        legend=legend("verdict", 4),
+        scale=alt.Scale(
+            domain=["faster", "same", "slower", "inconclusive"],
+            range=["#2ca02c", "#1f77b4", "#d62728", "#bdbdbd"],
+        ),
+    )
     pick = selector("verdict", "pick_verdict")
     ratio = alt.X("ratio:Q", scale=alt.Scale(type="log"), title="candidate / baseline (ratio)")
-    points = base.mark_point(filled=True, size=60).encode(
-        x=ratio, y=alt.Y("point:N", title=None, sort=None), color=verdict, opacity=picked(pick),
-        tooltip=["point", alt.Tooltip("ratio:Q", format=".3f"),
-                 alt.Tooltip("ci_low:Q", title="interval from", format=".3f"),
-                 alt.Tooltip("ci_high:Q", title="interval to", format=".3f"),
-                 alt.Tooltip("ci_level:Q", title="interval level", format=".0%"),
-                 alt.Tooltip("n:Q", title="samples (pairs)"),
-                 alt.Tooltip("p_adjusted:Q", title="p (Holm-adjusted)", format=".3g"),
-                 "verdict", "reason"],
-    ).add_params(pick)  # fmt: skip
+    points = (
+        base.mark_point(filled=True, size=60)
+        .encode(
+            x=ratio,
+            y=alt.Y("point:N", title=None, sort=None),
+            color=verdict,
+            opacity=picked(pick),
+            tooltip=[
+                "point",
+                alt.Tooltip("ratio:Q", format=".3f"),
+                alt.Tooltip("ci_low:Q", title="interval from", format=".3f"),
+                alt.Tooltip("ci_high:Q", title="interval to", format=".3f"),
+                alt.Tooltip("ci_level:Q", title="interval level", format=".0%"),
+                alt.Tooltip("n:Q", title="samples (pairs)"),
+                alt.Tooltip("p_adjusted:Q", title="p (Holm-adjusted)", format=".3g"),
+                "verdict",
+                "reason",
+            ],
+        )
+        .add_params(pick)
+    )
     bars = base.mark_rule().encode(
-        x="ci_low:Q", x2="ci_high:Q", y=alt.Y("point:N", sort=None), color=verdict,
+        x="ci_low:Q",
+        x2="ci_high:Q",
+        y=alt.Y("point:N", sort=None),
+        color=verdict,
         opacity=picked(pick),
-    )  # fmt: skip
+    )
     even = (
         alt.Chart(pd.DataFrame({"ratio": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="ratio:Q")
     )
@@ -50,5 +67,6 @@ def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
     note = f"shaded: the ±{tolerance:.1%} tolerance; {how}, Holm-adjusted across the points"
     if table.attrs.get("shift"):
         note += f"; {table.attrs['shift']}"
-    return titled(band + bars + points + even, f"Comparison of {COLUMN_TITLES.get(metric, metric)}",
-                  note)  # fmt: skip
+    return titled(
+        band + bars + points + even, f"Comparison of {COLUMN_TITLES.get(metric, metric)}", note
+    )

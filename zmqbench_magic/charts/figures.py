@@ -63,8 +63,17 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     # names the one rate drawn.
     rates = frame["metric"].unique()
     y = log_y("value", rates[0] if len(rates) == 1 else _RATES_TITLE)
-    lines = median_lines(frame, x, y, "mode", mode_title(frame), POINT_COLUMNS, ",.0f",
-                   _facet_width(frame), name="throughput")  # fmt: skip
+    lines = median_lines(
+        frame,
+        x,
+        y,
+        "mode",
+        mode_title(frame),
+        POINT_COLUMNS,
+        ",.0f",
+        _facet_width(frame),
+        name="throughput",
+    )
     sizes = plural(frame["size"].nunique(), "size")
     return titled(
         _by_transport(lines, frame),
@@ -77,9 +86,17 @@ def bandwidth_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Delivered bandwidth (Mbit/s) vs message size, coloured by copy mode."""
     frame = point_medians(df, ["mbit_per_s"], POINT_COLUMNS)
     y = log_y("value", METRICS["mbit_per_s"].axis_title)
-    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y,
-                   "mode", mode_title(frame), POINT_COLUMNS, ",.1f", _facet_width(frame),
-                   name="bandwidth")  # fmt: skip
+    lines = median_lines(
+        frame,
+        x_axis(frame, "size", sizes=True),
+        y,
+        "mode",
+        mode_title(frame),
+        POINT_COLUMNS,
+        ",.1f",
+        _facet_width(frame),
+        name="bandwidth",
+    )
     return titled(
         _by_transport(lines, frame),
         "ZeroMQ delivered bandwidth",
@@ -92,8 +109,17 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     by copy mode: what moving a message costs the machine, not only how fast it goes."""
     frame = point_medians(df, ["send_cpu_us_per_msg", "recv_cpu_us_per_msg"], POINT_COLUMNS)
     y = log_y("value", f"CPU per message ({METRICS['send_cpu_us_per_msg'].unit})")
-    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
-                   POINT_COLUMNS, ",.2f", _facet_width(frame), name="cpu")  # fmt: skip
+    lines = median_lines(
+        frame,
+        x_axis(frame, "size", sizes=True),
+        y,
+        "mode",
+        mode_title(frame),
+        POINT_COLUMNS,
+        ",.2f",
+        _facet_width(frame),
+        name="cpu",
+    )
     clocks = ", ".join(sorted(df["cpu_clock"].unique())) if "cpu_clock" in df else ""
     note = subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS)
     return titled(
@@ -111,13 +137,22 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     metric = "msgs_per_s" if df["benchmark"].iloc[0] == "thr" else "sample_p50_us"
     frame = python_tax(df, metric).rename(columns={"tax": "value"})
     frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
-    frame = frame.assign(metric=f"Python tax, {COLUMN_TITLES[metric]}",
-                         mode=frame["copy"].map(COPY.label))  # fmt: skip
+    frame = frame.assign(
+        metric=f"Python tax, {COLUMN_TITLES[metric]}", mode=frame["copy"].map(COPY.label)
+    )
     what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native, a sample's p50"
     y = log_y("value", f"Python tax ({what}, ratio)")
-    lines = median_lines(frame, x_axis(frame, "size", sizes=True), y, "mode", mode_title(frame),
-                   ["size", "transport", "verdict", "n"], ".2f", _facet_width(frame),
-                   name="tax")  # fmt: skip
+    lines = median_lines(
+        frame,
+        x_axis(frame, "size", sizes=True),
+        y,
+        "mode",
+        mode_title(frame),
+        ["size", "transport", "verdict", "n"],
+        ".2f",
+        _facet_width(frame),
+        name="tax",
+    )
     # On the same data as the lines, so the layer can be faceted by transport.
     even = alt.Chart(frame).mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(1.0))
     chart = alt.LayerChart(layer=[lines, even])
@@ -125,9 +160,13 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         _by_transport(chart, frame),
         f"The Python tax on {test}",
-        "; ".join(["above the dashed line, the Python loop is slower than the native one",
-                   _paired_note(frame)]),
-    )  # fmt: skip
+        "; ".join(
+            [
+                "above the dashed line, the Python loop is slower than the native one",
+                _paired_note(frame),
+            ]
+        ),
+    )
 
 
 def _paired_note(frame: pd.DataFrame) -> str:
@@ -144,8 +183,9 @@ def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame["series"], title = varying_label(frame, ["transport", "loop"])
     x = x_axis(frame, "size", sizes=True)
     y = log_y("value", "zero-copy / copy, delivered (ratio)")
-    chart = median_lines(frame, x, y, "series", title, ["size", "verdict", "n"], ".2f",
-                         name="speedup")  # fmt: skip
+    chart = median_lines(
+        frame, x, y, "series", title, ["size", "verdict", "n"], ".2f", name="speedup"
+    )
     even = alt.Chart(pd.DataFrame({"value": [1.0]})).mark_rule(strokeDash=[4, 4])
     even = even.encode(y="value:Q")
     return titled(
@@ -164,8 +204,16 @@ def latency_chart(
     frame = point_percentiles(df, distributions, ["p50_us", "p99_us"], POINT_COLUMNS)
     frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
     y = log_y("value", RTT.axis_title)
-    chart = median_lines(frame, x_axis(frame, "size", sizes=True), y, "series", series_title,
-                   POINT_COLUMNS, ",.1f", name="latency")  # fmt: skip
+    chart = median_lines(
+        frame,
+        x_axis(frame, "size", sizes=True),
+        y,
+        "series",
+        series_title,
+        POINT_COLUMNS,
+        ",.1f",
+        name="latency",
+    )
     sizes = plural(frame["size"].nunique(), "size")
     return titled(
         chart,

@@ -47,8 +47,16 @@ def flood_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Sent and round-trip time vs number of tasks, log-log, one line per engine
     count / view / scheme (the classic IPython-parallel flood figure)."""
     frame = _series(point_medians(df, ["sent_s", "roundtrip_s"], _FLOOD_COLUMNS))
-    chart = median_lines(frame, x_axis(frame, "tasks"), log_y("value", _TIME_TITLE), "series",
-                   _legend(frame), _FLOOD_COLUMNS, ".4f", name="flood")  # fmt: skip
+    chart = median_lines(
+        frame,
+        x_axis(frame, "tasks"),
+        log_y("value", _TIME_TITLE),
+        "series",
+        _legend(frame),
+        _FLOOD_COLUMNS,
+        ".4f",
+        name="flood",
+    )
     return titled(
         chart,
         f"{_whose(frame, 'task flood')}, up to {plural(int(frame['tasks'].max()), 'task')}",

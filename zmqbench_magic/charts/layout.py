@@ -42,9 +42,15 @@ SIZE_LABEL_EXPR = (
 
 
 def x_axis(
-    frame: pd.DataFrame, column: str, title: str | None = None, *, sizes: bool = False,
-    scale: Any = "log", ticks_at_values: bool = True, label_format: str = ",~r",
-) -> alt.X:  # fmt: skip
+    frame: pd.DataFrame,
+    column: str,
+    title: str | None = None,
+    *,
+    sizes: bool = False,
+    scale: Any = "log",
+    ticks_at_values: bool = True,
+    label_format: str = ",~r",
+) -> alt.X:
     """An x axis that spans the data: a point axis for a single value (a linear axis
     of one value crowds its tick labels), otherwise ``scale`` over exactly the
     measured range, with a tick at each measured value (up to 8) so each point can be
@@ -99,10 +105,14 @@ def log_ticks(low: float, high: float) -> list[float]:
 def legend(title: str, entries: int) -> alt.Legend:
     """A legend below its chart, in columns that fit the chart's width, never cut."""
     return alt.Legend(
-        title=title, orient="bottom", direction="vertical" if entries > 4 else "horizontal",
-        columns=2 if entries > 4 else entries, labelLimit=_NO_LIMIT, titleLimit=_NO_LIMIT,
+        title=title,
+        orient="bottom",
+        direction="vertical" if entries > 4 else "horizontal",
+        columns=2 if entries > 4 else entries,
+        labelLimit=_NO_LIMIT,
+        titleLimit=_NO_LIMIT,
         symbolType="circle",
-    )  # fmt: skip
+    )
 
 
 def color(frame: pd.DataFrame, field: str, title: str) -> alt.Color:

@@ -85,8 +85,10 @@ def chart_bundle(chart: alt.TopLevelMixin) -> tuple[dict[str, Any], dict[str, An
     }
     # The live view draws SVG (crisp, and its text can be read and measured) and
     # offers only the exports that work offline: no "open in the Vega editor".
-    embed = {"renderer": "svg", "actions": {"export": True, "source": False,
-                                            "compiled": False, "editor": False}}  # fmt: skip
+    embed = {
+        "renderer": "svg",
+        "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+    }
     # The PNG has PNG_SCALE pixels per chart pixel: shown at the chart's own size.
     return data, {
         VEGA_MIMETYPE: {"embed_options": embed},

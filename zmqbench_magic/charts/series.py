@@ -73,9 +73,17 @@ def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def median_lines(
-    frame: pd.DataFrame, x: alt.X, y: alt.Y, series: str, series_title: str, fields: Sequence[str],
-    fmt: str, width: int = WIDTH, *, name: str,
-) -> alt.LayerChart:  # fmt: skip
+    frame: pd.DataFrame,
+    x: alt.X,
+    y: alt.Y,
+    series: str,
+    series_title: str,
+    fields: Sequence[str],
+    fmt: str,
+    width: int = WIDTH,
+    *,
+    name: str,
+) -> alt.LayerChart:
     """Median lines with points, one colour per ``series``, one point shape per metric
     when there are several, and the interval bars.
 
@@ -103,14 +111,22 @@ def median_lines(
         else base.mark_point(size=50, filled=True, opacity=1)
     )
     lines = mark.encode(
-        x=x, y=y, color=color(frame, series, series_title), shape=shape,
-        detail="metric:N", opacity=picked(pick),
+        x=x,
+        y=y,
+        color=color(frame, series, series_title),
+        shape=shape,
+        detail="metric:N",
+        opacity=picked(pick),
         tooltip=tooltip(frame, [series, "metric", *fields], "value", "median", fmt),
-    ).add_params(pick)  # fmt: skip
+    ).add_params(pick)
     bars = base.mark_rule(strokeWidth=2).encode(
-        x=x, y="ci_low:Q", y2="ci_high:Q", color=color(frame, series, series_title),
-        opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)), detail="metric:N",
-    )  # fmt: skip
+        x=x,
+        y="ci_low:Q",
+        y2="ci_high:Q",
+        color=color(frame, series, series_title),
+        opacity=alt.condition(pick, alt.value(0.55), alt.value(0.08)),
+        detail="metric:N",
+    )
     # The bars first: drawn over the points, they would take the pointer off them.
     return alt.LayerChart(layer=[bars, lines])
 

@@ -80,13 +80,21 @@ class RunAssembly:
                 warnings += point_warnings(point_rows, point)
         warnings += busy_warnings((describe(point), point_rows) for point, point_rows in by_point)
         everything = {
-            **environment(), **self.identity, "gc": gc, "order_seed": self.seed,
-            "notes": self.notes, **(metadata or {}),
-        }  # fmt: skip
+            **environment(),
+            **self.identity,
+            "gc": gc,
+            "order_seed": self.seed,
+            "notes": self.notes,
+            **(metadata or {}),
+        }
         return ResultSet(
-            self.params.benchmark, tuple(rows), self.params.settings(), everything, tuple(warnings),
+            self.params.benchmark,
+            tuple(rows),
+            self.params.settings(),
+            everything,
+            tuple(warnings),
             tuple(distributions),
-        )  # fmt: skip
+        )
 
 
 __all__ = ["RunAssembly"]

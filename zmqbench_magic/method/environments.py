@@ -45,8 +45,19 @@ def build(
     try:
         _run([base_python, "-m", "venv", str(folder)])
         extra = [] if any(w.split("=")[0].startswith("numpy") for w in wanted) else ["numpy"]
-        _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-              *pip_args, *wanted, *extra])  # fmt: skip
+        _run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                *pip_args,
+                *wanted,
+                *extra,
+            ]
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -56,8 +67,9 @@ def build(
 
 def _run(command: list[str]) -> str:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         msg = f"{shlex.join(command)} failed: {exc}"
         raise ValueError(msg) from None

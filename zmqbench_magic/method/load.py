@@ -98,9 +98,11 @@ def busy_warnings(points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]]) -> 
     ``BUSY_THRESHOLD`` of the machine (NaN, not known, never counts), and the worst."""
     points = list(points)
     busy = [
-        (where, row) for where, rows in points for row in rows
+        (where, row)
+        for where, rows in points
+        for row in rows
         if (row.get("other_load") or 0) > BUSY_THRESHOLD
-    ]  # fmt: skip
+    ]
     if not busy:
         return []
     where, worst = max(busy, key=lambda item: item[1]["other_load"])

@@ -127,8 +127,9 @@ class Schedule:
             self._shuffle.shuffle(within)
             arms = block if self._visits[key] % 2 == 0 else block[::-1]
             self._visits[key] += 1
-            ordered += [[group[i] for i in within] if len(group) == len(within) else group
-                        for group in arms]  # fmt: skip
+            ordered += [
+                [group[i] for i in within] if len(group) == len(within) else group for group in arms
+            ]
         return ordered
 
     def run(
@@ -183,8 +184,15 @@ class Schedule:
                     check_stop(stop)
                     began = self.clock() - start
                     measured = session.sample(point)
-                    rows.append({**point, "sample": number, "order": len(rows),
-                                 "t_start_s": began, **measured})  # fmt: skip
+                    rows.append(
+                        {
+                            **point,
+                            "sample": number,
+                            "order": len(rows),
+                            "t_start_s": began,
+                            **measured,
+                        }
+                    )
                     measured_points.append(point)
                     if progress is not None:
                         progress(done_before + len(rows), total)

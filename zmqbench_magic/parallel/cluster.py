@@ -53,9 +53,12 @@ def current() -> ClusterHandle | None:
 
 
 def managed(
-    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE,
+    engines: int,
+    scheme: str,
+    timeout: float,
+    placement: Placement = ON_THIS_MACHINE,
     say: Say | None = None,
-) -> ClusterHandle:  # fmt: skip
+) -> ClusterHandle:
     """The project's cluster with ``engines`` engines (on each of the placement's hosts,
     when given) and this scheduler scheme: reused, resized, or (for another scheme or
     placement) restarted; ``say`` hears each phase ("starting the cluster: 1 of 2
@@ -113,9 +116,12 @@ def resize(engines: int, timeout: float, say: Say | None = None) -> str:
 
 
 def start(
-    engines: int, scheme: str, timeout: float, placement: Placement = ON_THIS_MACHINE,
+    engines: int,
+    scheme: str,
+    timeout: float,
+    placement: Placement = ON_THIS_MACHINE,
     say: Say | None = None,
-) -> ClusterHandle:  # fmt: skip
+) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
     _finish_teardowns()
@@ -161,8 +167,9 @@ def start(
             # ids reach it out of order; this first one is only for waiting.
             warnings.simplefilter("ignore", RuntimeWarning)
             handle.connect_client(timeout)
-            handle.wait_for_engines(engines, timeout, _STARTING, learn=scheme != "pure",
-                                    say=say, phase=phase)  # fmt: skip
+            handle.wait_for_engines(
+                engines, timeout, _STARTING, learn=scheme != "pure", say=say, phase=phase
+            )
             if scheme == "pure":
                 # One connected now sees all engines at once, in order.
                 handle.connect_client(timeout)
@@ -211,14 +218,23 @@ def _start_reaper(
     cluster_file: str, profile_dir: str, hosts: tuple[str, ...]
 ) -> subprocess.Popen[bytes]:
     command = module_command(
-        "zmqbench_magic.parallel.reaper", "--parent", str(os.getpid()),
-        "--cluster-file", cluster_file, "--profile-dir", profile_dir,
+        "zmqbench_magic.parallel.reaper",
+        "--parent",
+        str(os.getpid()),
+        "--cluster-file",
+        cluster_file,
+        "--profile-dir",
+        profile_dir,
         *(["--hosts", *hosts] if hosts else []),
-    )  # fmt: skip
+    )
     return subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, env=child_env(), start_new_session=True,
-    )  # fmt: skip
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+        start_new_session=True,
+    )
 
 
 atexit.register(stop)

@@ -109,10 +109,14 @@ class DaskSession(FuturesSession):
             self.reaper = start_reaper(self.token)
             with tagged(self.token):
                 self.cluster = LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
                     death_timeout=START_TIMEOUT_S,
-                )  # fmt: skip
+                )
             self.client = Client(self.cluster, timeout=START_TIMEOUT_S, set_as_default=False)
             self.client.wait_for_workers(self.workers, timeout=START_TIMEOUT_S)
         # The task stream's plugin, on the scheduler from the first (warm-up) task on.

@@ -29,8 +29,9 @@ def connect(
     try:
         if tunnel:
             client, through = tunnelled_client(connection_file, tunnel, timeout)
-            return ClusterHandle(client, "unknown", placement=Placement(tunnel=tunnel),
-                                 tunnel=through)  # fmt: skip
+            return ClusterHandle(
+                client, "unknown", placement=Placement(tunnel=tunnel), tunnel=through
+            )
         return ClusterHandle(ipp.Client(str(connection_file), timeout=timeout), "unknown")
     except (OSError, ValueError, ipp.error.TimeoutError, TimeoutError) as exc:
         msg = f"no running cluster found for {what}: {exc}"

@@ -137,10 +137,15 @@ class _FloodRun:
                     phase = f"connecting to {backend} at {self.params.address}"
                 say_phase(progress, phase)
                 futures = session_for(
-                    backend, workers=engines, timeout=self.params.timeout, test=self.test,
-                    warmup=self.params.warmup, cell=self.cell, address=self.params.address,
+                    backend,
+                    workers=engines,
+                    timeout=self.params.timeout,
+                    test=self.test,
+                    warmup=self.params.warmup,
+                    cell=self.cell,
+                    address=self.params.address,
                     connect_timeout=self.params.connect_timeout,
-                )  # fmt: skip
+                )
                 self.notes.extend(n for n in futures.notes if n not in self.notes)
                 session = futures
             else:
@@ -153,9 +158,10 @@ class _FloodRun:
             schedule = self.assembly.schedule(block, group_of=lambda _p: 0)
             try:
                 schedule.run(
-                    partial(_same, session), stop,
+                    partial(_same, session),
+                    stop,
                     _offset(progress, done, self.params.repeat * len(points)),
-                )  # fmt: skip
+                )
             finally:
                 # A block's rounds are its own: arms in two blocks were not measured
                 # side by side, and a paired comparison must not pair them.
@@ -168,9 +174,12 @@ class _FloodRun:
 
     def result(self) -> ResultSet:
         return self.assembly.result(
-            self.rows, list(self.params.points()), lambda point: describe(point, self.test),
-            "off in the timed loops (client)", advice=_MORE_SAMPLES,
-        )  # fmt: skip
+            self.rows,
+            list(self.params.points()),
+            lambda point: describe(point, self.test),
+            "off in the timed loops (client)",
+            advice=_MORE_SAMPLES,
+        )
 
 
 def _same(session: ClusterSession | FuturesSession, _group: Any) -> Any:

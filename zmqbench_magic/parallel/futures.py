@@ -132,8 +132,13 @@ class FuturesSession:
             where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
             raise type(exc)(f"{where}: {exc}") from exc
         stages = self._stages(began, time.time())
-        return {"scheme": point.get("scheme"), "benchmark": "flood", "test": self.test,
-                **row, **stages}  # fmt: skip
+        return {
+            "scheme": point.get("scheme"),
+            "benchmark": "flood",
+            "test": self.test,
+            **row,
+            **stages,
+        }
 
     def _measure(self, point: Mapping[str, Any]) -> dict[str, Any]:
         tasks = point["tasks"]
@@ -148,9 +153,12 @@ class FuturesSession:
             row, times = self._timed(lambda: [self._submit(task, *args) for _ in range(tasks)])
             # With perfect balance, the workers together need this long for the work.
             compute, roundtrip = sum(times) / self.workers, row["roundtrip_s"]
-            row.update(task_s=sum(times) / tasks, compute_s=compute,
-                       overhead_s=roundtrip - compute,
-                       overhead_fraction=(roundtrip - compute) / roundtrip)  # fmt: skip
+            row.update(
+                task_s=sum(times) / tasks,
+                compute_s=compute,
+                overhead_s=roundtrip - compute,
+                overhead_fraction=(roundtrip - compute) / roundtrip,
+            )
         else:
             argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
             row, _ = self._timed(lambda: self._submit_many(echo, [argument] * tasks))
@@ -190,8 +198,11 @@ class FuturesSession:
             raise ValueError(msg) from exc
 
     def _look(self) -> None:
-        ended = [(n, pid, status) for n, pid in enumerate(self.pids)
-                 if (status := self._exit_status(pid)) is not None]  # fmt: skip
+        ended = [
+            (n, pid, status)
+            for n, pid in enumerate(self.pids)
+            if (status := self._exit_status(pid)) is not None
+        ]
         if ended:
             # A broken process pool ends its other workers with SIGTERM at once: name
             # the one that went first.

@@ -91,8 +91,9 @@ class ClusterHandle:
                 for engine_set in doomed:
                     self.cluster.stop_engines_sync(engine_set)
             kill(leftovers)  # the engines' nannies, should they outlive them
-        self.wait_for_engines(engines, timeout, "while the cluster was resized", say=say,
-                              phase=phase)  # fmt: skip
+        self.wait_for_engines(
+            engines, timeout, "while the cluster was resized", say=say, phase=phase
+        )
         self.settled = True
         self.events.append(
             f"resized the cluster from {have} to {plural(engines, 'engine')} in "
@@ -100,9 +101,14 @@ class ClusterHandle:
         )
 
     def wait_for_engines(
-        self, engines: int, timeout: float, when: str, learn: bool = True,
-        say: Say | None = None, phase: str = "",
-    ) -> None:  # fmt: skip
+        self,
+        engines: int,
+        timeout: float,
+        when: str,
+        learn: bool = True,
+        say: Say | None = None,
+        phase: str = "",
+    ) -> None:
         """Wait until exactly ``engines`` are registered, naming any engine (or the
         controller) that exits meanwhile; then (``learn``) ask the engines started on
         this machine for their process ids, to name them by id should they exit."""
@@ -215,9 +221,13 @@ class ClusterHandle:
 
 
 def wait_for_count(
-    client: ipp.Client, engines: int, timeout: float, alive: Callable[[], None] = lambda: None,
-    say: Say | None = None, phase: str = "",
-) -> None:  # fmt: skip
+    client: ipp.Client,
+    engines: int,
+    timeout: float,
+    alive: Callable[[], None] = lambda: None,
+    say: Say | None = None,
+    phase: str = "",
+) -> None:
     """Wait until exactly ``engines`` engines are registered, calling ``alive`` (which
     raises if a process of the cluster has exited) as it waits, and ``say`` with
     ``"{phase}: 1 of 2 engines registered"`` as the count changes. ``timeout`` bounds

@@ -76,8 +76,10 @@ def prepare_remote_profiles(hosts: tuple[str, ...], profile_dir: str) -> None:
     that ``ipython profile create`` (which the SSH launcher runs there) would otherwise
     announce it generates, in lines that reach the cell."""
     quoted = shlex.quote(profile_dir)
-    _on_each(hosts, f"mkdir -p {quoted} && touch {quoted}/ipython_config.py "
-                    f"{quoted}/ipython_kernel_config.py")  # fmt: skip
+    _on_each(
+        hosts,
+        f"mkdir -p {quoted} && touch {quoted}/ipython_config.py {quoted}/ipython_kernel_config.py",
+    )
 
 
 def remove_remote_profiles(hosts: tuple[str, ...], profile_dir: str) -> None:
@@ -90,5 +92,9 @@ def _on_each(hosts: tuple[str, ...], command: str) -> None:
     must not stop the rest; the engine start names it)."""
     for host in hosts:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run([*ssh_to(host), command], capture_output=True,
-                           timeout=_SSH_COMMAND_TIMEOUT_S, check=False)  # fmt: skip
+            subprocess.run(
+                [*ssh_to(host), command],
+                capture_output=True,
+                timeout=_SSH_COMMAND_TIMEOUT_S,
+                check=False,
+            )

@@ -102,14 +102,19 @@ class RaySession(FuturesSession):
             self.reaper = start_reaper(self.token, remove=self.folder)
             with tagged(self.token, **_OFFLINE, **_LOOPBACK), _loopback():
                 ray.init(
-                    num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
-                    object_store_memory=OBJECT_STORE_BYTES, _temp_dir=self.folder,
-                    configure_logging=False, _node_ip_address="127.0.0.1",
-                )  # fmt: skip
+                    num_cpus=self.workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    object_store_memory=OBJECT_STORE_BYTES,
+                    _temp_dir=self.folder,
+                    configure_logging=False,
+                    _node_ip_address="127.0.0.1",
+                )
         # Busy every worker at once, so Ray starts all of them now.
         pid_of = self._remote(pid_after)
-        self.started = ray.get([pid_of.remote(0.2) for _ in range(self.workers)],
-                               timeout=START_TIMEOUT_S)  # fmt: skip
+        self.started = ray.get(
+            [pid_of.remote(0.2) for _ in range(self.workers)], timeout=START_TIMEOUT_S
+        )
         self.local = self.address == "" or all(
             host == socket.gethostname() for _, host in self.started
         )
@@ -142,8 +147,9 @@ class RaySession(FuturesSession):
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
         import ray
 
-        done, _ = ray.wait(list(futures), num_returns=len(futures), timeout=timeout,
-                           fetch_local=False)  # fmt: skip
+        done, _ = ray.wait(
+            list(futures), num_returns=len(futures), timeout=timeout, fetch_local=False
+        )
         return len(done)
 
     def _gather(self, futures: Sequence[Any]) -> list[Any]:

@@ -94,9 +94,12 @@ def _timed(
     pending = [result for _, result in submitted]
     times = stamps([at for at, _ in submitted], pending)
     return pending, {
-        "sent_s": sent, "roundtrip_s": roundtrip, "tasks_per_s": tasks / roundtrip,
-        **stage_times(times, wait.other_hosts), "reply_overlap": reply_overlap(times, sent_at),
-    }  # fmt: skip
+        "sent_s": sent,
+        "roundtrip_s": roundtrip,
+        "tasks_per_s": tasks / roundtrip,
+        **stage_times(times, wait.other_hosts),
+        "reply_overlap": reply_overlap(times, sent_at),
+    }
 
 
 def _forget_broadcast_originals(client: Any, results: list[Any]) -> None:
@@ -213,8 +216,10 @@ class _Pulse:
             )
             raise TimeoutError(msg)
         if at - self.began >= _SAY_AFTER_S:
-            say_doing(self.wait.progress, f"{state[0]:,} of {self.tasks:,} tasks sent, "
-                      f"{self._answered()} answered")  # fmt: skip
+            say_doing(
+                self.wait.progress,
+                f"{state[0]:,} of {self.tasks:,} tasks sent, {self._answered()} answered",
+            )
 
     def _answered(self) -> str:
         if len(self.submitted) == 1 and self.tasks > 1:  # a map: one result for all

@@ -112,8 +112,14 @@ class ClusterSession:
         if self.run.cell is not None:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
-        wait = Wait(self.run.params.timeout, self.handle, tuple(engine_ids),
-                    self._engines_elsewhere(), self.stop, self.progress)  # fmt: skip
+        wait = Wait(
+            self.run.params.timeout,
+            self.handle,
+            tuple(engine_ids),
+            self._engines_elsewhere(),
+            self.stop,
+            self.progress,
+        )
         for done in range(self.run.params.warmup):
             say_phase(
                 self.progress, f"warm-up sample {done + 1} of {self.run.params.warmup} (not kept)"

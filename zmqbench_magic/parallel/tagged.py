@@ -38,14 +38,22 @@ def tagged(tag: str, **settings: str) -> Iterator[None]:
 
 def start_reaper(tag: str, remove: str | None = None) -> subprocess.Popen[bytes]:
     command = module_command(
-        "zmqbench_magic.parallel.reaper", "--parent", str(os.getpid()), "--tag", tag,
+        "zmqbench_magic.parallel.reaper",
+        "--parent",
+        str(os.getpid()),
+        "--tag",
+        tag,
         *(["--remove", remove] if remove else []),
-    )  # fmt: skip
+    )
     env = {k: v for k, v in child_env().items() if k != TAG_VARIABLE}  # never reap itself
     return subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-    )  # fmt: skip
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def end(tag: str, reaper: subprocess.Popen[bytes] | None) -> None:

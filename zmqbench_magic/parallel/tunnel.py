@@ -61,9 +61,11 @@ def tunnelled_client(
     remote = "echo zmqbench-tunnel-open; exec cat >/dev/null"
     process = subprocess.Popen(
         [*ssh_to(gateway, "-o", "ExitOnForwardFailure=yes", *forwards), remote],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         start_new_session=True,  # a Ctrl-C at a terminal is the kernel's to handle
-    )  # fmt: skip
+    )
     said = Tail(process.stderr)
     tunnel = Tunnel(gateway, process)
     try:

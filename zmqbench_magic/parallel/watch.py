@@ -125,8 +125,11 @@ def engine_exit(cluster: Any, name: Callable[[Any, str], str]) -> Exited | None:
             output = getattr(engine_set, "outputs", {}).get(identifier, "")
             lines = [line.strip() for line in output.splitlines() if line.strip()]
             host = getattr(engine_set, "hostname", "") or "this machine"
-            return Exited(name(record.get("pid"), host), _status(record.get("exit_code")),
-                          tuple(lines[-_LAST_LINES:]))  # fmt: skip
+            return Exited(
+                name(record.get("pid"), host),
+                _status(record.get("exit_code")),
+                tuple(lines[-_LAST_LINES:]),
+            )
     return None
 
 

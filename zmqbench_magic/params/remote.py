@@ -65,8 +65,13 @@ REMOTE_PYTHON = Param(
 _SSH_URL = re.compile(r"^ssh://([\w.-]+@)?[\w.-]+(:\d+)?$")
 
 
-def check_remote(remote: str, transports: tuple[str, ...], peers: tuple[str, ...],
-                 secret_file: str, curves: tuple[bool, ...]) -> None:  # fmt: skip
+def check_remote(
+    remote: str,
+    transports: tuple[str, ...],
+    peers: tuple[str, ...],
+    secret_file: str,
+    curves: tuple[bool, ...],
+) -> None:
     """A remote far end is reached over the network's tcp, with a secret beyond
     loopback (one handed over SSH for ``ssh://``)."""
     host, _, port = remote.removeprefix("tcp://").rpartition(":")

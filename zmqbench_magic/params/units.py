@@ -100,8 +100,9 @@ def parse_rate(text: str | float) -> float:
     return _scaled(text, _RATE_RE, _RATE_FACTORS, "messages per second such as 0, 500, 10k or 1M")
 
 
-def _scaled(text: str | float, pattern: re.Pattern[str], factors: dict[str, float],
-            expected: str) -> float:  # fmt: skip
+def _scaled(
+    text: str | float, pattern: re.Pattern[str], factors: dict[str, float], expected: str
+) -> float:
     """A number with an optional unit or suffix (``10ms``, ``1.5M``), in base units."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)

@@ -55,18 +55,22 @@ def _overheads(df: pd.DataFrame) -> pd.DataFrame:
     if not flood.empty:
         largest = flood.groupby(_GROUP)["tasks"].transform("max")
         steady = flood[flood["tasks"] == largest]
-        frames.append(steady.assign(
-            overhead_s=steady["engines"] / steady["tasks_per_s"],
-            source="flood of " + steady["tasks"].map(lambda n: f"{int(n):,}") + " tiny tasks",
-        ))  # fmt: skip
+        frames.append(
+            steady.assign(
+                overhead_s=steady["engines"] / steady["tasks_per_s"],
+                source="flood of " + steady["tasks"].map(lambda n: f"{int(n):,}") + " tiny tasks",
+            )
+        )
     mapped = df[(df["test"] == "map") & (df["chunksize"] == 1)]
     if "duration" in mapped:
         mapped = mapped[mapped["duration"] > 0]
     if not mapped.empty:
-        frames.append(mapped.assign(
-            overhead_s=(mapped["duration"] * (1 / mapped["efficiency"] - 1)).clip(lower=0),
-            source="map of sleeps",
-        ))  # fmt: skip
+        frames.append(
+            mapped.assign(
+                overhead_s=(mapped["duration"] * (1 / mapped["efficiency"] - 1)).clip(lower=0),
+                source="map of sleeps",
+            )
+        )
     if not frames:
         return pd.DataFrame(columns=[*_GROUP, "overhead_s", "source"])
     return pd.concat(frames, ignore_index=True)

@@ -34,8 +34,16 @@ def medians_with_intervals(df: pd.DataFrame, metric: str, by: list[str]) -> pd.D
         values = group[metric].dropna().tolist()
         low, high, level = median_ci(values)
         median = float(pd.Series(values, dtype=float).median())
-        rows.append({**dict(zip(by, key, strict=True)), metric: median, "ci_low": low,
-                     "ci_high": high, "ci_level": level, "samples": len(values)})  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                metric: median,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_level": level,
+                "samples": len(values),
+            }
+        )
     return pd.DataFrame(rows, columns=[*by, metric, "ci_low", "ci_high", "ci_level", "samples"])
 
 
@@ -167,11 +175,23 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
     return Threshold(estimate, low, high, True, message)
 
 
-_CROSSOVER = _Axis("size", "zero-copy crossover", "size", 1.0, "zero-copy is faster",
-                   lambda v: f"{format_size(int(v))} B")  # fmt: skip
-_HALF_EFFICIENCY = _Axis("duration", "map efficiency threshold", "task duration", 0.5,
-                         "map is over 50% efficient", lambda v: f"{v * 1e3:.3g} ms",
-                         log_y=False)  # fmt: skip
+_CROSSOVER = _Axis(
+    "size",
+    "zero-copy crossover",
+    "size",
+    1.0,
+    "zero-copy is faster",
+    lambda v: f"{format_size(int(v))} B",
+)
+_HALF_EFFICIENCY = _Axis(
+    "duration",
+    "map efficiency threshold",
+    "task duration",
+    0.5,
+    "map is over 50% efficient",
+    lambda v: f"{v * 1e3:.3g} ms",
+    log_y=False,
+)
 
 
 def zero_copy_threshold(
@@ -206,8 +226,13 @@ def map_efficiency_threshold(df: pd.DataFrame, level: float = 0.5) -> Threshold:
     for duration, group in df[df["duration"] > 0].groupby("duration", sort=True):
         values = group["efficiency"].dropna().tolist()
         low, _, _ = median_ci(values)
-        rows.append({"duration": duration, "median": float(pd.Series(values).median()),
-                     "called": low > level})  # fmt: skip
+        rows.append(
+            {
+                "duration": duration,
+                "median": float(pd.Series(values).median()),
+                "called": low > level,
+            }
+        )
     axis = dataclasses.replace(
         _HALF_EFFICIENCY, level=level, level_words=f"map is over {level:.0%} efficient"
     )

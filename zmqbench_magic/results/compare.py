@@ -237,14 +237,22 @@ def _table(
     bands = [tolerance] * len(tests) if isinstance(tolerance, float) else list(tolerance)
     rows = [
         {
-            **point, "metric": metric, "n": test.n, "ratio": test.ratio,
-            "ci_low": test.low, "ci_high": test.high, "ci_level": test.level,
-            "p_value": test.p_value, "p_adjusted": verdict.p_adjusted,
-            "verdict": verdict.word, "reason": verdict.reason, "paired": test.paired,
+            **point,
+            "metric": metric,
+            "n": test.n,
+            "ratio": test.ratio,
+            "ci_low": test.low,
+            "ci_high": test.high,
+            "ci_level": test.level,
+            "p_value": test.p_value,
+            "p_adjusted": verdict.p_adjusted,
+            "verdict": verdict.word,
+            "reason": verdict.reason,
+            "paired": test.paired,
             "tolerance": band,
         }
         for point, test, verdict, band in zip(points, tests, verdicts, bands, strict=True)
-    ]  # fmt: skip
+    ]
     table = pd.DataFrame(rows, columns=[*columns, *RESULT_COLUMNS])
     if isinstance(tolerance, float):
         table.attrs = {"tolerance": tolerance, "level": CONFIDENCE, "metric": metric}

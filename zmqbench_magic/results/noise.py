@@ -184,5 +184,16 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-__all__ = ["STORE_ENV", "describe", "floor_for", "floor_of", "floors_at", "measured_in",
-           "point_key", "save", "store_path", "tolerance_at", "widest_at"]  # fmt: skip
+__all__ = [
+    "STORE_ENV",
+    "describe",
+    "floor_for",
+    "floor_of",
+    "floors_at",
+    "measured_in",
+    "point_key",
+    "save",
+    "store_path",
+    "tolerance_at",
+    "widest_at",
+]

@@ -76,9 +76,14 @@ def pooled_interval(
         return values[(cumulative < wanted).sum(axis=-1)]
 
     found = scipy_stats.bootstrap(
-        (np.arange(len(histograms)),), percentile, vectorized=True, n_resamples=_RESAMPLES,
-        confidence_level=level, method="percentile", rng=np.random.default_rng(_SEED),
-    )  # fmt: skip
+        (np.arange(len(histograms)),),
+        percentile,
+        vectorized=True,
+        n_resamples=_RESAMPLES,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(_SEED),
+    )
     return float(found.confidence_interval.low), float(found.confidence_interval.high)
 
 
@@ -99,11 +104,20 @@ def pooled_points(
         for metric in metrics:
             low, high = pooled_interval(histograms, PERCENTILES[metric])
             value = sum(histograms, LogHistogram()).percentile(PERCENTILES[metric])
-            rows.append({**point, "value": value, "ci_low": low, "ci_high": high,
-                         "ci_level": CONFIDENCE if len(histograms) > 1 else 0.0,
-                         "samples": len(group), "metric": metric})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*by, "value", "ci_low", "ci_high", "ci_level",
-                                       "samples", "metric"])  # fmt: skip
+            rows.append(
+                {
+                    **point,
+                    "value": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "ci_level": CONFIDENCE if len(histograms) > 1 else 0.0,
+                    "samples": len(group),
+                    "metric": metric,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=[*by, "value", "ci_low", "ci_high", "ci_level", "samples", "metric"]
+    )
 
 
 def pooled_mean(means: Sequence[float], round_trips: Sequence[float]) -> float:

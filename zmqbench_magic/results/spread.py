@@ -64,8 +64,9 @@ def spread_warnings(
     more = f" and {len(flagged) - _NAMED} more" if len(flagged) > _NAMED else ""
     usual_too = (
         f"; {everyday} more vary no more than within a run of this host's noise floor"
-        if everyday else ""
-    )  # fmt: skip
+        if everyday
+        else ""
+    )
     return [
         f"{metric} samples vary at {len(flagged)} of {len(points)} points (stdev over mean: "
         f"{named}{more}){usual_too}; their intervals are wide: {advice}"

@@ -36,9 +36,12 @@ def fit(lines: list[str], width: int = LINE_WIDTH) -> list[str]:
         head = line.find(": ") + 2
         indent = " " * (head if 2 <= head <= width // 3 else 4)
         fitted += textwrap.wrap(
-            line, width, subsequent_indent=indent, break_long_words=False,
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
             break_on_hyphens=False,
-        )  # fmt: skip
+        )
     return fitted
 
 

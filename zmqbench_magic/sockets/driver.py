@@ -67,9 +67,13 @@ class ProcessDrivers:
             command = [executable(spec), "-c", imports]
             try:
                 done = subprocess.run(
-                    command, env=_env(spec), capture_output=True, text=True,
-                    timeout=_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                )  # fmt: skip
+                    command,
+                    env=_env(spec),
+                    capture_output=True,
+                    text=True,
+                    timeout=_PROBE_TIMEOUT_S,
+                    stdin=subprocess.DEVNULL,
+                )
             except (OSError, subprocess.TimeoutExpired) as exc:
                 msg = f"python {arm} ({executable(spec)}) could not be started: {exc}"
                 raise ValueError(msg) from None
@@ -133,14 +137,19 @@ class _Worker:
         self.executable = executable(spec)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by end()
         self._pending = b""
-        command = module_command("zmqbench_magic.sockets.worker", "--parent", str(os.getpid()),
-                                 python=self.executable)  # fmt: skip
+        command = module_command(
+            "zmqbench_magic.sockets.worker", "--parent", str(os.getpid()), python=self.executable
+        )
         # A session of its own: a terminal's Ctrl-C reaches the kernel alone, which
         # then ends this process and its far end together (its process group).
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env=_env(spec), start_new_session=True,
-        )  # fmt: skip
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=_env(spec),
+            start_new_session=True,
+        )
 
     def send(self, message: Mapping[str, Any]) -> None:
         assert self.process.stdin is not None

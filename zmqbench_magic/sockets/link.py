@@ -65,9 +65,18 @@ class Link:
     """
 
     def __init__(
-        self, role: str, transport: str, peer: str, address: str, timeout: float, hwm: int,
-        *, curve: Keys | None = None, remote: str = "", secret: Keys | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        role: str,
+        transport: str,
+        peer: str,
+        address: str,
+        timeout: float,
+        hwm: int,
+        *,
+        curve: Keys | None = None,
+        remote: str = "",
+        secret: Keys | None = None,
+    ) -> None:
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
         self.hwm, self.remote, self.curve = hwm, remote, curve  # curve: data path keys
         self.ipv6 = False
@@ -163,14 +172,27 @@ class Link:
             self._thread.start()
             return
         command = module_command(
-            "zmqbench_magic.sockets.peer", "--role", self.role,
-            "--ctrl", ctrl_url, "--data", data_url, "--timeout", str(self.timeout),
-            "--hwm", str(hwm), "--parent", str(os.getpid()),
-        )  # fmt: skip
+            "zmqbench_magic.sockets.peer",
+            "--role",
+            self.role,
+            "--ctrl",
+            ctrl_url,
+            "--data",
+            data_url,
+            "--timeout",
+            str(self.timeout),
+            "--hwm",
+            str(hwm),
+            "--parent",
+            str(os.getpid()),
+        )
         self._process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
-        )  # fmt: skip
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
+        )
 
     def _keys_env(self) -> dict[str, str]:
         """An encrypted data path's keys, for a far end in its own process."""

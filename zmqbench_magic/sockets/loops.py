@@ -43,10 +43,16 @@ class Timed:
 
 
 def timed_sample(
-    link: Link, command: str, payload: Payload, count: int, copy: bool, loop: str,
-    python: Callable[[], Any], native_loop: Callable[[bytes], Any],
+    link: Link,
+    command: str,
+    payload: Payload,
+    count: int,
+    copy: bool,
+    loop: str,
+    python: Callable[[], Any],
+    native_loop: Callable[[bytes], Any],
     report_timeout: float | None = None,
-) -> Timed:  # fmt: skip
+) -> Timed:
     """The frame every sampler shares: arm the far end for ``command``, then run the
     hot loop (``python()``, or ``native_loop`` on the one frame as bytes) with the
     garbage collector off and the CPU metered, and take the far end's report."""
@@ -75,18 +81,24 @@ def throughput_sample(
 ) -> tuple[dict[str, Any], float]:
     send = link.data.send if len(payload.frames) == 1 else link.data.send_multipart
     timed = timed_sample(
-        link, "sink", payload, count, copy, loop,
+        link,
+        "sink",
+        payload,
+        count,
+        copy,
+        loop,
         python=lambda: _seconds(partial(_send_all, link, send, payload.message, copy, count)),
-        native_loop=lambda message: _seconds(
-            partial(_send_all_native, link, message, copy, count)
-        ),
+        native_loop=lambda message: _seconds(partial(_send_all_native, link, message, copy, count)),
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
         report_timeout=2 * link.timeout,
-    )  # fmt: skip
+    )
     send_elapsed, send_cpu, other_load, delivered = (
-        timed.result, timed.send_cpu, timed.other_load, timed.report
-    )  # fmt: skip
+        timed.result,
+        timed.send_cpu,
+        timed.other_load,
+        timed.report,
+    )
     received, elapsed = delivered["received"], delivered["elapsed"]
     if received < 2 or elapsed <= 0:
         msg = f"the {link.describe()} received {received} of {count} messages"
@@ -178,13 +190,21 @@ def latency_sample(
     frames = len(payload.frames)
     # One clock read per round trip: the gaps between reads are the round trips.
     timed = timed_sample(
-        link, "echo", payload, count, copy, loop,
+        link,
+        "echo",
+        payload,
+        count,
+        copy,
+        loop,
         python=lambda: _ping(link, payload.message, frames, copy, count),
         native_loop=lambda message: _ping_native(link, message, copy, count),
-    )  # fmt: skip
+    )
     stamps, send_cpu, other_load, echoed = (
-        timed.result, timed.send_cpu, timed.other_load, timed.report
-    )  # fmt: skip
+        timed.result,
+        timed.send_cpu,
+        timed.other_load,
+        timed.report,
+    )
     rtt_us = np.diff(np.asarray(stamps)) * 1e6
     elapsed = stamps[-1] - stamps[0]
     return {
@@ -258,10 +278,19 @@ def _ping_native(link: Link, message: bytes, copy: bool, count: int) -> np.ndarr
     pending, stalled_at, done = ctypes.c_int(0), 0.0, 0
     stamps[0] = time.perf_counter()
     while True:
-        now_done = native.check(lib, lib.zb_ping(
-            link.data.underlying, message, len(message), done, count, int(not copy),
-            ctypes.byref(pending), pointer,
-        ))  # fmt: skip
+        now_done = native.check(
+            lib,
+            lib.zb_ping(
+                link.data.underlying,
+                message,
+                len(message),
+                done,
+                count,
+                int(not copy),
+                ctypes.byref(pending),
+                pointer,
+            ),
+        )
         if now_done == count:
             return stamps
         if now_done != done or not stalled_at:

@@ -146,8 +146,12 @@ def _run(
         arm="python" if len(params.python) > 1 else None,
     )
     remote = getattr(params, "remote", "")
-    with reach(remote, getattr(params, "secret_file", ""), getattr(params, "remote_python", ""),
-               params.timeout) as (url, secret):  # fmt: skip
+    with reach(
+        remote,
+        getattr(params, "secret_file", ""),
+        getattr(params, "remote_python", ""),
+        params.timeout,
+    ) as (url, secret):
         state = RunState(params, role, sample, payload, remote=url, secret=secret)
         try:
             schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)
@@ -171,17 +175,23 @@ def _result(
         histogram = row.pop("rtt_hist", None)
         if histogram is not None:
             where = {k: row[k] for k in (*points[0], "frames", "sample")}
-            distributions.append({**where, "run": assembly.identity["run"],
-                                  "rtt_hist": histogram.to_json()})  # fmt: skip
+            distributions.append(
+                {**where, "run": assembly.identity["run"], "rtt_hist": histogram.to_json()}
+            )
     metadata: dict[str, Any] = {"far_end_malloc": STEADY_MALLOC, "driver": "kernel"}
     if drivers is not None:
         metadata |= {"driver": "process", "environments": drivers.environments}
     assembly.notes[:] = [*_driver_notes(drivers), *schedule.notes]
     return assembly.result(
-        rows, points, describe, "off in the timed loops (driver and far end)",
-        point_warnings=_point_warnings, metadata=metadata, distributions=distributions,
+        rows,
+        points,
+        describe,
+        "off in the timed loops (driver and far end)",
+        point_warnings=_point_warnings,
+        metadata=metadata,
+        distributions=distributions,
         usual_spread=_usual_spread(assembly.params.benchmark, drivers),
-    )  # fmt: skip
+    )
 
 
 def _usual_spread(

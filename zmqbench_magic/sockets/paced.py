@@ -39,10 +39,15 @@ def paced_sample(
 ) -> tuple[dict[str, Any], float]:
     """One open-loop sample of ``count`` messages offered at ``rate`` per second."""
     timed = timed_sample(
-        link, "route", payload, count, copy, loop,
+        link,
+        "route",
+        payload,
+        count,
+        copy,
+        loop,
         python=lambda: _pace(link, payload, copy, count, rate),
         native_loop=lambda message: _pace_native(link, message, copy, count, rate),
-    )  # fmt: skip
+    )
     (start, sent_at, replied_at), send_cpu, echoed = timed.result, timed.send_cpu, timed.report
     other_load = timed.other_load
     intended = start + np.arange(count) / rate
@@ -114,11 +119,23 @@ def _pace_native(
     stalled_at, before = 0.0, -1
     start = time.perf_counter()
     while True:
-        got = native.check(lib, lib.zb_pace(
-            link.data.underlying, message, len(message), count, int(not copy), start,
-            1.0 / rate, link.hwm, LIVENESS_S, ctypes.byref(sent), ctypes.byref(received),
-            *pointers,
-        ))  # fmt: skip
+        got = native.check(
+            lib,
+            lib.zb_pace(
+                link.data.underlying,
+                message,
+                len(message),
+                count,
+                int(not copy),
+                start,
+                1.0 / rate,
+                link.hwm,
+                LIVENESS_S,
+                ctypes.byref(sent),
+                ctypes.byref(received),
+                *pointers,
+            ),
+        )
         if got == count:
             return start, sent_at, replied_at
         if got != before:  # progress since the last stall: a new one

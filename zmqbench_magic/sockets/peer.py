@@ -45,9 +45,14 @@ CURVE_KEYS_ENV = "ZMQBENCH_CURVE_KEYS"
 
 
 def serve(
-    ctx: zmq.Context, role: str, ctrl_url: str, data_url: str, timeout: float, hwm: int,
+    ctx: zmq.Context,
+    role: str,
+    ctrl_url: str,
+    data_url: str,
+    timeout: float,
+    hwm: int,
     keys: Keys | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Connect to the driver and answer its commands until told to quit.
 
     ``hwm`` is the data socket's high-water mark (it must be set before connecting);
@@ -121,8 +126,10 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         try:
             cpu_start = clock()
             done = loop(data, command["count"], command["copy"], command["frames"])
-            done |= {"cpu_s": clock() - cpu_start,
-                     "cpu_clock": "process" if own_process else "thread"}  # fmt: skip
+            done |= {
+                "cpu_s": clock() - cpu_start,
+                "cpu_clock": "process" if own_process else "thread",
+            }
         finally:
             if own_process:
                 gc.enable()
@@ -225,10 +232,13 @@ def _route_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict
 
 
 _LOOPS = {
-    ("sink", "python"): _sink, ("sink", "native"): _sink_native,
-    ("echo", "python"): _echo, ("echo", "native"): _echo_native,
-    ("route", "python"): _route, ("route", "native"): _route_native,
-}  # fmt: skip
+    ("sink", "python"): _sink,
+    ("sink", "native"): _sink_native,
+    ("echo", "python"): _echo,
+    ("echo", "native"): _echo_native,
+    ("route", "python"): _route,
+    ("route", "native"): _route_native,
+}
 
 
 def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
@@ -265,8 +275,15 @@ def main(argv: list[str] | None = None) -> int:
     keys = os.environ.get(CURVE_KEYS_ENV)
     ctx = zmq.Context()
     try:
-        serve(ctx, args.role, args.ctrl, args.data, args.timeout, args.hwm,
-              Keys.from_json(keys) if keys else None)  # fmt: skip
+        serve(
+            ctx,
+            args.role,
+            args.ctrl,
+            args.data,
+            args.timeout,
+            args.hwm,
+            Keys.from_json(keys) if keys else None,
+        )
     finally:
         ctx.term()
     return 0

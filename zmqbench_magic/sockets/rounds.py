@@ -56,9 +56,17 @@ class RunState:
         try:
             role, remote = far_role(self.role, first), self.remote
             keys = self.secret if remote else self.local_keys
-            with Link(role, first["transport"], first["peer"], self.params.address,
-                      self.params.timeout, hwm, curve=keys if first["curve"] else None,
-                      remote=remote, secret=self.secret) as link:  # fmt: skip
+            with Link(
+                role,
+                first["transport"],
+                first["peer"],
+                self.params.address,
+                self.params.timeout,
+                hwm,
+                curve=keys if first["curve"] else None,
+                remote=remote,
+                secret=self.secret,
+            ) as link:
                 session.link = link
                 yield session
         except (PeerError, TimeoutError) as exc:
@@ -90,9 +98,13 @@ class FarEnd:
             one(max(2, count // _WARMUP_FRACTION))
         measured, _ = one(count)
         return {
-            "frames": len(message.frames), "count": count, "benchmark": run.params.benchmark,
-            "hwm": link.hwm, "far_end": link.far_end_id, **measured,
-        }  # fmt: skip
+            "frames": len(message.frames),
+            "count": count,
+            "benchmark": run.params.benchmark,
+            "hwm": link.hwm,
+            "far_end": link.far_end_id,
+            **measured,
+        }
 
 
 def far_role(role: str, point: Mapping[str, Any]) -> str:

@@ -41,8 +41,12 @@ class Keys:
         return zmq.curve_public(self.client_secret)
 
     def to_json(self) -> str:
-        return json.dumps({"server_secret": self.server_secret.decode(),
-                           "client_secret": self.client_secret.decode()})  # fmt: skip
+        return json.dumps(
+            {
+                "server_secret": self.server_secret.decode(),
+                "client_secret": self.client_secret.decode(),
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Keys:

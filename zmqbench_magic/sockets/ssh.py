@@ -31,9 +31,11 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
     it was handed, for as long as the block lasts."""
     keys = Keys.fresh()
     process = subprocess.Popen(
-        far_end_command(url, python), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        far_end_command(url, python),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     # What it says is read all the time: a pipe left full would stall the far end
     # (it logs each run) in the middle of a long sweep.
     said = Tail(process.stderr)
@@ -55,8 +57,9 @@ def far_end_command(url: str, python: str) -> list[str]:
     return [*ssh_to(url.removeprefix("ssh://")), remote]
 
 
-def _where_it_listens(process: subprocess.Popen[bytes], url: str, python: str,
-                      timeout: float, said: Tail) -> str:  # fmt: skip
+def _where_it_listens(
+    process: subprocess.Popen[bytes], url: str, python: str, timeout: float, said: Tail
+) -> str:
     try:
         found = read_until(process, _LISTENING, timeout)
     except TimeoutError:

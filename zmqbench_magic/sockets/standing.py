@@ -57,8 +57,13 @@ def open_session(link: Link, secret: Keys | None) -> int:
             as_client(door, secret)
         watch = door.get_monitor_socket(HANDSHAKE_FAILED)
         door.connect(link.remote)
-        request = {"cmd": "open", "role": link.role, "hwm": link.hwm, "timeout": link.timeout,
-                   "curve": link.curve is not None}  # fmt: skip
+        request = {
+            "cmd": "open",
+            "role": link.role,
+            "hwm": link.hwm,
+            "timeout": link.timeout,
+            "curve": link.curve is not None,
+        }
         door.send(json.dumps(request).encode())
         answered = _answer_or_refusal(door, watch, link.timeout)
         door.disable_monitor()
@@ -109,9 +114,13 @@ def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> b
 
 
 def serve_forever(
-    bind: str, secret: Keys | None, *, say: Callable[[str], None], stop: threading.Event,
+    bind: str,
+    secret: Keys | None,
+    *,
+    say: Callable[[str], None],
+    stop: threading.Event,
     timeout: float = 60.0,
-) -> None:  # fmt: skip
+) -> None:
     """Serve sessions at ``bind`` until ``stop`` is set (or Ctrl-C), saying where it
     listens, then each session and each refusal, with ``say``."""
     if secret is None and not is_loopback_url(bind):
@@ -188,9 +197,14 @@ def _exit_when_stdin_closes() -> None:
 
 
 def _serve_one(
-    ctx: zmq.Context, door: zmq.Socket, request: dict[str, Any], interface: str,
-    secret: Keys | None, number: int, say: Callable[[str], None],
-) -> None:  # fmt: skip
+    ctx: zmq.Context,
+    door: zmq.Socket,
+    request: dict[str, Any],
+    interface: str,
+    secret: Keys | None,
+    number: int,
+    say: Callable[[str], None],
+) -> None:
     """Open the session asked for, answer where it is, and serve it to its end."""
     if request.get("cmd") != "open" or request.get("role") not in peer.ROLES:
         door.send(json.dumps({"error": f"not a zmqbench request: {request}"}).encode())

@@ -91,8 +91,7 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
     with state.far_end(job["group"]) as far_end:
         assert far_end.link is not None
-        say({"ready": os.getpid(), "environment": environment(),
-             "ipc_dir": far_end.link.ipc_dir})  # fmt: skip
+        say({"ready": os.getpid(), "environment": environment(), "ipc_dir": far_end.link.ipc_dir})
         for line in commands:
             command = json.loads(line)
             if command["cmd"] == "quit":
@@ -127,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     # The kernel owns shutdown (a quit, or SIGTERM then SIGKILL).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
-    threading.Thread(target=exit_with_parent, args=(args.parent, _end_as_terminated),
-                     daemon=True).start()  # fmt: skip
+    threading.Thread(
+        target=exit_with_parent, args=(args.parent, _end_as_terminated), daemon=True
+    ).start()
     # The replies get stdout to themselves: anything a library prints goes to stderr,
     # which the kernel shows only when this process fails.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")

@@ -103,9 +103,15 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
     if param.kind == "fraction":
         # In steps of 1% (0: off): tighter than that is beyond a shared machine's noise.
         return widgets.FloatSlider(
-            value=value, min=param.low, max=param.high, step=0.01, readout_format=".0%",
-            continuous_update=False, layout=_WIDE, **common,
-        )  # fmt: skip
+            value=value,
+            min=param.low,
+            max=param.high,
+            step=0.01,
+            readout_format=".0%",
+            continuous_update=False,
+            layout=_WIDE,
+            **common,
+        )
     # No placeholder: a box's help is its tooltip, whole (a placeholder was cut off).
     return widgets.Text(value=value, layout=_WIDE, **common)
 

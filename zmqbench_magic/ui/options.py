@@ -34,9 +34,15 @@ MAGIC_OUTPUT_OPTIONS: list[OptionSpec] = [
     (("-v", "--variable"), {"metavar": "NAME", "help": "store the result in NAME"}),
     (("--no-chart",), {"action": "store_true", "help": "do not show the chart"}),
     *_CHART_FILES,
-    (("--widget",), {"action": "store_true", "help": "measure nothing now: show an "
-                     "interactive panel with these options filled in (line magic only)"}),
-]  # fmt: skip
+    (
+        ("--widget",),
+        {
+            "action": "store_true",
+            "help": "measure nothing now: show an "
+            "interactive panel with these options filled in (line magic only)",
+        },
+    ),
+]
 CLI_OUTPUT_OPTIONS: list[OptionSpec] = [
     _QUIET,
     (("--json",), {"metavar": "PATH", "help": "save the result as JSON"}),

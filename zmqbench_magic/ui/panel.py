@@ -238,8 +238,13 @@ class BenchmarkPanel:
         self.progress_label.value = text
 
     def _set_busy(self, busy: bool) -> None:
-        for control in [*self.controls.values(), self.run_button, self.clear_button,
-                        self.csv_button, self.json_button]:  # fmt: skip
+        for control in [
+            *self.controls.values(),
+            self.run_button,
+            self.clear_button,
+            self.csv_button,
+            self.json_button,
+        ]:
             control.disabled = busy
         self.stop_button.disabled = not busy
 

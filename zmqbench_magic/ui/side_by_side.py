@@ -29,8 +29,12 @@ def add_commands(commands: Any) -> None:
         sub = kinds.add_parser(name, help=f"the noise floor of {name}")
         for flags, kwargs in param_options(params_class):
             sub.add_argument(*flags, **kwargs)
-        sub.add_argument("--runs", type=int, default=_NOISE_RUNS,
-                         help=f"independent runs, 2 to 100 (default {_NOISE_RUNS})")  # fmt: skip
+        sub.add_argument(
+            "--runs",
+            type=int,
+            default=_NOISE_RUNS,
+            help=f"independent runs, 2 to 100 (default {_NOISE_RUNS})",
+        )
         sub.add_argument("--store", metavar="PATH", help="the floor file (default: the cache's)")
         sub.add_argument("-q", "--quiet", action="store_true", help="print no progress")
     env = commands.add_parser(
@@ -41,16 +45,25 @@ def add_commands(commands: Any) -> None:
         "to --python. Example: zmqbench env pyzmq==25.1.2 pyzmq==26.4.0",
     )
     env.add_argument(
-        "requirements", nargs="+", metavar="REQUIREMENTS",
+        "requirements",
+        nargs="+",
+        metavar="REQUIREMENTS",
         help="one environment's requirements, as pip takes them (quote several)",
-    )  # fmt: skip
+    )
     env.add_argument(
-        "--base-python", default=sys.executable, metavar="PATH",
+        "--base-python",
+        default=sys.executable,
+        metavar="PATH",
         help="the interpreter the environments are made from (default: this one)",
-    )  # fmt: skip
-    env.add_argument("--pip-arg", action="append", default=[], metavar="ARG",
-                     help="an option for pip, e.g. --pip-arg=--no-index "
-                     "--pip-arg=--find-links=DIR on a machine with no package index")  # fmt: skip
+    )
+    env.add_argument(
+        "--pip-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an option for pip, e.g. --pip-arg=--no-index "
+        "--pip-arg=--find-links=DIR on a machine with no package index",
+    )
 
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -79,9 +92,11 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     for point in results[0].summary().to_dict("records"):
         found = floors.get(point_key({c: point[c] for c in results[0].point_columns}))
         if found is not None:
-            print(f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "
-                  f"({found['runs']} runs), samples within a run up to "
-                  f"{found['within_run']:.0%} stdev over mean")  # fmt: skip
+            print(
+                f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "
+                f"({found['runs']} runs), samples within a run up to "
+                f"{found['within_run']:.0%} stdev over mean"
+            )
     print(f"noise floor saved to {path}")
     return 0
 

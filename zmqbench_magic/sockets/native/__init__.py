@@ -74,9 +74,16 @@ def _build(libzmq: Path, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         built = Path(work) / target.name
         command = [
-            compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(SOURCE),
-            str(libzmq), f"-Wl,-rpath,{libzmq.parent}",
-        ]  # fmt: skip
+            compiler,
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-o",
+            str(built),
+            str(SOURCE),
+            str(libzmq),
+            f"-Wl,-rpath,{libzmq.parent}",
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             msg = f"building the native loop failed ({' '.join(command)}):\n{done.stderr}"
@@ -88,13 +95,34 @@ def _declare(lib: ctypes.CDLL) -> None:
     p, size = ctypes.c_void_p, ctypes.c_size_t
     lib.zb_send.argtypes = [p, ctypes.c_char_p, size, _INT64, ctypes.c_int]
     lib.zb_sink.argtypes = [p, _INT64, _DOUBLE_P, _DOUBLE_P]
-    lib.zb_ping.argtypes = [p, ctypes.c_char_p, size, _INT64, _INT64, ctypes.c_int,
-                            ctypes.POINTER(ctypes.c_int), _DOUBLE_P]  # fmt: skip
+    lib.zb_ping.argtypes = [
+        p,
+        ctypes.c_char_p,
+        size,
+        _INT64,
+        _INT64,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_int),
+        _DOUBLE_P,
+    ]
     lib.zb_echo.argtypes = [p, _INT64, ctypes.c_int]
     lib.zb_route.argtypes = [p, _INT64, ctypes.c_int]
     int64_p, double = ctypes.POINTER(_INT64), ctypes.c_double
-    lib.zb_pace.argtypes = [p, ctypes.c_char_p, size, _INT64, ctypes.c_int, double, double,
-                            _INT64, double, int64_p, int64_p, _DOUBLE_P, _DOUBLE_P]  # fmt: skip
+    lib.zb_pace.argtypes = [
+        p,
+        ctypes.c_char_p,
+        size,
+        _INT64,
+        ctypes.c_int,
+        double,
+        double,
+        _INT64,
+        double,
+        int64_p,
+        int64_p,
+        _DOUBLE_P,
+        _DOUBLE_P,
+    ]
     for name in ("zb_send", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace"):
         getattr(lib, name).restype = _INT64
     lib.zb_errno.restype = ctypes.c_int
