@@ -10,7 +10,6 @@ import platform
 import secrets
 import socket
 import subprocess
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +82,11 @@ class Stamp:
             f"on {facts['host']}: {facts['cpu']}, {facts['cpu_count']} cores, {facts['platform']}",
             versions,
         ]
-        # Within 100 columns, as every line the project prints.
-        return [
-            part for line in lines for part in textwrap.wrap(line, 100, subsequent_indent="    ")
-        ]
+        # Within 100 columns, as every line the project prints. Imported here: far ends
+        # import this module for cache_dir, and the text module brings pandas.
+        from .text import fit
+
+        return fit(lines)
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
