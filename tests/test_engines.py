@@ -86,9 +86,10 @@ def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
 def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(ip, backend):
     ip.run_cell("import math as m\nscale = 3")
     result = ip.run_cell_magic(
-        "taskflood", f"-q --no-chart -o --backend {backend} -n 8 -e 2 -r 1 --warmup 0",
+        "taskflood",
+        f"-q --no-chart -o --backend {backend} -n 8 -e 2 -r 1 --warmup 0",
         "total = sum(m.sqrt(i) * scale for i in range(2000))",
-    )  # fmt: skip
+    )
     (row,) = result.df.to_dict("records")
     assert row["test"] == "cell" and row["backend"] == backend
     assert 0 < row["task_s"] < row["roundtrip_s"]
@@ -290,10 +291,15 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
     # not an earlier local run wrote ~/.ray/auth_token (else `ray start` decides by that).
     # The token is that file's, made if missing: this process's Ray caches what it read.
     token = {"RAY_AUTH_MODE": "token"}
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-           **token}  # fmt: skip
-    subprocess.run([ray, "get-auth-token", "--generate"], env=env, check=True,
-                   capture_output=True, timeout=60)  # fmt: skip
+    env = {
+        **os.environ,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        **token,
+    }
+    subprocess.run(
+        [ray, "get-auth-token", "--generate"], env=env, check=True, capture_output=True, timeout=60
+    )
     start = [ray, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
              "--port", str(port), "--include-dashboard", "false", "--temp-dir", folder,
              "--disable-usage-stats"]  # fmt: skip
@@ -379,8 +385,20 @@ _WHAT = {"dask": "a Dask scheduler", "ray": "a Ray cluster"}
 @pytest.mark.parametrize("backend", ["dask", "ray"])
 def test_an_address_where_nothing_listens_is_one_line_and_exit_status_1(backend):
     address = _ADDRESS[backend].format(_closed_port())
-    command = [sys.executable, "-m", "zmqbench_magic.cli", "flood", "--backend", backend,
-               "--address", address, "--tasks", "10", "-r", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "zmqbench_magic.cli",
+        "flood",
+        "--backend",
+        backend,
+        "--address",
+        address,
+        "--tasks",
+        "10",
+        "-r",
+        "1",
+    ]
     # The bound is a hang guard: both libraries alone wait 40-120 s or more here.
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
@@ -401,11 +419,16 @@ def test_a_listener_that_says_nothing_is_a_usage_error_after_the_connect_timeout
     with _silent_listener() as port:
         address = _ADDRESS[backend].format(port)
         with pytest.raises(UsageError) as err:
-            ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --address "
-                              f"{address} --connect-timeout 0.5 -n 2 -e 1 -r 1")  # fmt: skip
+            ip.run_line_magic(
+                "taskflood",
+                f"-q --no-chart --backend {backend} --address "
+                f"{address} --connect-timeout 0.5 -n 2 -e 1 -r 1",
+            )
     said = str(err.value)
-    assert said.startswith(f"could not connect to {_WHAT[backend]} at {address}: the "
-                           "connection was accepted but nothing answered"), said  # fmt: skip
+    assert said.startswith(
+        f"could not connect to {_WHAT[backend]} at {address}: the "
+        "connection was accepted but nothing answered"
+    ), said
     assert "within 0.5 s; check that the " in said, said
     assert not _tagged() and _ray_folders() == []
     if backend == "ray":
@@ -429,9 +452,20 @@ def test_an_address_not_in_the_engines_form_is_refused_before_anything_starts(
     with pytest.raises(UsageError, match=re.escape(words)):
         ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --address {address}")
     done = subprocess.run(
-        [sys.executable, "-m", "zmqbench_magic.cli", "flood", "--backend", backend,
-         "--address", address], capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "flood",
+            "--backend",
+            backend,
+            "--address",
+            address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and words in done.stderr, done.stderr
 
 
@@ -453,14 +487,16 @@ def test_a_scheduler_killed_mid_flood_is_named_and_its_workers_left(tmp_path):
             killer = threading.Thread(target=kill_when_tasks_run, daemon=True)
             killer.start()
             with pytest.raises(RuntimeError) as err:
-                run_taskflood(backend="dask", address=address, tasks=20_000, engines=2,
-                              repeat=5, warmup=0)  # fmt: skip
+                run_taskflood(
+                    backend="dask", address=address, tasks=20_000, engines=2, repeat=5, warmup=0
+                )
             killer.join(10)
             client.close(timeout=5)
         said = str(err.value)
         assert started[0].poll() is not None, f"stopped before the kill: {said}"
-        assert said.startswith("20,000 tasks on 2 dask workers: the dask scheduler at "
-                               f"{address} stopped answering"), said  # fmt: skip
+        assert said.startswith(
+            f"20,000 tasks on 2 dask workers: the dask scheduler at {address} stopped answering"
+        ), said
         assert said.endswith(f"the cluster at {address} was left as it is"), said
         assert len(said) < 300, said  # not one line per lost future
         assert started[1].poll() is None, "the workers (someone else's) were stopped"
