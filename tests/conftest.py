@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -21,6 +23,16 @@ from IPython.testing.globalipapp import start_ipython
 
 import zmqbench_magic
 from zmqbench_magic.params.units import format_size
+
+# This run's temp folder, inherited by every process it starts (far ends, clusters,
+# kernels, servers): the checks for folders left behind then see this run's alone,
+# whatever else runs beside it (another test run, a benchmark). Short, since Ray and
+# ipc endpoints put socket paths (at most 107 bytes) under it.
+RUN_TEMP = tempfile.mkdtemp(prefix="zt", dir=tempfile.gettempdir())
+os.environ["TMPDIR"] = RUN_TEMP
+tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+# Removed last (atexit runs in reverse): after the IPython shell has closed its history.
+atexit.register(shutil.rmtree, RUN_TEMP, ignore_errors=True)
 
 
 def wait_until(

@@ -77,7 +77,7 @@ def _documented(benchmark: str) -> set[str]:
     return (
         {p.name for p in BENCHMARKS[benchmark].fields() if p.sweep}
         | {m.name for m in metrics}
-        | {c.name for c in SAMPLE_COLUMNS if benchmark in c.benchmarks}
+        | {c.name for c in SAMPLE_COLUMNS if c.of(benchmark)}
     )
 
 

@@ -15,16 +15,8 @@ import sys
 from collections.abc import Callable
 
 from .method.schedule import Interrupted
-from .params import (
-    SECRET_FILE,
-    TOLERANCE,
-    BenchParams,
-    FloodParams,
-    LatencyParams,
-    ThroughputParams,
-)
+from .params import KINDS, SECRET_FILE, TOLERANCE, BenchParams, Kind
 from .results import ResultSet, load
-from .sockets.measure import run_latency, run_throughput
 from .ui.options import (
     CLI_OUTPUT_OPTIONS,
     check_output_path,
@@ -36,21 +28,20 @@ from .ui.progress import ProgressLine, stream_writer
 from .ui.side_by_side import add_commands, env_command, noise_command
 
 
-def _run_taskflood(params: BenchParams, **kwargs: object) -> ResultSet:
-    from .parallel import cluster
-    from .parallel.flood import run_taskflood
+def _runner(kind: Kind) -> Callable[..., ResultSet]:
+    """What measures ``kind`` from the shell: a one-shot command keeps nothing (no
+    cluster) for a next call."""
+    measure = kind.load("run")
+    if not kind.after_command:
+        return measure
 
-    try:
-        return run_taskflood(params, **kwargs)  # type: ignore[arg-type]
-    finally:
-        cluster.stop()  # a shell command keeps no cluster for a next call
+    def run_once(params: BenchParams, **kwargs: object) -> ResultSet:
+        try:
+            return measure(params, **kwargs)
+        finally:
+            kind.load("after_command")()
 
-
-COMMANDS: dict[str, tuple[type[BenchParams], Callable[..., ResultSet], str]] = {
-    "thr": (ThroughputParams, run_throughput, "PUSH/PULL throughput"),
-    "lat": (LatencyParams, run_latency, "REQ/REP round-trip latency"),
-    "flood": (FloodParams, _run_taskflood, "ipyparallel task flood"),
-}
+    return run_once
 
 
 # What ``zmqbench --help`` ends with, as git's and pip's help do: each line a command
@@ -80,9 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="benchmark", required=True)
-    for name, (params_class, _, title) in COMMANDS.items():
-        sub = commands.add_parser(name, help=title, description=title)
-        for flags, kwargs in param_options(params_class):
+    for kind in KINDS.values():
+        sub = commands.add_parser(kind.name, help=kind.title, description=kind.title)
+        for flags, kwargs in param_options(kind.params):
             sub.add_argument(*flags, **kwargs)
         _output_options(sub)
     compare = commands.add_parser(
@@ -144,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     others = {"compare": _compare, "peer": _peer, "noise": noise_command, "env": env_command}
     if args.benchmark in others:
         return others[args.benchmark](parser, args)
-    params_class, measure, _ = COMMANDS[args.benchmark]
+    kind = KINDS[args.benchmark]
+    params_class, measure = kind.params, _runner(kind)
     status = 0
     try:
         params = params_from_options(params_class, vars(args))

@@ -21,7 +21,7 @@ from IPython.display import display
 
 from .method.schedule import Interrupted
 from .parallel.reach import NoAnswer
-from .params import SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
+from .params import KINDS, SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .params.flood import TEST
 from .results import ResultSet
 from .results.text import fit
@@ -210,10 +210,10 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
 
     def _panel(self, args: Any, params_class: type[BenchParams], values: dict[str, Any]) -> Any:
         """The benchmark's panel, its controls set from the options given."""
-        from .widgets import PANELS  # ipywidgets and altair only when a panel is asked for
-
+        # ipywidgets and altair are imported only when a panel is asked for.
+        panel_class = KINDS[params_class.benchmark].load("panel")
         try:
-            panel = PANELS[params_class.benchmark](**values)
+            panel = panel_class(**values)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if args.variable:

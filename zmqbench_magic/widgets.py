@@ -13,7 +13,6 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import altair as alt
@@ -22,7 +21,6 @@ from .charts import default_chart
 from .params import FloodParams, LatencyParams, ThroughputParams
 from .params.units import plural
 from .results import ResultSet
-from .sockets.measure import run_latency, run_throughput
 from .ui.panel import BenchmarkPanel
 
 
@@ -32,18 +30,12 @@ class ThroughputPanel(BenchmarkPanel):
     params_class = ThroughputParams
     title = "ZeroMQ PUSH/PULL throughput"
 
-    def _measure_function(self) -> Callable[..., ResultSet]:
-        return run_throughput
-
 
 class LatencyPanel(BenchmarkPanel):
     """``%zmqlat`` as a panel: REQ/REP round-trip percentiles vs message size."""
 
     params_class = LatencyParams
     title = "ZeroMQ REQ/REP round trip"
-
-    def _measure_function(self) -> Callable[..., ResultSet]:
-        return run_latency
 
 
 class TaskFloodPanel(BenchmarkPanel):
@@ -71,17 +63,14 @@ class TaskFloodPanel(BenchmarkPanel):
         self.controls["test"].observe(self._test_changed, names="value")
         self._enable_applicable(busy=False)
 
-    def _measure_function(self) -> Callable[..., ResultSet]:
-        from .parallel.flood import run_taskflood  # ipyparallel is imported only when used
-
-        return run_taskflood
-
     def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
         # Each test has its own chart: show the latest run's (p.result keeps them all).
         df = result.df
         latest = df[df["test"] == df["test"].iloc[-1]]
         # Settings only another test had (a map's chunksize) are no column of this one.
-        return default_chart("flood", latest.dropna(axis=1, how="all").reset_index(drop=True))
+        return default_chart(
+            result.benchmark, latest.dropna(axis=1, how="all").reset_index(drop=True)
+        )
 
     def _set_busy(self, busy: bool) -> None:
         super()._set_busy(busy)
@@ -131,10 +120,9 @@ class TaskFloodPanel(BenchmarkPanel):
             self._say(said)
 
 
+# Each kind's panel, by the kind's name.
 PANELS: dict[str, type[BenchmarkPanel]] = {
-    "thr": ThroughputPanel,
-    "lat": LatencyPanel,
-    "flood": TaskFloodPanel,
+    panel.params_class.benchmark: panel for panel in (ThroughputPanel, LatencyPanel, TaskFloodPanel)
 }
 
 

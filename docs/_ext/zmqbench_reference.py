@@ -88,7 +88,7 @@ class ColumnsTable(SphinxDirective):
         rows += [
             [_cell(c.name, literal=True), _cell("record"), _cell(""), _cell(c.help)]
             for c in SAMPLE_COLUMNS
-            if benchmark in c.benchmarks
+            if c.of(benchmark)
         ]
         return [_table(["column", "kind", "title", "meaning"], rows, [20, 10, 22, 48])]
 

@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, METRICS, RTT
+from ..params import COLUMN_TITLES, COPY, KINDS, METRICS, RTT
 from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -134,7 +134,7 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     (throughput: native / Python msgs/s; latency: Python / native median round trip),
     coloured by copy mode, with the even line at 1 and each ratio's interval, from the
     per-round ratios (paired); the tooltip gives the verdict."""
-    metric = "msgs_per_s" if df["benchmark"].iloc[0] == "thr" else "sample_p50_us"
+    metric = KINDS[df["benchmark"].iloc[0]].tax_metric
     frame = python_tax(df, metric).rename(columns={"tax": "value"})
     frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
     frame = frame.assign(
@@ -237,24 +237,31 @@ def _round_trip_kind(frame: pd.DataFrame) -> str:
 def default_chart(
     benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
-    """What a magic shows: throughput with the speed-up beside it when both copy modes
-    were measured; latency percentiles with the distribution of every round trip beside
-    them (given the result's ``distributions``); for a task flood, its test's chart."""
-    if benchmark == "lat":
-        if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
-            from .load import load_chart
+    """What a magic shows for a result of ``benchmark``: its kind's default chart."""
+    return KINDS[benchmark].load("chart")(df, distributions)
 
-            return load_chart(df, distributions)
-        if distributions:
-            from .distribution import latency_cdf_chart
 
-            return side_by_side(latency_chart(df, distributions), latency_cdf_chart(distributions))
-        return latency_chart(df)
-    if benchmark == "flood":
-        from .flood import flood_default
-
-        return flood_default(df)
+def throughput_default(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
+    """Throughput, with the speed-up beside it when both copy modes were measured."""
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
         return side_by_side(chart, speedup_chart(df))
     return chart
+
+
+def latency_default(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
+    """Latency percentiles, with the distribution of every round trip beside them (given
+    the result's ``distributions``); against the offered rate when several were."""
+    if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
+        from .load import load_chart
+
+        return load_chart(df, distributions)
+    if distributions:
+        from .distribution import latency_cdf_chart
+
+        return side_by_side(latency_chart(df, distributions), latency_cdf_chart(distributions))
+    return latency_chart(df)

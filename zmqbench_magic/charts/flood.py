@@ -3,6 +3,9 @@ bandwidth and map efficiency, one line per backend, engine count, view or scheme
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
@@ -106,9 +109,12 @@ def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(chart, title, subtitle(frame, ["series"]))
 
 
-def flood_default(df: pd.DataFrame) -> alt.TopLevelMixin:
+def flood_default(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
     """A flood's chart for its test: with the engines chart beside it when several
-    engine counts were measured, else with the stages where a backend stamped them."""
+    engine counts were measured, else with the stages where a backend stamped them
+    (a flood has no ``distributions`` of round trips)."""
     test = df["test"].iloc[0]
     if test == "echo":
         return echo_chart(df)

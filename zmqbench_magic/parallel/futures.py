@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..method.load import with_other_load
-from ..params.flood import CONNECT_TIMEOUT
+from ..params.flood import CONNECT_TIMEOUT, FloodParams
 from .anatomy import nan_stages
 from .celltask import CELL_FILENAME, UserTask
 from .tasks import echo, run_installed_cell, sleep_each
@@ -134,7 +134,7 @@ class FuturesSession:
         stages = self._stages(began, time.time())
         return {
             "scheme": point.get("scheme"),
-            "benchmark": "flood",
+            "benchmark": FloodParams.benchmark,
             "test": self.test,
             **row,
             **stages,

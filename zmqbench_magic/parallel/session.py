@@ -84,7 +84,12 @@ class ClusterSession:
         sample, wait = self.prepared[key]
         measured = bounded(self.handle, sample, wait, self.helper_pids)
         scheme = point.get("scheme") if self.handle.managed else "unknown"
-        return {"scheme": scheme, "benchmark": "flood", "test": self.run.test, **measured}
+        return {
+            "scheme": scheme,
+            "benchmark": FloodParams.benchmark,
+            "test": self.run.test,
+            **measured,
+        }
 
     def _after(self, exc: EngineLost) -> str:
         if self.handle.managed:

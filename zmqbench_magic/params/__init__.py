@@ -24,7 +24,8 @@ from .common import (
     WARMUP,
 )
 from .declare import BenchParams, Metric, Param, RunParams
-from .flood import DURATION, FLOOD_METRICS, FloodParams
+from .flood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
+from .kinds import Kind
 from .memory import (
     QUEUE_BYTES,
     available_memory,
@@ -42,12 +43,14 @@ from .sockets import (
     HELD_FRACTION,
     LAT_METRICS,
     LAT_POOLED,
+    LATENCY,
     LOOP,
     PEER,
     PYTHON,
     RATE,
     RTT,
     THR_METRICS,
+    THROUGHPUT,
     TRANSPORT,
     TRANSPORTS,
     LatencyParams,
@@ -58,11 +61,10 @@ from .sockets import (
 
 METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + LAT_POOLED + FLOOD_METRICS}
 
-BENCHMARKS: dict[str, type[BenchParams]] = {
-    "thr": ThroughputParams,
-    "lat": LatencyParams,
-    "flood": FloodParams,
-}
+# Every benchmark kind, by name: the one place a kind is registered.
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (THROUGHPUT, LATENCY, FLOOD)}
+# Each kind's settings, by name.
+BENCHMARKS: dict[str, type[BenchParams]] = {name: kind.params for name, kind in KINDS.items()}
 
 # Every parameter by its name (a name means one thing in every benchmark).
 PARAMS = {p.name: p for cls in BENCHMARKS.values() for p in cls.fields()}
@@ -81,9 +83,12 @@ __all__ = [
     "CURVE",
     "DRIVER",
     "DURATION",
+    "FLOOD",
     "FLOOD_METRICS",
     "HELD_FRACTION",
+    "KINDS",
     "LABEL",
+    "LATENCY",
     "LAT_METRICS",
     "LAT_POOLED",
     "LOOP",
@@ -102,6 +107,7 @@ __all__ = [
     "SECRET_FILE",
     "SEED",
     "SIZE",
+    "THROUGHPUT",
     "THR_METRICS",
     "TIMEOUT",
     "TOLERANCE",
@@ -110,6 +116,7 @@ __all__ = [
     "WARMUP",
     "BenchParams",
     "FloodParams",
+    "Kind",
     "LatencyParams",
     "Metric",
     "Param",

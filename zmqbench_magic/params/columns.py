@@ -8,20 +8,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .flood import TEST
-from .sockets import COUNT, HELD_FRACTION
+from .flood import TEST, FloodParams
+from .sockets import COUNT, HELD_FRACTION, LatencyParams, ThroughputParams
 
 
 @dataclass(frozen=True)
 class Column:
-    """A bookkeeping column: its name, its meaning, and the benchmarks that have it."""
+    """A bookkeeping column: its name, its meaning, and the benchmarks that have it
+    (none named: every one)."""
 
     name: str
     help: str
-    benchmarks: tuple[str, ...] = ("thr", "lat", "flood")
+    benchmarks: tuple[str, ...] = ()
+
+    def of(self, benchmark: str) -> bool:
+        """Whether a result of ``benchmark`` has this column."""
+        return not self.benchmarks or benchmark in self.benchmarks
 
 
-_ZMQ = ("thr", "lat")
+_THR, _LAT, _FLOOD = (
+    (ThroughputParams.benchmark,),
+    (LatencyParams.benchmark,),
+    (FloodParams.benchmark,),
+)
+_ZMQ = _THR + _LAT
 
 # fmt: off
 SAMPLE_COLUMNS = (
@@ -31,11 +41,11 @@ SAMPLE_COLUMNS = (
     Column("order", "the sample's place in its round's random order (the run's seed is "
                     "metadata['order_seed'])"),
     Column("block", "the cluster size's block of rounds (a flood sweeps its engine counts "
-                    "in blocks, so the cluster is resized once per block)", ("flood",)),
+                    "in blocks, so the cluster is resized once per block)", _FLOOD),
     Column("t_start_s", "when the sample started, seconds from the run's start"),
     Column("other_load", "the share of the machine's CPU that other processes used during "
                          "the sample; NaN when the sample was too short to tell"),
-    Column("test", f"the flood's test, a setting of the whole run: {TEST.help}", ("flood",)),
+    Column("test", f"the flood's test, a setting of the whole run: {TEST.help}", _FLOOD),
     Column("count", f"messages (round trips) in the sample: {COUNT.option}, or as calibrated",
            _ZMQ),
     Column("frames", "frames per message (a cell's multipart payload)", _ZMQ),
@@ -43,16 +53,16 @@ SAMPLE_COLUMNS = (
     Column("far_end", "the far end's process id, or its thread's id", _ZMQ),
     Column("cpu_clock", "which clock counted the CPU columns: process or thread", _ZMQ),
     Column("elapsed_s", "the sample's measured time, seconds", _ZMQ),
-    Column("received", "messages delivered in the sample (under the count: lost)", ("thr",)),
-    Column("late", "messages that arrived after a loss was declared, drained", ("thr",)),
-    Column("send_elapsed_s", "the sender's send calls alone, seconds", ("thr",)),
+    Column("received", "messages delivered in the sample (under the count: lost)", _THR),
+    Column("late", "messages that arrived after a loss was declared, drained", _THR),
+    Column("send_elapsed_s", "the sender's send calls alone, seconds", _THR),
     Column("queue_capacity", "messages the two ZeroMQ queues and the kernel's socket "
-                             "buffers hold between the ends", ("thr",)),
-    Column("round_trips", "round trips the sample timed", ("lat",)),
+                             "buffers hold between the ends", _THR),
+    Column("round_trips", "round trips the sample timed", _LAT),
     Column("min_us", "the fastest round trip of the sample (the summary: of the point)",
-           ("lat",)),
+           _LAT),
     Column("held", f"an offered rate answered at {HELD_FRACTION:.0%} or more (the summary: "
-                   "by every sample)", ("lat",)),
+                   "by every sample)", _LAT),
 )
 
 SUMMARY_COLUMNS = (

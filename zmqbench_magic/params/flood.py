@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from .address import split_url
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
+from .kinds import Kind
 from .remote import REMOTE_PYTHON
 
 _SSH_HOST = re.compile(r"^([\w.-]+@)?[\w.-]+(:\d+)?$")
@@ -299,3 +300,20 @@ class FloodParams(BenchParams):
                     "--scheme with --backend ipyparallel alone"
                 )
                 raise ValueError(msg)
+
+
+FLOOD = Kind(
+    name=FloodParams.benchmark,
+    title="ipyparallel task flood",
+    magic="taskflood",
+    params=FloodParams,
+    counted="tasks",
+    run="zmqbench_magic.parallel.flood:run_taskflood",
+    where="zmqbench_magic.results.text:flood_where",
+    figures="zmqbench_magic.results.text:flood_figures",
+    chart="zmqbench_magic.charts.flood:flood_default",
+    panel="zmqbench_magic.widgets:TaskFloodPanel",
+    counts_at=(0, 1),
+    advice="zmqbench_magic.results.advice:advice",
+    after_command="zmqbench_magic.parallel.cluster:stop",
+)

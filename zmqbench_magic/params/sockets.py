@@ -12,6 +12,7 @@ from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TI
 from .declare import BenchParams, Metric, Param, param_field
 from .driver import DRIVER, PYTHON
 from .interpreter import KERNEL, arm_names
+from .kinds import Kind
 from .memory import check_memory, few_messages_caution
 from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .units import GiB
@@ -239,8 +240,7 @@ class ZmqParams(BenchParams):
         check_memory(max(self.size))
 
     def cautions(self) -> list[str]:
-        what = "messages" if self.benchmark == "thr" else "round trips"
-        return few_messages_caution(self.size, what)
+        return few_messages_caution(self.size, _KIND_OF[self.benchmark].counted)
 
 
 @dataclass(frozen=True)
@@ -290,3 +290,42 @@ class LatencyParams(ZmqParams):
         if self.count and any(self.rate):
             return [*super().cautions(), *_open_loop_count_caution(self.count, self.rate)]
         return super().cautions()
+
+
+THROUGHPUT = Kind(
+    name=ThroughputParams.benchmark,
+    title="PUSH/PULL throughput",
+    magic="zmqthr",
+    params=ThroughputParams,
+    counted="messages",
+    run="zmqbench_magic.sockets.measure:run_throughput",
+    where="zmqbench_magic.results.text:socket_where",
+    figures="zmqbench_magic.results.text:throughput_figures",
+    chart="zmqbench_magic.charts.figures:throughput_default",
+    panel="zmqbench_magic.widgets:ThroughputPanel",
+    counts_at=(1,),
+    notes="zmqbench_magic.results.text:throughput_notes",
+    far_end="sink",
+    sample="zmqbench_magic.sockets.loops:throughput_sample",
+    tax_metric="msgs_per_s",
+    old_files={"driver": "kernel"},
+)
+LATENCY = Kind(
+    name=LatencyParams.benchmark,
+    title="REQ/REP round-trip latency",
+    magic="zmqlat",
+    params=LatencyParams,
+    counted="round trips",
+    run="zmqbench_magic.sockets.measure:run_latency",
+    where="zmqbench_magic.results.text:socket_where",
+    figures="zmqbench_magic.results.text:latency_figures",
+    chart="zmqbench_magic.charts.figures:latency_default",
+    panel="zmqbench_magic.widgets:LatencyPanel",
+    counts_at=(1,),
+    far_end="echo",
+    sample="zmqbench_magic.sockets.loops:latency_sample",
+    pooled=True,
+    tax_metric="sample_p50_us",
+    old_files={"driver": "kernel"},
+)
+_KIND_OF = {kind.name: kind for kind in (THROUGHPUT, LATENCY)}

@@ -33,8 +33,8 @@ _GROUP = ["backend", "engines", "view", "scheme"]
 
 
 def advice(result: ResultSet) -> list[str]:
-    """One sentence per cluster (or pool) measured; none for other benchmarks."""
-    if result.benchmark != "flood" or not result.rows:
+    """One sentence per cluster (or pool) a task flood measured."""
+    if not result.rows:
         return []
     df = result.df
     for column, default in (("backend", "ipyparallel"), ("chunksize", 1)):

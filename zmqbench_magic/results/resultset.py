@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..params import BENCHMARKS, TOLERANCE
+from ..params import BENCHMARKS, KINDS, TOLERANCE
 from .histogram import LogHistogram
 from .summary import summarize
 from .text import fit, summary_lines, verdict_lines
@@ -100,9 +100,8 @@ class ResultSet:
     def advice(self) -> list[str]:
         """For a task flood or map: how long tasks must last (or how they must be
         chunked) for 90% efficiency, with its 95% interval (:mod:`.advice`)."""
-        from .advice import advice
-
-        return advice(self)
+        kind = KINDS[self.benchmark]
+        return kind.load("advice")(self) if kind.advice else []
 
     def histogram(self, point: Mapping[str, Any]) -> LogHistogram:
         """Every round trip of the latency points matching ``point`` (e.g. ``{"size":
@@ -232,7 +231,7 @@ class ResultSet:
         lines = summary_lines(self.benchmark, self.summary().to_dict("records"))
         notes = [f"note: {n}" for n in self.metadata.get("notes", [])]
         advice = [f"advice: {a}" for a in self.advice()]
-        verdicts = verdict_lines(self) if self.benchmark != "flood" else []
+        verdicts = verdict_lines(self)
         warnings = [f"warning: {w}" for w in self.warnings]
         return "\n".join(fit(notes + lines + verdicts + advice + warnings))
 

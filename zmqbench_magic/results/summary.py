@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..params import KINDS
 from .pooled import PERCENTILES, matching, pooled_mean, pooled_percentiles
 from .stats import median_ci
 
@@ -49,7 +50,7 @@ def summarize(result: ResultSet) -> pd.DataFrame:
         table["max_us"] = grouped["max_us"].max()
         table["min_us"] = grouped["min_us"].min()
     summary = table.reset_index()
-    if result.benchmark == "lat":
+    if KINDS[result.benchmark].pooled:
         summary = _with_pooled(result, summary, by, grouped)
     return summary
 

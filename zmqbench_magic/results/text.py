@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params import BENCHMARKS, COPY
+from ..params import COPY, KINDS
 from ..params.common import MIN_TIME
 from ..params.flood import STAGE_COLUMNS, STAGES
 from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
@@ -45,7 +45,7 @@ def fit(lines: list[str], width: int = LINE_WIDTH) -> list[str]:
     return fitted
 
 
-def _flood_where(point: Mapping[str, Any]) -> list[str]:
+def flood_where(point: Mapping[str, Any]) -> list[str]:
     """The words naming a flood's point, as columns: tasks, engines, how."""
 
     def has(key: str) -> bool:  # the column exists and this test filled it
@@ -63,7 +63,7 @@ def _flood_where(point: Mapping[str, Any]) -> list[str]:
     return [plural(int(point["tasks"]), "task"), plural(int(point["engines"]), workers), how]
 
 
-def _flood_figures(point: Mapping[str, Any]) -> str:
+def flood_figures(point: Mapping[str, Any]) -> str:
     def has(key: str) -> bool:
         return not pd.isna(point.get(key, float("nan")))
 
@@ -119,7 +119,7 @@ def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
     return f"n={point['n']}, {level:.0%} CI {low} to {high}"
 
 
-def _socket_where(point: Mapping[str, Any]) -> list[str]:
+def socket_where(point: Mapping[str, Any]) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, and
     the loop, the interpreter and the offered rate where they are not the default."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
@@ -133,7 +133,7 @@ def _socket_where(point: Mapping[str, Any]) -> list[str]:
     return [*words, " ".join(extra)]
 
 
-def _thr_figures(point: Mapping[str, Any]) -> str:
+def throughput_figures(point: Mapping[str, Any]) -> str:
     sent = point.get("send_msgs_per_s", math.nan)
     sent_words = "" if pd.isna(sent) else f", {bound(sent)} sent"
     return (
@@ -142,7 +142,7 @@ def _thr_figures(point: Mapping[str, Any]) -> str:
     )
 
 
-def _lat_figures(point: Mapping[str, Any]) -> str:
+def latency_figures(point: Mapping[str, Any]) -> str:
     """``mean 93.6 µs (98% CI 75.3 to 103), p50 94.1, ..., max 1,071 µs; n=10``: the
     mean and percentiles over every round trip of the point's samples; the interval,
     of a sample's mean, resampled over its samples."""
@@ -164,14 +164,12 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
     """One %timeit-style line per point of a summary, their names aligned in columns
     as wide as this summary needs (prefixed by its run when a result joins several),
     then what the figures leave unsaid."""
-    where, figures = _socket_where, {"thr": _thr_figures, "lat": _lat_figures}.get(benchmark)
-    if benchmark == "flood":
-        where, figures = _flood_where, _flood_figures
-    assert figures is not None, benchmark
+    kind = KINDS[benchmark]
+    where, figures = kind.load("where"), kind.load("figures")
     names = [[f"[{p['run']}]" if "run" in p else "", *where(p)] for p in points]
     widths = [max(len(words[i]) for words in names) for i in range(len(names[0]))] if names else []
     # Counts read right-aligned (tasks, sizes), words left-aligned.
-    right = {1, 2} if benchmark == "flood" else {2}
+    right = {1 + i for i in kind.counts_at}
     lines = []
     for point, words in zip(points, names, strict=True):
         cells = [
@@ -180,12 +178,19 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
             if widths[i]
         ]
         lines.append(f"{' '.join(cells)}: {figures(point)}")
-    if benchmark == "thr" and points and all(pd.isna(p.get("send_msgs_per_s")) for p in points):
-        lines.append(
+    if kind.notes:
+        lines += kind.load("notes")(points)
+    return lines
+
+
+def throughput_notes(points: list[Mapping[str, Any]]) -> list[str]:
+    """What a throughput summary's figures leave unsaid: why no send-only rate."""
+    if points and all(pd.isna(p.get("send_msgs_per_s")) for p in points):
+        return [
             f"sent: not measured; a sample needs {SEND_ONLY_MIN_QUEUES}x what the queues hold "
             f"(a larger {COUNT.option} or {MIN_TIME.option})"
-        )
-    return lines
+        ]
+    return []
 
 
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
@@ -278,7 +283,7 @@ def versus_line(
     table = result.versus(column, baseline, candidate)
     if table.empty:
         return ""
-    words_of = BENCHMARKS[result.benchmark].words
+    words_of = KINDS[result.benchmark].params.words
     keys = [c for c in point_columns(table) if table[c].nunique() > 1]
     labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
     parts = []

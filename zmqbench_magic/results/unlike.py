@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..params import KINDS
+
 if TYPE_CHECKING:
     from .resultset import ResultSet
 
@@ -46,8 +48,8 @@ def _environment(result: ResultSet, key: str) -> list[str]:
         arms = meta.get("environments") or {}
         if key in _RAN_THE_LOOPS and arms:
             values += [str(env.get(key)) for env in arms.values()]
-        elif key == "driver" and result.benchmark in ("thr", "lat"):
-            values.append(str(meta.get("driver", "kernel")))  # files from before it had one
+        elif key in (old_files := KINDS[result.benchmark].old_files):
+            values.append(str(meta.get(key, old_files[key])))  # files from before it had one
         elif meta.get(key) is not None:
             values.append(str(meta[key]))
     return list(dict.fromkeys(values))

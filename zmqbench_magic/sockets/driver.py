@@ -34,7 +34,7 @@ from ..results.histogram import LogHistogram
 from .errors import PeerError
 from .payload import Payload
 from .rounds import point_key
-from .worker import KINDS
+from .worker import RAISED_AS_THEMSELVES
 
 _STOP_GRACE_S = 2.0
 _LOOK_S = 0.25
@@ -177,7 +177,7 @@ class _Worker:
             line, self._pending = self._pending.split(b"\n", 1)
             message: dict[str, Any] = json.loads(line)
             if "error" in message:
-                raise KINDS.get(message.get("kind", ""), PeerError)(message["error"])
+                raise RAISED_AS_THEMSELVES.get(message.get("kind", ""), PeerError)(message["error"])
             if "alive" not in message:
                 return message
 

@@ -26,21 +26,20 @@ from typing import Any, TextIO
 
 import zmq
 
-from ..params import LatencyParams, ThroughputParams
+from ..params import KINDS, ZmqParams
 from .link import PeerError
-from .loops import latency_sample, throughput_sample
 from .payload import Payload
 from .peer import exit_with_parent
 from .rounds import RunState
 
 ALIVE_EVERY_S = 1.0
 _EXIT_GRACE_S = 5.0
-BENCHMARKS = {
-    "thr": (ThroughputParams, "sink", throughput_sample),
-    "lat": (LatencyParams, "echo", latency_sample),
-}
 # Errors the kernel raises again as themselves; anything else is a PeerError.
-KINDS = {"PeerError": PeerError, "TimeoutError": TimeoutError, "ValueError": ValueError}
+RAISED_AS_THEMSELVES = {
+    "PeerError": PeerError,
+    "TimeoutError": TimeoutError,
+    "ValueError": ValueError,
+}
 
 
 def environment() -> dict[str, str]:
@@ -83,11 +82,12 @@ def _plain(value: Any) -> Any:
 
 def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     """Open the job's far end, take the samples asked for, close it."""
-    kind, role, sample = BENCHMARKS[job["benchmark"]]
-    params = kind(**job["settings"])
+    kind = KINDS[job["benchmark"]]
+    params = kind.params(**job["settings"])
+    assert isinstance(params, ZmqParams), f"{kind.name} has no far end to run"
     frames = job.get("payload")
     payload = Payload.of([base64.b64decode(f) for f in frames]) if frames else None
-    state = RunState(params, role, sample, payload)
+    state = RunState(params, kind.far_end, kind.load("sample"), payload)
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
     with state.far_end(job["group"]) as far_end:
         assert far_end.link is not None

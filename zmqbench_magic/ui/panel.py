@@ -25,7 +25,7 @@ import altair as alt
 import ipywidgets as widgets
 
 from ..charts import chart_bundle, default_chart
-from ..params import BenchParams
+from ..params import KINDS, BenchParams
 from ..params.units import plural
 from ..results import ResultSet
 from .controls import control_value, fit_descriptions, make_control, shown
@@ -163,7 +163,9 @@ class BenchmarkPanel:
     # --- what the panel does itself ----------------------------------------------
 
     def _measure_function(self) -> Callable[..., ResultSet]:
-        raise NotImplementedError
+        """The core function that measures this panel's kind (imported when first used:
+        ipyparallel only for a flood)."""
+        return KINDS[self.params_class.benchmark].load("run")
 
     def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
         return default_chart(result.benchmark, result.df, result.distributions)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..params import LatencyParams, ThroughputParams
+from ..params import KINDS
 from .options import param_options, params_from_options
 from .progress import ProgressLine, stream_writer
 
@@ -25,9 +25,10 @@ def add_commands(commands: Any) -> None:
         "compare then never calls a difference between separate runs smaller than it.",
     )
     kinds = noise.add_subparsers(dest="noise_benchmark", required=True)
-    for name, params_class in (("thr", ThroughputParams), ("lat", LatencyParams)):
-        sub = kinds.add_parser(name, help=f"the noise floor of {name}")
-        for flags, kwargs in param_options(params_class):
+    # The kinds whose loop a far end runs: those measured in independent processes.
+    for kind in (kind for kind in KINDS.values() if kind.far_end):
+        sub = kinds.add_parser(kind.name, help=f"the noise floor of {kind.name}")
+        for flags, kwargs in param_options(kind.params):
             sub.add_argument(*flags, **kwargs)
         sub.add_argument(
             "--runs",
@@ -71,7 +72,7 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     from ..sockets.noise import run_noise
     from ..sockets.rounds import describe
 
-    params_class = ThroughputParams if args.noise_benchmark == "thr" else LatencyParams
+    params_class = KINDS[args.noise_benchmark].params
     progress = None
     if not args.quiet:
         progress = ProgressLine(stream_writer(sys.stderr), bar=True, unit="runs")
