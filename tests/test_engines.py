@@ -16,7 +16,7 @@ import time
 
 import psutil
 import pytest
-from conftest import wait_until
+from conftest import started_by_this_run, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.flood import run_taskflood
@@ -28,11 +28,12 @@ FUTURES = ["processpool", "dask", "ray"]
 
 
 def _tagged() -> list[psutil.Process]:
-    """Every process of a Dask or Ray engine the project started, found by its tag."""
+    """Every process of a Dask or Ray engine the project started in this test run, found
+    by its tag (not another run's beside it)."""
     found = []
     for process in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if TAG_VARIABLE in process.environ():
+            if TAG_VARIABLE in process.environ() and started_by_this_run(process):
                 found.append(process)
     return found
 
