@@ -10,6 +10,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
+from ..params.flood import BACKEND
 from .layout import log_y, plural, side_by_side, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
@@ -40,7 +41,7 @@ def _legend(frame: pd.DataFrame) -> str:
 
 def _whose(frame: pd.DataFrame, what: str) -> str:
     """A flood chart's title: one backend's ``what`` by name, several "What by backend"."""
-    backends = sorted(set(frame["backend"])) if "backend" in frame else ["ipyparallel"]
+    backends = sorted(set(frame["backend"])) if "backend" in frame else [BACKEND.default]
     if len(backends) == 1:
         return f"{backends[0]} {what}"
     return f"{what[0].upper()}{what[1:]} by backend"

@@ -71,7 +71,11 @@ def managed(
             "engines on other hosts and the client's tunnel are set up with the cluster: "
             "started it anew"
         )
-    elif _current is not None and hosts and len(_current.engine_ids()) != engines * len(hosts):
+    elif (
+        _current is not None
+        and hosts
+        and len(_current.engine_ids()) != placement.engine_count(engines)
+    ):
         reason = "engines on other hosts are not resized: started the cluster anew"
     elif _current is not None and _current.scheme != scheme:
         reason = f"scheme {scheme} needs a new controller: stopped the {_current.scheme} cluster"
@@ -158,10 +162,10 @@ def start(
         handle.reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
         if hosts:
             prepare_remote_profiles(hosts, profile_dir)
-            cluster.start_engines_sync(engines * len(hosts))
+            cluster.start_engines_sync(placement.engine_count(engines))
         for _ in range(0 if hosts else engines):
             cluster.start_engines_sync(1)
-        engines *= max(1, len(hosts))
+        engines = placement.engine_count(engines)
         with warnings.catch_warnings():
             # A pure-scheme client warns (and stops farming tasks for good) when engine
             # ids reach it out of order; this first one is only for waiting.

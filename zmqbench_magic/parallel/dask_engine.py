@@ -23,10 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..params.address import split_url
-from ..params.flood import ADDRESS_FORMS, STAGE_COLUMNS, STAGE_P90_COLUMNS
+from ..params.backends import DASK
+from ..params.flood import STAGE_COLUMNS, STAGE_P90_COLUMNS
 from .anatomy import nan_stages
 from .celltask import UserTask
-from .engines import need
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, open_tcp
 from .tagged import end, start_reaper, tagged
@@ -48,7 +48,7 @@ _CHECK = (
 def reach_scheduler(address: str, timeout: float) -> None:
     """Raise :class:`NoAnswer` unless a Dask scheduler answers at ``address`` within
     ``timeout`` seconds: asked for its identity in Dask's own protocol."""
-    _, where = split_url(address, *ADDRESS_FORMS["dask"])
+    _, where = split_url(address, DASK.address_schemes, DASK.address_example)
     target = Target("a Dask scheduler", address, where.host, where.port or 0, _CHECK)
     deadline = Deadline(timeout)
     open_tcp(target, deadline).close()  # nothing listening is said at once, in words
@@ -89,17 +89,17 @@ async def _identity(address: str, timeout: float) -> dict[str, Any] | None:
 
 
 class DaskSession(FuturesSession):
-    backend = "dask"
+    backend = DASK.name
     cluster: Any = None
     client: Any = None
     reaper: subprocess.Popen[bytes] | None = None
     loud: dict[str, int] | None = None  # the loggers' levels before the session
 
     def _start(self) -> None:
-        need("dask")
+        DASK.need()
         from distributed import Client, LocalCluster
 
-        self.loud = quiet_loggers("distributed")
+        self.loud = quiet_loggers(DASK.logger)
 
         if self.address:  # someone else's: connected to, never started or stopped
             reach_scheduler(self.address, self.connect_timeout)

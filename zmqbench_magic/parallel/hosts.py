@@ -37,6 +37,10 @@ class Placement:
         first = self.hosts[0] if self.hosts else self.tunnel
         return interface_towards(first) if first else "127.0.0.1"
 
+    def engine_count(self, engines: int) -> int:
+        """The engines ``--engines`` starts: that many on this machine, or on each host."""
+        return engines * max(1, len(self.hosts))
+
     def describe(self) -> str:
         """`` on HOSTS``, `` through an SSH tunnel via GATEWAY``, both or nothing."""
         where = f" on {', '.join(self.hosts)}" if self.hosts else ""

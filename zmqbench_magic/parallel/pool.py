@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..params.backends import PROCESS_POOL
 from .celltask import UserTask
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost
 from .tasks import install_cell
@@ -27,7 +28,7 @@ _BROKEN = (
 
 
 class PoolSession(FuturesSession):
-    backend = "processpool"
+    backend = PROCESS_POOL.name
     executor: concurrent.futures.ProcessPoolExecutor
 
     def _start(self) -> None:

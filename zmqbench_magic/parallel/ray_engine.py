@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..params.address import split_url
-from ..params.flood import ADDRESS_FORMS
+from ..params.backends import RAY
 from .celltask import UserTask
 from .futures import START_TIMEOUT_S, FuturesSession, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, answers_grpc
@@ -54,7 +54,7 @@ def reach_cluster(address: str, timeout: float) -> None:
     """Raise :class:`NoAnswer` unless a gRPC server (a Ray head's GCS is one) answers at
     ``address`` within ``timeout`` seconds; ``ray.init`` is not tried before: where
     nothing answers, Ray waits about 40 s and warns on the terminal in C++."""
-    _, where = split_url(address, *ADDRESS_FORMS["ray"])
+    _, where = split_url(address, RAY.address_schemes, RAY.address_example)
     target = Target("a Ray cluster", address, where.host, where.port or 0, _CHECK)
     answers_grpc(target, Deadline(timeout))
 
@@ -74,7 +74,7 @@ def _loopback() -> Iterator[None]:
 
 
 class RaySession(FuturesSession):
-    backend = "ray"
+    backend = RAY.name
     folder: str = ""
     reaper: subprocess.Popen[bytes] | None = None
     remotes: dict[Any, Any]
@@ -86,7 +86,7 @@ class RaySession(FuturesSession):
             reach_cluster(self.address, self.connect_timeout)
         import ray
 
-        self.loud = quiet_loggers("ray")  # its token notice, among others
+        self.loud = quiet_loggers(RAY.logger)  # its token notice, among others
         if ray.is_initialized():
             msg = "backend ray: this Python is already connected to Ray (ray.shutdown() first)"
             raise ValueError(msg)

@@ -15,8 +15,9 @@ import ipyparallel as ipp
 
 from ..method.control import Progress, StopFlag, say_phase
 from ..params import FloodParams
-from ..params.flood import ON_ENGINE_LOSS
-from ..params.units import format_duration, format_size, plural
+from ..params.backends import BACKENDS
+from ..params.flood import BACKEND, ON_ENGINE_LOSS
+from ..params.units import format_duration, format_size
 from . import cluster as clusters
 from .anatomy import OTHER_HOSTS_NOTE
 from .celltask import UserTask
@@ -113,7 +114,9 @@ class ClusterSession:
 
     def _prepare(self, point: Mapping[str, Any]) -> tuple[Sample, Wait]:
         # --engines counts per host when the engines run on other hosts.
-        engine_ids = self.handle.engine_ids()[: point["engines"] * max(1, len(self.handle.hosts))]
+        engine_ids = self.handle.engine_ids()[
+            : self.handle.placement.engine_count(point["engines"])
+        ]
         if self.run.cell is not None:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
@@ -174,7 +177,8 @@ def describe(point: Mapping[str, Any], test: str) -> str:
         extra = f", {format_size(point['size'])} B arrays"
     if "duration" in point:
         extra = f", {format_duration(point['duration'])} sleeps"
-    where = f"{plural(point['engines'], 'engine')}, {point['view']}/{point.get('scheme', '')}"
-    if point.get("backend", "ipyparallel") != "ipyparallel":
-        where = f"{plural(point['engines'], 'worker')}, {point['backend']}"
+    backend = BACKENDS[point.get("backend", BACKEND.default)]
+    where = f"{backend.workers(point['engines'])}, {point['view']}/{point.get('scheme', '')}"
+    if not backend.views:
+        where = f"{backend.workers(point['engines'])}, {backend.name}"
     return f"{test} {point['tasks']} tasks, {where}{extra}"

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from .address import split_url
+from .backends import BACKENDS
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
 from .kinds import Kind
@@ -52,7 +53,7 @@ BACKEND = Param(
     "cluster); processpool (the standard library's ProcessPoolExecutor, a baseline); "
     "dask (a distributed.LocalCluster); ray (a local ray.init). Dask and Ray are the "
     "[dask] and [ray] extras; only ipyparallel has views and schemes",
-    "backend", "choice", choices=("ipyparallel", "processpool", "dask", "ray"), sweep=True,
+    "backend", "choice", choices=tuple(BACKENDS), sweep=True,
 )
 SCHEME = Param(
     "scheme", "leastload",
@@ -93,8 +94,7 @@ CONNECT_TIMEOUT = Param(
 # How each engine that --address connects to writes its address: the schemes it takes
 # (none: a bare HOST:PORT) and an example with its default port.
 ADDRESS_FORMS = {
-    "dask": (("tcp", "tls", "ws", "wss"), "tcp://127.0.0.1:8786"),
-    "ray": ((), "127.0.0.1:6379"),
+    b.name: (b.address_schemes, b.address_example) for b in BACKENDS.values() if b.connects
 }
 SSH_HOSTS = Param(
     "ssh_hosts", "",
@@ -289,7 +289,7 @@ class FloodParams(BenchParams):
         if self.test == "map" and self.chunksize != (1,) and set(self.view) != {"lb"}:
             msg = "chunksize is the load-balanced view's (--view lb); a direct view splits evenly"
             raise ValueError(msg)
-        others = [b for b in self.backend if b != "ipyparallel"]
+        others = [b for b in self.backend if not BACKENDS[b].views]
         if others:
             if self.test == "push":
                 msg = f"backend {others[0]}: push is ipyparallel's alone (no counterpart)"

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..params.backends import BACKENDS
+from ..params.flood import BACKEND, CHUNKSIZE
 from .stats import median_ci
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ def advice(result: ResultSet) -> list[str]:
     if not result.rows:
         return []
     df = result.df
-    for column, default in (("backend", "ipyparallel"), ("chunksize", 1)):
+    for column, default in (("backend", BACKEND.default), ("chunksize", CHUNKSIZE.default)):
         if column not in df.columns:
             df[column] = default
     overheads = _overheads(df)
@@ -85,16 +87,13 @@ def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str
     # chunk of 90 does reach 90%.
     chunk = math.ceil(round(shortest / _EXAMPLE_ITEM_S, 9))
     engines = int(where["engines"])
-    if where["backend"] == "processpool":
-        cluster = f"{engines} process-pool worker{'s' if engines != 1 else ''}"
-    elif where["backend"] in ("dask", "ray"):
-        name = {"dask": "Dask", "ray": "Ray"}[where["backend"]]
-        cluster = f"{name} on {engines} worker{'s' if engines != 1 else ''}"
-    else:
+    backend = BACKENDS[where["backend"]]
+    cluster = backend.cluster(engines)
+    if backend.views:
         # The scheme is the load-balanced view's: two clusters may differ by it alone.
         lb = where["view"] == "lb" and where.get("scheme")
         scheme = f", {where['scheme']} scheme" if lb else ""
-        cluster = f"{engines} engine{'s' if engines != 1 else ''} ({where['view']} view{scheme})"
+        cluster += f" ({where['view']} view{scheme})"
     return (
         f"with {cluster}, tasks must last at least {_ms(shortest)} ({level:.0%} CI "
         f"{_ms(factor * low)} to {_ms(factor * high)}), or be chunked by at least {chunk:,} "

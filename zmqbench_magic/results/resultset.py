@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..params import BENCHMARKS, KINDS, TOLERANCE
+from ..params import KINDS, TOLERANCE
 from .histogram import LogHistogram
 from .summary import summarize
 from .text import fit, summary_lines, verdict_lines
@@ -61,8 +61,8 @@ class ResultSet:
     runs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.benchmark not in BENCHMARKS:
-            msg = f"benchmark must be one of {', '.join(BENCHMARKS)}, got {self.benchmark!r}"
+        if self.benchmark not in KINDS:
+            msg = f"benchmark must be one of {', '.join(KINDS)}, got {self.benchmark!r}"
             raise ValueError(msg)
         object.__setattr__(self, "rows", tuple(dict(r) for r in self.rows))
         object.__setattr__(self, "warnings", tuple(self.warnings))
@@ -75,12 +75,12 @@ class ResultSet:
 
     @property
     def metric_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in BENCHMARKS[self.benchmark].metrics)
+        return tuple(m.name for m in KINDS[self.benchmark].metrics)
 
     @property
     def point_columns(self) -> list[str]:
         """Columns that identify one point of the sweep."""
-        names = [p.name for p in BENCHMARKS[self.benchmark].sweep_fields()] + ["frames", "test"]
+        names = [p.name for p in KINDS[self.benchmark].params.sweep_fields()] + ["frames", "test"]
         return [n for n in names if not self.rows or n in self.rows[0]]
 
     @property

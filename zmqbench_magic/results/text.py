@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..params import COPY, KINDS
+from ..params.backends import BACKENDS
 from ..params.common import MIN_TIME
-from ..params.flood import STAGE_COLUMNS, STAGES
+from ..params.flood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
 from ..params.units import format_duration, format_rate, format_size, plural
 from .compare import point_columns
@@ -51,16 +52,15 @@ def flood_where(point: Mapping[str, Any]) -> list[str]:
     def has(key: str) -> bool:  # the column exists and this test filled it
         return not pd.isna(point.get(key, float("nan")))
 
-    backend = point.get("backend") or "ipyparallel"
-    workers = "engine" if backend == "ipyparallel" else "worker"
-    how = f"{point['view']}/{point['scheme']}" if backend == "ipyparallel" else backend
+    backend = BACKENDS[point.get("backend") or BACKEND.default]
+    how = f"{point['view']}/{point['scheme']}" if backend.views else backend.name
     if has("chunksize") and point["chunksize"] != 1:
         how += f" chunks of {int(point['chunksize'])}"
     if has("size"):
         how += f" {format_size(int(point['size']))} B"
     if has("duration"):
         how += f" {format_duration(point['duration'])}"
-    return [plural(int(point["tasks"]), "task"), plural(int(point["engines"]), workers), how]
+    return [plural(int(point["tasks"]), "task"), backend.workers(int(point["engines"])), how]
 
 
 def flood_figures(point: Mapping[str, Any]) -> str:

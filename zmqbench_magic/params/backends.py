@@ -1,0 +1,110 @@
+"""What runs a flood's tasks: one record per task engine (ipyparallel, the process pool,
+Dask, Ray), registered once in :data:`BACKENDS`, which ``--backend`` offers.
+
+Everything that differs between engines is read from its record: what it calls a
+worker, the extra that installs it, where its session is, the address form of an
+existing cluster of it, whether it has ipyparallel's views and schemes. No other code
+names an engine to branch on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One task engine."""
+
+    name: str  # what --backend takes, and a result's ``backend`` column: "dask"
+    title: str  # its name in a sentence: "Dask"
+    worker: str  # what it calls one of the processes --engines counts: "worker"
+    # Words for a cluster of ``n`` of its workers in advice ("{n}", "{workers}", "{title}").
+    cluster_words: str
+    # "module:name" of its futures session (the ipyparallel cluster has sessions of its
+    # own, with views and schemes): session(workers=..., timeout=..., ...).
+    session: str = ""
+    # What must import for it to run, and the project's extra that installs that.
+    module: str = ""
+    extra: str = ""
+    # An existing cluster's address (--address): the URL schemes it takes (none: a bare
+    # HOST:PORT) and an example with the default port; () when it has no such address.
+    address_schemes: tuple[str, ...] = ()
+    address_example: str = ""
+    # The logger whose chatter it is kept from printing while the project drives it.
+    logger: str = ""
+    # ipyparallel's views and scheduler schemes, and its push test.
+    views: bool = False
+
+    @property
+    def connects(self) -> bool:
+        """Whether --address can name an existing cluster of it."""
+        return bool(self.address_example)
+
+    def workers(self, count: int) -> str:
+        """``1 worker``, ``4 engines``."""
+        return f"{count} {self.worker}{'' if count == 1 else 's'}"
+
+    def cluster(self, count: int) -> str:
+        """``Dask on 4 workers``: ``count`` of its workers, in words for advice."""
+        return self.cluster_words.format(n=count, workers=self.workers(count), title=self.title)
+
+    def need(self) -> None:
+        """Raise ``ValueError`` naming the extra when its package is missing."""
+        if self.module and importlib.util.find_spec(self.module) is None:
+            msg = (
+                f"backend {self.name} needs the {self.module} package, not installed in this "
+                f"Python: pip install 'zmqbench_magic[{self.extra}]'"
+            )
+            raise ValueError(msg)
+
+    def load_session(self) -> Any:
+        """Its session class, imported now (its package only when it is used)."""
+        self.need()
+        module, _, name = self.session.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+IPYPARALLEL = Backend(
+    name="ipyparallel",
+    title="ipyparallel",
+    worker="engine",
+    cluster_words="{workers}",
+    views=True,
+)
+PROCESS_POOL = Backend(
+    name="processpool",
+    title="the process pool",
+    worker="worker",
+    cluster_words="{n} process-pool {workers}",
+    session="zmqbench_magic.parallel.pool:PoolSession",
+)
+DASK = Backend(
+    name="dask",
+    title="Dask",
+    worker="worker",
+    cluster_words="{title} on {workers}",
+    session="zmqbench_magic.parallel.dask_engine:DaskSession",
+    module="distributed",
+    extra="dask",
+    address_schemes=("tcp", "tls", "ws", "wss"),
+    address_example="tcp://127.0.0.1:8786",
+    logger="distributed",
+)
+RAY = Backend(
+    name="ray",
+    title="Ray",
+    worker="worker",
+    cluster_words="{title} on {workers}",
+    session="zmqbench_magic.parallel.ray_engine:RaySession",
+    module="ray",
+    extra="ray",
+    address_example="127.0.0.1:6379",
+    logger="ray",
+)
+
+# Every task engine, by name, the default (ipyparallel) first.
+BACKENDS: dict[str, Backend] = {b.name: b for b in (IPYPARALLEL, PROCESS_POOL, DASK, RAY)}
