@@ -39,9 +39,9 @@ def advice(result: ResultSet) -> list[str]:
     if not result.rows:
         return []
     df = result.df
+    # Files from before a column existed ran its default (also beside newer files).
     for column, default in (("backend", BACKEND.default), ("chunksize", CHUNKSIZE.default)):
-        if column not in df.columns:
-            df[column] = default
+        df[column] = df[column].fillna(default) if column in df.columns else default
     overheads = _overheads(df)
     sentences = []
     for key, group in overheads.groupby([c for c in _GROUP if c in overheads], sort=False):

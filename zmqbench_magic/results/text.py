@@ -52,7 +52,9 @@ def flood_where(point: Mapping[str, Any]) -> list[str]:
     def has(key: str) -> bool:  # the column exists and this test filled it
         return not pd.isna(point.get(key, float("nan")))
 
-    backend = BACKENDS[point.get("backend") or BACKEND.default]
+    # A file from before --backend existed ran ipyparallel (also when joined with newer).
+    named = point.get("backend")
+    backend = BACKENDS[named if isinstance(named, str) else BACKEND.default]
     how = f"{point['view']}/{point['scheme']}" if backend.views else backend.name
     if has("chunksize") and point["chunksize"] != 1:
         how += f" chunks of {int(point['chunksize'])}"
