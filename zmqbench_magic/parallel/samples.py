@@ -240,9 +240,25 @@ def _wait(pulse: _Pulse) -> None:
         except (ipp.error.EngineError, ipp.error.RemoteError) as exc:
             if not _engine_died(exc):
                 raise
-            pulse.look(now=True)  # names the engine, when it is known
+            _name_the_lost_engine(pulse)
             raise EngineLost(f"an engine died while running a task: {exc}") from exc
     pulse.look(now=True)
+
+
+# How long the controller's word that an engine unregistered may trail the scheduler's
+# word that the engine's tasks died with it: the two come over separate sockets.
+_UNREGISTERED_WITHIN_S = 2.0
+
+
+def _name_the_lost_engine(pulse: _Pulse) -> None:
+    """Raise EngineLost naming the engine that died, once the controller has said which
+    (``look`` raises it); return, for a generic message, if it has not said in time."""
+    deadline = time.monotonic() + _UNREGISTERED_WITHIN_S
+    while True:
+        pulse.look(now=True)
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(LOOK_S / 5)
 
 
 def _engine_died(exc: Exception) -> bool:

@@ -22,7 +22,8 @@ class Backend:
     name: str  # what --backend takes, and a result's ``backend`` column: "dask"
     title: str  # its name in a sentence: "Dask"
     worker: str  # what it calls one of the processes --engines counts: "worker"
-    # Words for a cluster of ``n`` of its workers in advice ("{n}", "{workers}", "{title}").
+    # Words for a cluster of ``n`` of its workers in advice: "{n}", "{noun}" (its worker
+    # word, plural as n asks) and "{title}".
     cluster_words: str
     # "module:name" of its futures session (the ipyparallel cluster has sessions of its
     # own, with views and schemes): session(workers=..., timeout=..., ...).
@@ -46,11 +47,14 @@ class Backend:
 
     def workers(self, count: int) -> str:
         """``1 worker``, ``4 engines``."""
-        return f"{count} {self.worker}{'' if count == 1 else 's'}"
+        return f"{count} {self._noun(count)}"
+
+    def _noun(self, count: int) -> str:
+        return f"{self.worker}{'' if count == 1 else 's'}"
 
     def cluster(self, count: int) -> str:
         """``Dask on 4 workers``: ``count`` of its workers, in words for advice."""
-        return self.cluster_words.format(n=count, workers=self.workers(count), title=self.title)
+        return self.cluster_words.format(n=count, noun=self._noun(count), title=self.title)
 
     def need(self) -> None:
         """Raise ``ValueError`` naming the extra when its package is missing."""
@@ -72,21 +76,21 @@ IPYPARALLEL = Backend(
     name="ipyparallel",
     title="ipyparallel",
     worker="engine",
-    cluster_words="{workers}",
+    cluster_words="{n} {noun}",
     views=True,
 )
 PROCESS_POOL = Backend(
     name="processpool",
     title="the process pool",
     worker="worker",
-    cluster_words="{n} process-pool {workers}",
+    cluster_words="{n} process-pool {noun}",
     session="zmqbench_magic.parallel.pool:PoolSession",
 )
 DASK = Backend(
     name="dask",
     title="Dask",
     worker="worker",
-    cluster_words="{title} on {workers}",
+    cluster_words="{title} on {n} {noun}",
     session="zmqbench_magic.parallel.dask_engine:DaskSession",
     module="distributed",
     extra="dask",
@@ -98,7 +102,7 @@ RAY = Backend(
     name="ray",
     title="Ray",
     worker="worker",
-    cluster_words="{title} on {workers}",
+    cluster_words="{title} on {n} {noun}",
     session="zmqbench_magic.parallel.ray_engine:RaySession",
     module="ray",
     extra="ray",
