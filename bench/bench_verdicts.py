@@ -33,7 +33,7 @@ from report import report
 
 from zmqbench_magic import run_noise, run_throughput
 from zmqbench_magic.params import TOLERANCE, ThroughputParams
-from zmqbench_magic.results import ResultSet, noise
+from zmqbench_magic.results import ResultSet, noise_floor
 from zmqbench_magic.results.compare import versus
 
 SIZES = [2**k for k in range(4, 28, 2)]  # 12 points, 16 B to 32 MB (synthetic)
@@ -85,7 +85,7 @@ def _drifting_table(
 
     if not floor:
         return drifting(1.0).compare(drifting(1.0 + shift), tolerance=TOLERANCE.default)
-    noise.save([drifting(1.0) for _ in range(FLOOR_RUNS)])  # into ZMQBENCH_NOISE_FILE
+    noise_floor.save([drifting(1.0) for _ in range(FLOOR_RUNS)])  # into ZMQBENCH_NOISE_FILE
     return drifting(1.0).compare(drifting(1.0 + shift))
 
 
@@ -96,7 +96,7 @@ def drifting(trials: int) -> None:
     print(f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
           f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        os.environ[noise.STORE_ENV] = os.path.join(folder, "noise.json")
+        os.environ[noise_floor.STORE_ENV] = os.path.join(folder, "noise.json")
         for shift in (0.0, 0.05, 0.10, 0.20):
             for floor in (False, True):
                 name = f"{'A/A' if not shift else f'+{shift:.0%}'}, drift, " + (
@@ -144,7 +144,7 @@ def real(times: int, quick: bool) -> None:
     print(f"\nreal sockets, A/A over {len(sizes)} sizes (tcp, copy sends), {times} comparisons")
     # This host's noise floor for the sweep, measured first, in a store of this run.
     folder = tempfile.TemporaryDirectory()
-    os.environ[noise.STORE_ENV] = os.path.join(folder.name, "noise.json")
+    os.environ[noise_floor.STORE_ENV] = os.path.join(folder.name, "noise.json")
     run_noise(ThroughputParams(size=sizes, **options), runs=3 if quick else FLOOR_RUNS)
     paired_calls, unpaired_calls, floor_calls, shifts = 0, 0, 0, 0
     counts: dict[str, int] = {}

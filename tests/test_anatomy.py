@@ -15,7 +15,7 @@ from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.anatomy import engine_offsets, stage_times, stamps
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.parallel.tasks import echo
-from zmqbench_magic.params.flood import STAGES
+from zmqbench_magic.params.taskflood import STAGES
 from zmqbench_magic.results import ResultSet
 
 QUICK = {"repeat": 2, "warmup": 0}

@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.parallel.reaper import TAG_VARIABLE
-from zmqbench_magic.params.flood import STAGE_COLUMNS
+from zmqbench_magic.params.taskflood import STAGE_COLUMNS
 
 QUICK = {"repeat": 2, "warmup": 0}
 FUTURES = ["processpool", "dask", "ray"]
@@ -380,28 +380,24 @@ def _closed_port() -> int:
 
 
 _ADDRESS = {"dask": "tcp://127.0.0.1:{}", "ray": "127.0.0.1:{}"}
+
+
+def _flood_at(backend: str, address: str, *more: str) -> subprocess.CompletedProcess[str]:
+    """``zmqbench flood --backend BACKEND --address ADDRESS ...`` in a fresh process."""
+    command = [sys.executable, "-m", "zmqbench_magic.cli", "flood", "--backend", backend]
+    return subprocess.run(
+        [*command, "--address", address, *more], capture_output=True, text=True, timeout=60
+    )
+
+
 _WHAT = {"dask": "a Dask scheduler", "ray": "a Ray cluster"}
 
 
 @pytest.mark.parametrize("backend", ["dask", "ray"])
 def test_an_address_where_nothing_listens_is_one_line_and_exit_status_1(backend):
     address = _ADDRESS[backend].format(_closed_port())
-    command = [
-        sys.executable,
-        "-m",
-        "zmqbench_magic.cli",
-        "flood",
-        "--backend",
-        backend,
-        "--address",
-        address,
-        "--tasks",
-        "10",
-        "-r",
-        "1",
-    ]
     # The bound is a hang guard: both libraries alone wait 40-120 s or more here.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    done = _flood_at(backend, address, "--tasks", "10", "-r", "1")
     assert done.returncode == 1, done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("zmqbench:")]
     assert said == [
@@ -452,21 +448,7 @@ def test_an_address_not_in_the_engines_form_is_refused_before_anything_starts(
 ):
     with pytest.raises(UsageError, match=re.escape(words)):
         ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --address {address}")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "zmqbench_magic.cli",
-            "flood",
-            "--backend",
-            backend,
-            "--address",
-            address,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _flood_at(backend, address)
     assert done.returncode == 2 and words in done.stderr, done.stderr
 
 

@@ -22,7 +22,7 @@ from IPython.utils.capture import capture_output
 from zmqbench_magic import ResultSet, run_latency, run_noise, run_throughput
 from zmqbench_magic.method.schedule import Schedule
 from zmqbench_magic.params import LatencyParams, ThroughputParams
-from zmqbench_magic.results import noise
+from zmqbench_magic.results import noise_floor
 from zmqbench_magic.results.text import comparison_lines
 from zmqbench_magic.sockets.errors import PeerError
 
@@ -191,14 +191,14 @@ def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_pat
     assert len(floors) == 2 and all(f["runs"] == 3 for f in floors.values())
     assert all(f["run_to_run"] >= 0 and f["metric"] == "msgs_per_s" for f in floors.values())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(noise.STORE_ENV, str(store))
+        patch.setenv(noise_floor.STORE_ENV, str(store))
         table = runs[0].compare(runs[1])
     # Each point's tolerance is its floor (at least 1%), and two of the very runs the
     # floor was measured from are never called different.
     for row in table.to_dict("records"):
         where = {c: row[c] for c in ("size", "copy", "transport", "peer", "loop",
                                      "copy_threshold", "curve", "frames")}  # fmt: skip
-        floor = floors[noise.point_key(where)]["run_to_run"]
+        floor = floors[noise_floor.point_key(where)]["run_to_run"]
         assert row["tolerance"] == pytest.approx(max(0.01, floor))
         assert row["verdict"] in ("same", "inconclusive")
     assert "noise floor (3 runs" in table.attrs["noise_floor"]

@@ -132,6 +132,15 @@ def test_modules_stay_one_job_long(module, path):
     assert len(path.read_text().splitlines()) <= 500, f"{module}: is it one job?"
 
 
+def test_no_two_modules_share_a_file_name():
+    """A traceback names a module by its file: two ``flood.py`` would read alike."""
+    by_name: dict[str, list[str]] = {}
+    for module, path in _modules():
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(module)
+    assert {name: found for name, found in by_name.items() if len(found) > 1} == {}
+
+
 def test_the_public_names_still_resolve():
     for name in zmqbench_magic.__all__:
         assert getattr(zmqbench_magic, name) is not None

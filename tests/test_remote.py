@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
-from zmqbench_magic.params.remote import SSH_COMMAND_ENV
+from zmqbench_magic.params.far_end import SSH_COMMAND_ENV
 from zmqbench_magic.sockets.link import PeerError
 from zmqbench_magic.sockets.secret import Keys, read_secret, write_secret
 

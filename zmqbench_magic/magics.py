@@ -22,7 +22,7 @@ from IPython.display import display
 from .method.schedule import Interrupted
 from .parallel.reach import NoAnswer
 from .params import KINDS, SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
-from .params.flood import TEST
+from .params.taskflood import TEST
 from .results import ResultSet
 from .results.text import fit
 from .sockets.cell import UserCodeFailed, cell_value

@@ -18,7 +18,7 @@ from typing import Any
 import altair as alt
 
 from .charts import default_chart
-from .params import FloodParams, LatencyParams, ThroughputParams
+from .params import KINDS, FloodParams, LatencyParams, ThroughputParams
 from .params.units import plural
 from .results import ResultSet
 from .ui.panel import BenchmarkPanel
@@ -120,9 +120,10 @@ class TaskFloodPanel(BenchmarkPanel):
             self._say(said)
 
 
-# Each kind's panel, by the kind's name.
+# Each kind's panel, by the kind's name, as its record names it (this module, whose
+# classes are defined by now: the record's reference finds them while it loads).
 PANELS: dict[str, type[BenchmarkPanel]] = {
-    panel.params_class.benchmark: panel for panel in (ThroughputPanel, LatencyPanel, TaskFloodPanel)
+    name: kind.load("panel") for name, kind in KINDS.items() if kind.panel
 }
 
 

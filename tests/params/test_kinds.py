@@ -41,7 +41,7 @@ def test_a_kind_without_a_hook_says_which_it_lacks():
 
 @pytest.mark.parametrize("backend", BACKENDS.values(), ids=list(BACKENDS))
 def test_every_backend_is_offered_by_backend_and_its_session_imports(backend):
-    from zmqbench_magic.params.flood import BACKEND
+    from zmqbench_magic.params.taskflood import BACKEND
 
     assert backend.name in BACKEND.choices
     assert backend.workers(1) == f"1 {backend.worker}"
@@ -100,7 +100,6 @@ def toy_chart(df, distributions=()):
 TOY = Kind(
     name="toy",
     title="a toy benchmark",
-    magic="toy",
     params=ToyParams,
     counted="beats",
     run="test_kinds:run_toy",
@@ -134,7 +133,7 @@ _DECLARED_IN = {
     "params/kinds.py",
     "params/backends.py",
     "params/sockets.py",
-    "params/flood.py",
+    "params/taskflood.py",
     "results/environment.py",
 }
 

@@ -8,7 +8,6 @@ come from the declarations), never a measurement core or a front end.
 
 from __future__ import annotations
 
-from .anatomy import stages_chart
 from .comparison import comparison_chart
 from .distribution import latency_cdf_chart
 from .figures import (
@@ -20,8 +19,8 @@ from .figures import (
     tax_chart,
     throughput_chart,
 )
-from .flood import echo_chart, engines_chart, flood_chart, map_chart
-from .load import load_chart
+from .flood_charts import echo_chart, engines_chart, flood_chart, map_chart
+from .offered_rate import load_chart
 from .render import (
     VEGA_MIMETYPE,
     Figure,
@@ -32,6 +31,7 @@ from .render import (
     chart_to_vega,
     save_chart,
 )
+from .stages import stages_chart
 
 __all__ = [
     "VEGA_MIMETYPE",

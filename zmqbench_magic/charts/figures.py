@@ -257,7 +257,7 @@ def latency_default(
     """Latency percentiles, with the distribution of every round trip beside them (given
     the result's ``distributions``); against the offered rate when several were."""
     if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
-        from .load import load_chart
+        from .offered_rate import load_chart
 
         return load_chart(df, distributions)
     if distributions:

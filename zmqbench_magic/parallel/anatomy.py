@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..params.flood import STAGE_COLUMNS, STAGE_P90_COLUMNS
+from ..params.taskflood import STAGE_COLUMNS, STAGE_P90_COLUMNS
 
 _STAMPS = ("submitted", "started", "completed", "received")  # ipyparallel's metadata
 OTHER_HOSTS_NOTE = (

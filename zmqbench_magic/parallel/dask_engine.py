@@ -24,7 +24,7 @@ from typing import Any
 
 from ..params.address import split_url
 from ..params.backends import DASK
-from ..params.flood import STAGE_COLUMNS, STAGE_P90_COLUMNS
+from ..params.taskflood import STAGE_COLUMNS, STAGE_P90_COLUMNS
 from .anatomy import nan_stages
 from .celltask import UserTask
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost, quiet_loggers, restore_loggers

@@ -25,7 +25,7 @@ from ..method.assembly import RunAssembly
 from ..method.control import Deadline, Progress, StopFlag, say_phase
 from ..method.schedule import Interrupted
 from ..params import PRECISION, REPEAT, FloodParams
-from ..params.flood import TASKS
+from ..params.taskflood import TASKS
 from ..params.units import plural
 from ..results import ResultSet
 from . import cluster as clusters

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..method.load import with_other_load
-from ..params.flood import CONNECT_TIMEOUT, FloodParams
+from ..params.taskflood import CONNECT_TIMEOUT, FloodParams
 from .anatomy import nan_stages
 from .celltask import CELL_FILENAME, UserTask
 from .tasks import echo, run_installed_cell, sleep_each

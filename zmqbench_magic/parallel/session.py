@@ -16,7 +16,7 @@ import ipyparallel as ipp
 from ..method.control import Progress, StopFlag, say_phase
 from ..params import FloodParams
 from ..params.backends import BACKENDS
-from ..params.flood import BACKEND, ON_ENGINE_LOSS
+from ..params.taskflood import BACKEND, ON_ENGINE_LOSS
 from ..params.units import format_duration, format_size
 from . import cluster as clusters
 from .anatomy import OTHER_HOSTS_NOTE

@@ -27,7 +27,7 @@ from typing import Any
 import ipyparallel as ipp
 
 from ..method.piped import Tail, read_until, stop
-from ..params.remote import ssh_to
+from ..params.far_end import ssh_to
 
 # The controller's sockets, as the connection file names their ports.
 _CHANNELS = ("registration", "control", "mux", "task", "iopub", "notification", "broadcast")

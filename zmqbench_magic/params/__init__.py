@@ -2,8 +2,8 @@
 
 What lives here: the :class:`Param` machinery (:mod:`.declare`), units
 (:mod:`.units`), and the declarations of each benchmark: the ZeroMQ ones
-(:mod:`.sockets`, with :mod:`.memory` and :mod:`.remote`), the ipyparallel one
-(:mod:`.flood`) and those they share (:mod:`.common`). It may import pyzmq and
+(:mod:`.sockets`, with :mod:`.memory` and :mod:`.far_end`), the ipyparallel one
+(:mod:`.taskflood`) and those they share (:mod:`.common`). It may import pyzmq and
 nothing else of this project, so every other layer can import it: the magics'
 options, the panels' controls, the DataFrame's columns and the charts' axes all read
 the same declarations.
@@ -24,7 +24,7 @@ from .common import (
     WARMUP,
 )
 from .declare import BenchParams, Metric, Param, RunParams
-from .flood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
+from .far_end import CURVE, REMOTE, SECRET_FILE
 from .kinds import Kind
 from .memory import (
     QUEUE_BYTES,
@@ -33,7 +33,6 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
-from .remote import CURVE, REMOTE, SECRET_FILE
 from .sockets import (
     ADDRESS,
     COPY,
@@ -58,6 +57,7 @@ from .sockets import (
     ZmqParams,
     resolve_peer,
 )
+from .taskflood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
 
 METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + LAT_POOLED + FLOOD_METRICS}
 

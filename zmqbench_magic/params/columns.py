@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .flood import TEST, FloodParams
 from .sockets import COUNT, HELD_FRACTION, LatencyParams, ThroughputParams
+from .taskflood import TEST, FloodParams
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ A Param carries a parameter's name, default, unit, allowed range and help text. 
 magics' options, the CLI's options, the panels' controls, the DataFrame's columns and
 the charts' axis titles are all derived from these declarations, and validation lives
 here too, so a bad value is rejected with the same message everywhere. The benchmarks'
-own declarations are in :mod:`.sockets` and :mod:`.flood`.
+own declarations are in :mod:`.sockets` and :mod:`.taskflood`.
 """
 
 from __future__ import annotations

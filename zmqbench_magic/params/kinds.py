@@ -28,7 +28,6 @@ class Kind:
     # The CLI's command, a result's ``benchmark`` value and a saved file's key: "thr".
     name: str
     title: str  # "PUSH/PULL throughput": what the CLI's help says it measures
-    magic: str  # "zmqthr": its line and cell magic
     params: type[BenchParams]
     counted: str  # what one sample counts, plural: "messages"
     # "module:name" of what the layers above do for it:

@@ -10,11 +10,11 @@ import zmq
 
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
-from .driver import DRIVER, PYTHON
+from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import Kind
 from .memory import check_memory, few_messages_caution
-from .remote import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
+from .runner import DRIVER, PYTHON
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -295,7 +295,6 @@ class LatencyParams(ZmqParams):
 THROUGHPUT = Kind(
     name=ThroughputParams.benchmark,
     title="PUSH/PULL throughput",
-    magic="zmqthr",
     params=ThroughputParams,
     counted="messages",
     run="zmqbench_magic.sockets.measure:run_throughput",
@@ -313,7 +312,6 @@ THROUGHPUT = Kind(
 LATENCY = Kind(
     name=LatencyParams.benchmark,
     title="REQ/REP round-trip latency",
-    magic="zmqlat",
     params=LatencyParams,
     counted="round trips",
     run="zmqbench_magic.sockets.measure:run_latency",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..params.backends import BACKENDS
-from ..params.flood import BACKEND, CHUNKSIZE
+from ..params.taskflood import BACKEND, CHUNKSIZE
 from .stats import median_ci
 
 if TYPE_CHECKING:

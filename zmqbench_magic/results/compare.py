@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..params import METRICS, TOLERANCE
-from . import noise
+from . import noise_floor
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
 from .unlike import differences
 from .verdict import judge
@@ -65,7 +65,7 @@ def compare(
         The band ``1 ± tolerance`` within which a difference is not called (as
         pyperf's ``--min-speed``): on a machine whose speed drifts between runs by 2%,
         a 2% difference is not a finding. Default: at each point, this host's noise
-        floor there (``zmqbench noise``, :mod:`.noise`), at least 1%; where none was
+        floor there (``zmqbench noise``, :mod:`.noise_floor`), at least 1%; where none was
         measured, 1%, and the comparison's ``attrs["noise_floor"]`` says so.
 
     Returns
@@ -95,9 +95,9 @@ def compare(
     if missing:
         msg = f"match: {', '.join(missing)} not in both results; choose from {', '.join(shared)}"
         raise ValueError(msg)
-    floors = (
-        {} if tolerance is not None else noise.floor_for(baseline) or noise.floor_for(candidate)
-    )
+    floors = {}
+    if tolerance is None:
+        floors = noise_floor.floor_for(baseline) or noise_floor.floor_for(candidate)
     points, tests, bands = [], [], []
     rights = _groups(b, columns)
     for key, (point, left) in _groups(a, columns).items():
@@ -105,7 +105,7 @@ def compare(
             continue
         right = rights[key][1]
         x, y = _positive(left[metric]), _positive(right[metric])
-        band = tolerance if tolerance is not None else noise.tolerance_at(floors, point)
+        band = tolerance if tolerance is not None else noise_floor.tolerance_at(floors, point)
         points.append({**point, **_sides(x, y)})
         tests.append(unpaired_ratio_test(x, y, band))
         bands.append(band)
@@ -115,7 +115,7 @@ def compare(
     table.attrs["shift"] = common_shift(table, widest, paired=False)
     table.attrs["unlike"] = differences(baseline, candidate)
     if tolerance is None:
-        table.attrs["noise_floor"] = noise.describe(floors)
+        table.attrs["noise_floor"] = noise_floor.describe(floors)
     return table
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 from ..params import COPY, KINDS
 from ..params.backends import BACKENDS
 from ..params.common import MIN_TIME
-from ..params.flood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
+from ..params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size, plural
 from .compare import point_columns
 

@@ -29,7 +29,7 @@ from ..params import (
     ZmqParams,
     check_memory,
 )
-from ..results import ResultSet, noise
+from ..results import ResultSet, noise_floor
 from ..results.environment import environment
 from .driver import ProcessDrivers
 from .link import STEADY_MALLOC
@@ -207,8 +207,8 @@ def _usual_spread(
         arm = point.get("python", "")
         if arm not in floors:
             ran = drivers.environments.get(arm) if drivers else None
-            floors[arm] = noise.floors_at({**here, **(ran or {})}, benchmark)
-        return noise.widest_at(floors[arm], point, "within_run") if floors[arm] else None
+            floors[arm] = noise_floor.floors_at({**here, **(ran or {})}, benchmark)
+        return noise_floor.widest_at(floors[arm], point, "within_run") if floors[arm] else None
 
     return usual
 

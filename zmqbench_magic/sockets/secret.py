@@ -18,7 +18,7 @@ from typing import Any
 
 import zmq
 
-from ..params.remote import SECRET_FILE
+from ..params.far_end import SECRET_FILE
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Iterator
 
 from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
-from ..params.remote import REMOTE_PYTHON, ssh_to
+from ..params.far_end import REMOTE_PYTHON, ssh_to
 from .errors import PeerError
 from .secret import Keys
 

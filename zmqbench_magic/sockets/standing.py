@@ -29,7 +29,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ..params.address import is_loopback_url
-from ..params.remote import CURVE, SECRET_FILE
+from ..params.far_end import CURVE, SECRET_FILE
 from . import peer
 from .errors import PeerError
 from .malloc import steady_malloc

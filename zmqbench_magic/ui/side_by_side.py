@@ -68,7 +68,7 @@ def add_commands(commands: Any) -> None:
 
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from ..results.noise import floor_of, point_key
+    from ..results.noise_floor import floor_of, point_key
     from ..sockets.noise import run_noise
     from ..sockets.rounds import describe
 

@@ -11,8 +11,8 @@ from .address import split_url
 from .backends import BACKENDS
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Metric, Param, param_field
+from .far_end import REMOTE_PYTHON
 from .kinds import Kind
-from .remote import REMOTE_PYTHON
 
 _SSH_HOST = re.compile(r"^([\w.-]+@)?[\w.-]+(:\d+)?$")
 
@@ -305,13 +305,12 @@ class FloodParams(BenchParams):
 FLOOD = Kind(
     name=FloodParams.benchmark,
     title="ipyparallel task flood",
-    magic="taskflood",
     params=FloodParams,
     counted="tasks",
     run="zmqbench_magic.parallel.flood:run_taskflood",
     where="zmqbench_magic.results.text:flood_where",
     figures="zmqbench_magic.results.text:flood_figures",
-    chart="zmqbench_magic.charts.flood:flood_default",
+    chart="zmqbench_magic.charts.flood_charts:flood_default",
     panel="zmqbench_magic.widgets:TaskFloodPanel",
     counts_at=(0, 1),
     advice="zmqbench_magic.results.advice:advice",

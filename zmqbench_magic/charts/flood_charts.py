@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
-from ..params.flood import BACKEND
+from ..params.taskflood import BACKEND
 from .layout import log_y, plural, side_by_side, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
@@ -126,7 +126,7 @@ def flood_default(
         note = _INSTEAD_OF_STAGES if stamped else ""
         return side_by_side(flood_chart(df), engines_chart(df, note))
     if stamped:
-        from .anatomy import stages_chart
+        from .stages import stages_chart
 
         return side_by_side(flood_chart(df), stages_chart(df))
     return flood_chart(df)

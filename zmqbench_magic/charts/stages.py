@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import METRICS, FloodParams
-from ..params.flood import STAGE_COLUMNS, STAGES
+from ..params.taskflood import STAGE_COLUMNS, STAGES
 from ..params.units import plural
 from .layout import HEIGHT, WIDTH, legend, picked, selector, subtitle, titled, tooltip
 from .series import point_medians
