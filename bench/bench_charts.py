@@ -59,8 +59,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one round, small counts")
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds
-    result = run_throughput(size=SIZES, copy=[True, False], transport="inproc",
-                            count=200, repeat=3, warmup=0)  # fmt: skip
+    result = run_throughput(
+        size=SIZES, copy=[True, False], transport="inproc", count=200, repeat=3, warmup=0
+    )
     chart = default_chart("thr", result.df)
     spec = chart.to_dict()
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
@@ -82,18 +83,37 @@ def main() -> None:
     def med(samples) -> float:
         return statistics.median(s for s, _ in samples)
 
-    print(f"one chart: throughput, {len(SIZES)} sizes x 2 copy modes + speed-up; "
-          f"medians of {rounds} rounds")  # fmt: skip
-    print(f"{'way':<24}{'per kernel (s)':>16}{'per chart (s)':>15}{'saved per chart':>17}"
-          "  viewable without a kernel")  # fmt: skip
+    print(
+        f"one chart: throughput, {len(SIZES)} sizes x 2 copy modes + speed-up; "
+        f"medians of {rounds} rounds"
+    )
+    print(
+        f"{'way':<24}{'per kernel (s)':>16}{'per chart (s)':>15}{'saved per chart':>17}"
+        "  viewable without a kernel"
+    )
     rows = [
-        ("vega5 + png + svg", 0.0, med(ours), ours_bytes,
-         "yes: Vega view (trusted or not), PNG/SVG elsewhere"),
-        ("JupyterChart offline", med(widget_kernel), med(widget_chart), widget_bytes,
-         "only with saved widget state (off by default)"),
-        ("html inline", 0.0, med(inline), inline_bytes,
-         "trusted only (scripts); blank on a code host"),
-    ]  # fmt: skip
+        (
+            "vega5 + png + svg",
+            0.0,
+            med(ours),
+            ours_bytes,
+            "yes: Vega view (trusted or not), PNG/SVG elsewhere",
+        ),
+        (
+            "JupyterChart offline",
+            med(widget_kernel),
+            med(widget_chart),
+            widget_bytes,
+            "only with saved widget state (off by default)",
+        ),
+        (
+            "html inline",
+            0.0,
+            med(inline),
+            inline_bytes,
+            "trusted only (scripts); blank on a code host",
+        ),
+    ]
     for name, kernel, per_chart, size, viewable in rows:
         print(f"{name:<24}{kernel:>16.2f}{per_chart:>15.3f}{size / 1e3:>14.0f} kB  {viewable}")
     print(

@@ -58,8 +58,14 @@ PUBLISHED = {
 
 
 def project(backend: str, tasks: int, samples: int) -> list[float]:
-    df = run_taskflood(backend=backend.removesuffix("-wait"), tasks=tasks, engines=WORKERS,
-                       repeat=samples, warmup=1, timeout=TIMEOUT).df  # fmt: skip
+    df = run_taskflood(
+        backend=backend.removesuffix("-wait"),
+        tasks=tasks,
+        engines=WORKERS,
+        repeat=samples,
+        warmup=1,
+        timeout=TIMEOUT,
+    ).df
     return [float(rate) for rate in df["tasks_per_s"]]
 
 
@@ -81,25 +87,41 @@ def bare_ipyparallel(tasks: int, samples: int) -> list[float]:
 def bare_dask(tasks: int, samples: int) -> list[float]:
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
-                      host="127.0.0.1", dashboard_address=None,
-                      silence_logs=logging.ERROR) as local, Client(local) as client:  # fmt: skip
-        return _timed(lambda: client.gather(client.map(echo, [""] * tasks, pure=False)),
-                      tasks, samples)  # fmt: skip
+    with (
+        LocalCluster(
+            n_workers=WORKERS,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as local,
+        Client(local) as client,
+    ):
+        return _timed(
+            lambda: client.gather(client.map(echo, [""] * tasks, pure=False)), tasks, samples
+        )
 
 
 def bare_ray(tasks: int, samples: int) -> list[float]:
     import ray
 
     with tempfile.TemporaryDirectory(prefix="zmqbench-bench-ray-") as folder:
-        ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False,
-                 object_store_memory=OBJECT_STORE_BYTES, _temp_dir=folder,
-                 _node_ip_address="127.0.0.1", configure_logging=False)  # fmt: skip
+        ray.init(
+            num_cpus=WORKERS,
+            include_dashboard=False,
+            log_to_driver=False,
+            object_store_memory=OBJECT_STORE_BYTES,
+            _temp_dir=folder,
+            _node_ip_address="127.0.0.1",
+            configure_logging=False,
+        )
         try:
             remote = ray.remote(num_cpus=1)(echo)
             ray.get([remote.remote("") for _ in range(WORKERS)])  # start the workers
-            return _timed(lambda: ray.get([remote.remote("") for _ in range(tasks)]),
-                          tasks, samples)  # fmt: skip
+            return _timed(
+                lambda: ray.get([remote.remote("") for _ in range(tasks)]), tasks, samples
+            )
         finally:
             ray.shutdown()
 
@@ -121,10 +143,13 @@ def bare_processpool(tasks: int, samples: int, at_once: bool = False) -> list[fl
         return _timed(lambda: flood(pool), tasks, samples)
 
 
-BARE = {"ipyparallel": bare_ipyparallel, "dask": bare_dask, "ray": bare_ray,
-        "processpool": bare_processpool,
-        "processpool-wait": lambda tasks, samples: bare_processpool(tasks, samples, True),
-        }  # fmt: skip
+BARE = {
+    "ipyparallel": bare_ipyparallel,
+    "dask": bare_dask,
+    "ray": bare_ray,
+    "processpool": bare_processpool,
+    "processpool-wait": lambda tasks, samples: bare_processpool(tasks, samples, True),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,22 +160,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="16 tasks, 1 round, 1 sample")
     args = parser.parse_args(argv)
     rounds, samples, tasks = (1, 1, 16) if args.quick else (args.rounds, args.samples, TASKS)
-    print(f"{tasks} tiny tasks (echo of ''), {WORKERS} single-threaded workers per engine, "
-          f"{rounds} alternating runs x {samples} floods each")  # fmt: skip
-    print(f"{'backend':<16} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
-          "published (other hardware)")  # fmt: skip
+    print(
+        f"{tasks} tiny tasks (echo of ''), {WORKERS} single-threaded workers per engine, "
+        f"{rounds} alternating runs x {samples} floods each"
+    )
+    print(
+        f"{'backend':<16} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
+        "published (other hardware)"
+    )
     try:
         for backend in args.backends:
             ours: list[float] = []
             bare: list[float] = []
             for number in range(rounds):
-                steps = [(ours, lambda b=backend: project(b, tasks, samples)),
-                         (bare, lambda b=backend: BARE[b](tasks, samples))]  # fmt: skip
+                steps = [
+                    (ours, lambda b=backend: project(b, tasks, samples)),
+                    (bare, lambda b=backend: BARE[b](tasks, samples)),
+                ]
                 for rates, run in steps if number % 2 == 0 else steps[::-1]:
                     rates += run()
             mine, theirs = statistics.median(ours), statistics.median(bare)
-            print(f"{backend:<16} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
-                  f"{PUBLISHED[backend]}")  # fmt: skip
+            print(
+                f"{backend:<16} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
+                f"{PUBLISHED[backend]}"
+            )
     finally:
         cluster.stop()
     return 0

@@ -41,8 +41,10 @@ PERF_COUNTS = {
     "lat": {"100": 8_000, "1k": 8_000, "16k": 6_000, "64k": 5_000, "1M": 2_000},
 }
 PERF_RUNS = 6
-_PERF_FIGURE = {"thr": r"mean throughput:\s+([\d.]+)\s+\[msg/s\]",
-                "lat": r"mean latency\s+:\s+([\d.]+)\s+\[µs\]"}  # fmt: skip
+_PERF_FIGURE = {
+    "thr": r"mean throughput:\s+([\d.]+)\s+\[msg/s\]",
+    "lat": r"mean latency\s+:\s+([\d.]+)\s+\[µs\]",
+}
 
 
 def side_by_side(benchmark: str, arms: list[str], quick: bool) -> pd.DataFrame:
@@ -71,9 +73,11 @@ def show(title: str, tables: list[pd.DataFrame]) -> int:
         f"{'bench':<6} {'size':>8} {'metric':<16} {'ratio':>7} {'interval':>17} {'n':>3}  verdict"
     )
     for row in table.to_dict("records"):
-        print(f"{row['benchmark']:<6} {row['size']:>8} {row['metric']:<16} {row['ratio']:>7.3f} "
-              f"{row['ci_level']:>4.0%} {row['ci_low']:.3f}-{row['ci_high']:.3f} {row['n']:>3}  "
-              f"{row['verdict']}")  # fmt: skip
+        print(
+            f"{row['benchmark']:<6} {row['size']:>8} {row['metric']:<16} {row['ratio']:>7.3f} "
+            f"{row['ci_level']:>4.0%} {row['ci_low']:.3f}-{row['ci_high']:.3f} {row['n']:>3}  "
+            f"{row['verdict']}"
+        )
     calls = int(table["verdict"].isin(["faster", "slower"]).sum())
     counts = table["verdict"].value_counts()
     print("verdicts: " + ", ".join(f"{word} {count}" for word, count in counts.items()))
@@ -91,8 +95,12 @@ def perf_run(python: str, perf: str, benchmark: str, size: str) -> float:
     count = PERF_COUNTS[benchmark][size]
     nbytes = parse_size(size)
     url = f"tcp://127.0.0.1:{_free_port()}"
-    done = subprocess.run([python, perf, benchmark, "-s", str(nbytes), "-n", str(count),
-                           "--url", url], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [python, perf, benchmark, "-s", str(nbytes), "-n", str(count), "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     found = re.search(_PERF_FIGURE[benchmark], done.stdout)
     if done.returncode != 0 or found is None:
         msg = f"perf.py failed under {python}: {done.stderr[-500:] or done.stdout[-500:]}"
@@ -102,8 +110,10 @@ def perf_run(python: str, perf: str, benchmark: str, size: str) -> float:
 
 def perf_side_by_side(baseline: str, candidate: str, perf: str, names: tuple[str, str]) -> None:
     """perf.py under both interpreters, ABBA, ``PERF_RUNS`` runs each per point."""
-    print(f"\npyzmq's perf.py (tcp, copy), {names[1]} / {names[0]}: median of {PERF_RUNS} "
-          "runs each, alternating ABBA")  # fmt: skip
+    print(
+        f"\npyzmq's perf.py (tcp, copy), {names[1]} / {names[0]}: median of {PERF_RUNS} "
+        "runs each, alternating ABBA"
+    )
     print(f"{'bench':<6} {'size':>8} {'baseline':>12} {'candidate':>12} {'ratio':>7}")
     for benchmark in ("thr", "lat"):
         for size in SIZES:
@@ -131,8 +141,10 @@ def main() -> int:
             same = [f"A={spec}", f"B={spec}"]
             tables = [side_by_side(kind, same, args.quick) for kind in ("thr", "lat")]
             false_calls += show(f"A/A, {name} against itself", tables)
-        tables = [side_by_side(kind, [args.baseline, args.candidate], args.quick)
-                  for kind in ("thr", "lat")]  # fmt: skip
+        tables = [
+            side_by_side(kind, [args.baseline, args.candidate], args.quick)
+            for kind in ("thr", "lat")
+        ]
         show(f"A/B, {b} against {a}", tables)
         if args.perf:
             pythons = executable(args.baseline), executable(args.candidate)

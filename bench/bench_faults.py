@@ -179,10 +179,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<42}{outcome:>8}{statistics.median(times):>10.2f}{max(times):>9.2f}")
     finally:
         cluster.stop()
-    print("(from the kill, the interrupt or the deadline to the error or the result "
-          "reaching the caller; the cluster was stopped after each error)")  # fmt: skip
-    print(f"after Ctrl-C, the next 256-task sample ran at {statistics.median(ratios):.2f}x "
-          "the rate of one taken before the flood (median)")  # fmt: skip
+    print(
+        "(from the kill, the interrupt or the deadline to the error or the result "
+        "reaching the caller; the cluster was stopped after each error)"
+    )
+    print(
+        f"after Ctrl-C, the next 256-task sample ran at {statistics.median(ratios):.2f}x "
+        "the rate of one taken before the flood (median)"
+    )
     return 0
 
 

@@ -52,8 +52,13 @@ OVERLAP_SPLIT = 0.1
 def project_flood(tasks: int) -> Figures:
     df = run_taskflood(tasks=tasks, engines=2, repeat=1, warmup=1, timeout=TIMEOUT).df
     row = df.iloc[0]
-    return (float(row["tasks_per_s"]), float(row["sent_s"]), float(row["reply_overlap"]),
-            float(row["queue_s"]), float(row["return_s"]))  # fmt: skip
+    return (
+        float(row["tasks_per_s"]),
+        float(row["sent_s"]),
+        float(row["reply_overlap"]),
+        float(row["queue_s"]),
+        float(row["return_s"]),
+    )
 
 
 def bare_flood(tasks: int, gc_off: bool = False) -> Figures:
@@ -79,16 +84,22 @@ def bare_flood(tasks: int, gc_off: bool = False) -> Figures:
         client.purge_local_results("all")
         client.history.clear()
     stages = stage_times(times)
-    return (tasks / roundtrip, sent, reply_overlap(times, sent_at), stages["queue_s"],
-            stages["return_s"])  # fmt: skip
+    return (
+        tasks / roundtrip,
+        sent,
+        reply_overlap(times, sent_at),
+        stages["queue_s"],
+        stages["return_s"],
+    )
 
 
 def default_start_seconds() -> float:
     """A 2-engine cluster with ipyparallel's defaults, until both engines are ready."""
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-default-")
     started = time.perf_counter()
-    default = ipp.Cluster(n=2, profile_dir=profile_dir, log_level=logging.ERROR,
-                          shutdown_atexit=False)  # fmt: skip
+    default = ipp.Cluster(
+        n=2, profile_dir=profile_dir, log_level=logging.ERROR, shutdown_atexit=False
+    )
     try:
         client = default.start_and_connect_sync()
         client.wait_for_engines(2, timeout=TIMEOUT, interactive=False)
@@ -132,26 +143,36 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         cluster.stop()
     median = statistics.median
-    print(f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "
-          f"medians of {rounds} alternating runs")  # fmt: skip
-    print(f"{'figure':<30}{'project':>10}{'bare ipp':>10}{'ratio':>7}{'bare, GC off':>14}"
-          f"{'ratio':>7}")  # fmt: skip
+    print(
+        f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "
+        f"medians of {rounds} alternating runs"
+    )
+    print(
+        f"{'figure':<30}{'project':>10}{'bare ipp':>10}{'ratio':>7}{'bare, GC off':>14}{'ratio':>7}"
+    )
     for name, index, scale in (
-        ("round trip (tasks/s)", 0, 1), ("sent (ms)", 1, 1e3),
-        ("replies while sending (%)", 2, 100), ("queue stage (ms)", 3, 1e3),
+        ("round trip (tasks/s)", 0, 1),
+        ("sent (ms)", 1, 1e3),
+        ("replies while sending (%)", 2, 100),
+        ("queue stage (ms)", 3, 1e3),
         ("return stage (ms)", 4, 1e3),
-    ):  # fmt: skip
+    ):
         a, b, c = (median(r[index] for r in runs) * scale for runs in (ours, bare, bare_gc_off))
-        print(f"{name:<30}{a:>10,.1f}{b:>10,.1f}{_ratio(a, b):>7.2f}{c:>14,.1f}"
-              f"{_ratio(a, c):>7.2f}")  # fmt: skip
+        print(
+            f"{name:<30}{a:>10,.1f}{b:>10,.1f}{_ratio(a, b):>7.2f}{c:>14,.1f}{_ratio(a, c):>7.2f}"
+        )
     for who, runs in (("project", ours), ("bare ipp", bare), ("bare, GC off", bare_gc_off)):
         few = [r[1] * 1e3 for r in runs if r[2] < OVERLAP_SPLIT]
         many = [r[1] * 1e3 for r in runs if r[2] >= OVERLAP_SPLIT]
-        print(f"sent (ms), {who}: {_median_of(few)} with under {OVERLAP_SPLIT:.0%} of replies "
-              f"during it, {_median_of(many)} with more")  # fmt: skip
+        print(
+            f"sent (ms), {who}: {_median_of(few)} with under {OVERLAP_SPLIT:.0%} of replies "
+            f"during it, {_median_of(many)} with more"
+        )
     project, default = median(s[0] for s in starts), median(s[1] for s in starts)
-    print(f"{'start 2 engines (s)':<30}{project:>12.2f}{default:>12.2f}{project / default:>8.2f}"
-          "   (bare = ipyparallel defaults)")  # fmt: skip
+    print(
+        f"{'start 2 engines (s)':<30}{project:>12.2f}{default:>12.2f}{project / default:>8.2f}"
+        "   (bare = ipyparallel defaults)"
+    )
     print(f"{'grow 2 -> 3 engines (s)':<30}{median(r[0] for r in resizes):>12.2f}")
     print(f"{'shrink 3 -> 2 engines (s)':<30}{median(r[1] for r in resizes):>12.2f}")
     return 0

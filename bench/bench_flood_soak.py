@@ -48,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--floods", type=int, default=20)
     parser.add_argument("--tasks", type=int, default=10_000)
-    parser.add_argument("--big", type=int, default=100_000,
-                        help="tasks of one last flood in a fresh process; 0: none")  # fmt: skip
+    parser.add_argument(
+        "--big",
+        type=int,
+        default=100_000,
+        help="tasks of one last flood in a fresh process; 0: none",
+    )
     parser.add_argument("--quick", action="store_true", help="3 floods of 1,000 tasks")
     args = parser.parse_args(argv)
     floods, tasks = (3, 1000) if args.quick else (args.floods, args.tasks)
@@ -65,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
             now = state()
             states.append(now)
             rate = result.df["tasks_per_s"].iloc[0]
-            print(f"{number:>5}{took:>8.1f}{rate:>9.0f}{now['rss_mb']:>9.1f}{now['fds']:>6.0f}"
-                  f"{now['threads']:>9.0f}{now['children']:>10.0f}")  # fmt: skip
+            print(
+                f"{number:>5}{took:>8.1f}{rate:>9.0f}{now['rss_mb']:>9.1f}{now['fds']:>6.0f}"
+                f"{now['threads']:>9.0f}{now['children']:>10.0f}"
+            )
     finally:
         cluster.stop()
     first, last = states[0], states[-1]
@@ -88,8 +94,23 @@ def _one_big_flood(tasks: int) -> None:
     peak resident memory, which is the client's futures for every task in flight."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "flood.json"
-        command = [sys.executable, "-m", "zmqbench_magic.cli", "flood", "-n", str(tasks),
-                   "-e", "2", "-r", "1", "--warmup", "0", "-q", "--json", str(out)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "flood",
+            "-n",
+            str(tasks),
+            "-e",
+            "2",
+            "-r",
+            "1",
+            "--warmup",
+            "0",
+            "-q",
+            "--json",
+            str(out),
+        ]
         started = time.perf_counter()
         child = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         peak = 0
@@ -102,9 +123,11 @@ def _one_big_flood(tasks: int) -> None:
         if child.returncode:
             raise RuntimeError(stderr.decode())
         (row,) = json.loads(out.read_text())["rows"]
-    print(f"\none flood of {tasks:,} tasks in a fresh process: {took:.0f} s in all (cluster "
-          f"start included), {row['tasks_per_s']:.0f} tasks/s, sent in {row['sent_s']:.0f} s; "
-          f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task")  # fmt: skip
+    print(
+        f"\none flood of {tasks:,} tasks in a fresh process: {took:.0f} s in all (cluster "
+        f"start included), {row['tasks_per_s']:.0f} tasks/s, sent in {row['sent_s']:.0f} s; "
+        f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task"
+    )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,15 @@ from zmqbench_magic.params import RATE
 from zmqbench_magic.results.knee import load_knees
 
 RATES = ["1k", "10k", "50k", "100k", "200k", "500k", "1M"]
-COLUMNS = ["achieved_per_s", "p50_us", "p99_us", "send_lag_p99_us", "send_cpu_us_per_msg",
-           "recv_cpu_us_per_msg", "held"]  # fmt: skip
+COLUMNS = [
+    "achieved_per_s",
+    "p50_us",
+    "p99_us",
+    "send_lag_p99_us",
+    "send_cpu_us_per_msg",
+    "recv_cpu_us_per_msg",
+    "held",
+]
 
 
 def main() -> None:
@@ -34,8 +41,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="two rates, one short round")
     args = parser.parse_args()
     rates, rounds, min_time = (["1k", "20k"], 1, 0.02) if args.quick else (RATES, args.rounds, 0.1)
-    result = run_latency(size=64, rate=rates, loop=["python", "native"], repeat=rounds,
-                         min_time=min_time, warmup=1)  # fmt: skip
+    result = run_latency(
+        size=64, rate=rates, loop=["python", "native"], repeat=rounds, min_time=min_time, warmup=1
+    )
     summary = (
         result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
     )
@@ -43,8 +51,10 @@ def main() -> None:
         f"tcp 64 B, {rounds} round(s); percentiles over every round trip, the rest medians "
         "of samples; latency from intended send (µs)"
     )
-    print(f"{'offered':>8} {'loop':<7} {'achieved':>10} {'held':>5} {'p50':>9} {'p99':>9} "
-          f"{'lag p99':>9} {'send CPU':>9} {'echo CPU':>9}")  # fmt: skip
+    print(
+        f"{'offered':>8} {'loop':<7} {'achieved':>10} {'held':>5} {'p50':>9} {'p99':>9} "
+        f"{'lag p99':>9} {'send CPU':>9} {'echo CPU':>9}"
+    )
     for (rate, loop), row in summary[COLUMNS].iterrows():
         print(
             f"{RATE.label(rate):>8} {loop:<7} {row['achieved_per_s']:>10,.0f} "
@@ -58,9 +68,11 @@ def main() -> None:
         print(f"{RATE.label(rate):>8}: {ratio:.2f}")
     print("\nknees (the lowest rate not held, or with a median over twice the best below)")
     for row in load_knees(result.df).to_dict("records"):
-        knee = "none up to the highest rate" if row["knee_per_s"] != row["knee_per_s"] else (
-            f"{RATE.label(row['knee_per_s'])} msgs/s ({row['knee_reason']})"
-        )  # fmt: skip
+        knee = (
+            "none up to the highest rate"
+            if row["knee_per_s"] != row["knee_per_s"]
+            else (f"{RATE.label(row['knee_per_s'])} msgs/s ({row['knee_reason']})")
+        )
         print(f"{row['loop']:>8}: knee {knee}")
     most = result.summary().groupby("loop")["achieved_per_s"].max()
     print(

@@ -76,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'run':<20}{'n':>5}{'median s':>10}{'slowest s':>11}{'ratio':>7}")
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:<20}{len(values):>5}{median:>10.3f}{max(values):>11.3f}"
-              f"{max(values) / median:>7.1f}")  # fmt: skip
+        print(
+            f"{name:<20}{len(values):>5}{median:>10.3f}{max(values):>11.3f}"
+            f"{max(values) / median:>7.1f}"
+        )
     return 0
 
 

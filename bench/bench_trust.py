@@ -54,8 +54,11 @@ def run_once(python: str, source: Path, benchmark: str, options: list[str], out:
     subprocess.run(
         [python, "-m", "zmqbench_magic.cli", benchmark, *options, "-q", "--json", str(out)],
         # Not from the checkout: ``-m`` puts the working directory first on sys.path.
-        check=True, env=env, timeout=1800, cwd=out.parent,
-    )  # fmt: skip
+        check=True,
+        env=env,
+        timeout=1800,
+        cwd=out.parent,
+    )
     return load(out)
 
 
@@ -95,8 +98,10 @@ def judge(runs: list[ResultSet], metric: str) -> dict[str, float]:
             low, high, _ = median_ci(values[i][point])
             contained += low <= medians[j] <= high
             total += 1
-    pairs = [(a.compare(b, metric=metric), a.compare(b, metric=metric, tolerance=0.1))
-             for a, b in itertools.combinations(runs, 2)]  # fmt: skip
+    pairs = [
+        (a.compare(b, metric=metric), a.compare(b, metric=metric, tolerance=0.1))
+        for a, b in itertools.combinations(runs, 2)
+    ]
     calls = ["faster", "slower"]  # a difference called: anything else is not one
     same = [(~strict["verdict"].isin(calls)).mean() for strict, _ in pairs if not strict.empty]
     lenient = [(~loose["verdict"].isin(calls)).mean() for _, loose in pairs if not loose.empty]
@@ -116,8 +121,9 @@ def _worktree(revision: str, folder: Path) -> Path:
     target = folder / "before"
     subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(target), revision],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+    )
     return target
 
 
@@ -139,19 +145,29 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if args.before:
                 subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                     str(sources["before"][1])],
-                    check=False, capture_output=True,
-                )  # fmt: skip
+                    [
+                        "git",
+                        "-C",
+                        str(ROOT),
+                        "worktree",
+                        "remove",
+                        "--force",
+                        str(sources["before"][1]),
+                    ],
+                    check=False,
+                    capture_output=True,
+                )
     return 0
 
 
 def print_table(
     sources: dict[str, tuple[str, Path]], sweeps: dict[str, list[str]], runs: int, folder: Path
 ) -> None:
-    print(f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
-          f"{'median dev':>12}{'contained':>11}{'same':>7}{'same±10%':>10}"
-          f"{'shifted':>9}")  # fmt: skip
+    print(
+        f"{'benchmark':<10}{'version':<8}{'points':>7}{'n':>4}{'largest dev':>13}"
+        f"{'median dev':>12}{'contained':>11}{'same':>7}{'same±10%':>10}"
+        f"{'shifted':>9}"
+    )
     for benchmark, options in sweeps.items():
         results: dict[str, list[ResultSet]] = {name: [] for name in sources}
         for number in range(runs):  # alternating: before, after, before, after...
@@ -160,11 +176,13 @@ def print_table(
                 results[name].append(run_once(python, source, benchmark, options, out))
         for name, version_runs in results.items():
             figures = judge(version_runs, HEADLINE[benchmark])
-            print(f"{benchmark:<10}{name:<8}{figures['points']:>7}"
-                  f"{figures['samples per point']:>4.0f}{figures['largest deviation']:>13.1%}"
-                  f"{figures['median deviation']:>12.1%}{figures['contained']:>11.0%}"
-                  f"{figures['same']:>7.0%}{figures['same within 10%']:>10.0%}"
-                  f"{figures['shifted pairs']:>6}/{runs * (runs - 1) // 2}")  # fmt: skip
+            print(
+                f"{benchmark:<10}{name:<8}{figures['points']:>7}"
+                f"{figures['samples per point']:>4.0f}{figures['largest deviation']:>13.1%}"
+                f"{figures['median deviation']:>12.1%}{figures['contained']:>11.0%}"
+                f"{figures['same']:>7.0%}{figures['same within 10%']:>10.0%}"
+                f"{figures['shifted pairs']:>6}/{runs * (runs - 1) // 2}"
+            )
 
 
 if __name__ == "__main__":

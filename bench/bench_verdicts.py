@@ -47,9 +47,16 @@ def _paired_table(rng: np.random.Generator, shift: float, rounds: int, points: i
         shared = rng.lognormal(0, ROUND, rounds)
         for copy, factor in ((True, 1.0), (False, 1.0 + shift)):
             own = rng.lognormal(0, OWN, rounds)
-            rows += [{"size": size, "copy": copy, "run": "r", "sample": i,
-                      "msgs_per_s": 1000 * factor * shared[i] * own[i]}
-                     for i in range(rounds)]  # fmt: skip
+            rows += [
+                {
+                    "size": size,
+                    "copy": copy,
+                    "run": "r",
+                    "sample": i,
+                    "msgs_per_s": 1000 * factor * shared[i] * own[i],
+                }
+                for i in range(rounds)
+            ]
     return versus(pd.DataFrame(rows), "copy", True, False, "msgs_per_s", ["size"])
 
 
@@ -57,9 +64,18 @@ def _run(rng: np.random.Generator, factor: float, n: int, points: int) -> Result
     rows = []
     for size in SIZES[:points]:
         values = 1000 * factor * rng.lognormal(0, np.hypot(ROUND, OWN), n)
-        rows += [{"size": size, "copy": True, "transport": "tcp", "peer": "process",
-                  "copy_threshold": 65536, "sample": i, "msgs_per_s": v}
-                 for i, v in enumerate(values)]  # fmt: skip
+        rows += [
+            {
+                "size": size,
+                "copy": True,
+                "transport": "tcp",
+                "peer": "process",
+                "copy_threshold": 65536,
+                "sample": i,
+                "msgs_per_s": v,
+            }
+            for i, v in enumerate(values)
+        ]
     return ResultSet("thr", rows)
 
 
@@ -91,10 +107,14 @@ def _drifting_table(
 
 def drifting(trials: int) -> None:
     rng = np.random.default_rng(20261125)
-    print(f"\nruns that drift: each run off by its own factor ({DRIFT:.0%} lognormal); "
-          f"noise floor from {FLOOR_RUNS} runs")  # fmt: skip
-    print(f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
-          f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
+    print(
+        f"\nruns that drift: each run off by its own factor ({DRIFT:.0%} lognormal); "
+        f"noise floor from {FLOOR_RUNS} runs"
+    )
+    print(
+        f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
+        f"{'same':>6} {'inconclusive':>13}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         os.environ[noise_floor.STORE_ENV] = os.path.join(folder, "noise.json")
         for shift in (0.0, 0.05, 0.10, 0.20):
@@ -102,8 +122,13 @@ def drifting(trials: int) -> None:
                 name = f"{'A/A' if not shift else f'+{shift:.0%}'}, drift, " + (
                     "floor" if floor else "1% tolerance"
                 )
-                _rates(name, shift, 10, 12, [_drifting_table(rng, shift, 10, 12, floor)
-                                             for _ in range(trials)])  # fmt: skip
+                _rates(
+                    name,
+                    shift,
+                    10,
+                    12,
+                    [_drifting_table(rng, shift, 10, 12, floor) for _ in range(trials)],
+                )
 
 
 def _rates(name: str, shift: float, rounds: int, points: int, tables: list[pd.DataFrame]) -> None:
@@ -128,10 +153,14 @@ def synthetic(trials: int) -> None:
         ("+10%, paired", lambda n, p: _paired_table(rng, 0.10, n, p), 0.10),
         ("+10%, unpaired", lambda n, p: _unpaired_table(rng, 0.10, n, p), 0.10),
     ]
-    print(f"synthetic: {trials} comparisons each; noise {ROUND:.0%} per round shared, "
-          f"{OWN:.0%} per sample own")  # fmt: skip
-    print(f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
-          f"{'same':>6} {'inconclusive':>13}")  # fmt: skip
+    print(
+        f"synthetic: {trials} comparisons each; noise {ROUND:.0%} per round shared, "
+        f"{OWN:.0%} per sample own"
+    )
+    print(
+        f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "
+        f"{'same':>6} {'inconclusive':>13}"
+    )
     for name, make, shift in cases:
         for rounds, points in ((5, 1), (10, 1), (10, 12), (20, 12)):
             _rates(name, shift, rounds, points, [make(rounds, points) for _ in range(trials)])
@@ -139,8 +168,13 @@ def synthetic(trials: int) -> None:
 
 def real(times: int, quick: bool) -> None:
     sizes = REAL_SIZES[:3] if quick else REAL_SIZES
-    options = {"repeat": 3 if quick else 10, "min_time": 0.01 if quick else 0.05, "warmup": 1,
-               "transport": "tcp", "copy": True}  # fmt: skip
+    options = {
+        "repeat": 3 if quick else 10,
+        "min_time": 0.01 if quick else 0.05,
+        "warmup": 1,
+        "transport": "tcp",
+        "copy": True,
+    }
     print(f"\nreal sockets, A/A over {len(sizes)} sizes (tcp, copy sends), {times} comparisons")
     # This host's noise floor for the sweep, measured first, in a store of this run.
     folder = tempfile.TemporaryDirectory()
@@ -162,12 +196,18 @@ def real(times: int, quick: bool) -> None:
         shifts += bool(table.attrs["shift"])
         for verdict, count in table["verdict"].value_counts().items():
             counts[f"unpaired {verdict}"] = counts.get(f"unpaired {verdict}", 0) + int(count)
-    print(f"paired (one run, two identical arms): {paired_calls} of {times} comparisons "
-          "with a faster/slower")  # fmt: skip
-    print(f"unpaired (two runs): {unpaired_calls} of {times} comparisons with a faster/slower; "
-          f"a common shift noted in {shifts}")  # fmt: skip
-    print(f"unpaired at the host's noise floor (measured first): {floor_calls} of {times} "
-          "comparisons with a faster/slower")  # fmt: skip
+    print(
+        f"paired (one run, two identical arms): {paired_calls} of {times} comparisons "
+        "with a faster/slower"
+    )
+    print(
+        f"unpaired (two runs): {unpaired_calls} of {times} comparisons with a faster/slower; "
+        f"a common shift noted in {shifts}"
+    )
+    print(
+        f"unpaired at the host's noise floor (measured first): {floor_calls} of {times} "
+        "comparisons with a faster/slower"
+    )
     folder.cleanup()
     print("verdicts over all points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 

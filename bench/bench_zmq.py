@@ -45,10 +45,22 @@ BARE = Path(__file__).with_name("bare_perf.py")
 def _bare(test: str, count: int, size: int) -> float:
     """Run the standalone bare loop in a fresh interpreter, as perf.py is run."""
     done = subprocess.run(
-        [sys.executable, str(BARE), test, "--count", str(count), "--size", str(size),
-         "--hwm", str(high_water_mark(size))],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(BARE),
+            test,
+            "--count",
+            str(count),
+            "--size",
+            str(size),
+            "--hwm",
+            str(high_water_mark(size)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return float(done.stdout)
 
 
@@ -66,10 +78,22 @@ def _number_after(text: str, label: str) -> float:
 def perf_py(path: str, test: str, count: int, size: int) -> float:
     """pyzmq's perf.py: delivered msgs/s, or the round trip in µs (it prints half)."""
     done = subprocess.run(
-        [sys.executable, path, test, "--size", str(size), "--count", str(count),
-         "--url", _free_url()],
-        capture_output=True, text=True, timeout=300, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            path,
+            test,
+            "--size",
+            str(size),
+            "--count",
+            str(count),
+            "--url",
+            _free_url(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     if test == "thr":
         return _number_after(done.stdout, "mean throughput")
     return 2 * _number_after(done.stdout, "mean latency")
@@ -81,14 +105,18 @@ def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     url = _free_url()
     local = subprocess.Popen(
         [f"{folder}/local_{test}", url, str(size), str(count)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(0.2)  # let it bind
         remote = subprocess.run(
             [f"{folder}/remote_{test}", url, str(size), str(count)],
-            capture_output=True, text=True, timeout=300, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         out, _ = local.communicate(timeout=300)
     finally:
         local.kill()
@@ -128,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rounds = 2 if args.quick else args.rounds
     scale = 100 if args.quick else 1
-    print(f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, copy=True, "
-          f"medians of {rounds} alternating runs, one warm-up sample each")  # fmt: skip
+    print(
+        f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, copy=True, "
+        f"medians of {rounds} alternating runs, one warm-up sample each"
+    )
     for test, title, counts, unit in (
         ("thr", "throughput (msgs/s)", THR_COUNT, ",.0f"),
         ("lat", "latency (µs RTT)", LAT_COUNT, ",.1f"),
@@ -158,8 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             native_c = (
                 f"{medians['native'] / medians['libzmq C']:>10.2f}" if args.libzmq_perf else ""
             )
-            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}"
-                  f"{native_c}")  # fmt: skip
+            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}{native_c}")
     return 0
 
 

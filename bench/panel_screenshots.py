@@ -33,8 +33,10 @@ def main() -> int:
         test = "tests/test_browser.py::test_the_panel_redraws_its_chart_in_place_offline"
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{test}[jupyterlab]"],
-            cwd=ROOT, env={**os.environ, "ZMQBENCH_SCREENSHOT": folder}, check=False,
-        )  # fmt: skip
+            cwd=ROOT,
+            env={**os.environ, "ZMQBENCH_SCREENSHOT": folder},
+            check=False,
+        )
         if done.returncode != 0:  # raised: the report writes nothing for a failed run
             msg = "the browser test failed: no picture was replaced"
             raise RuntimeError(msg)

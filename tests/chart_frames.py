@@ -25,8 +25,9 @@ def zmq_result(
     benchmark: str, values: int, transports=("inproc",), copies=(True,), loops=("python",)
 ):
     run = run_throughput if benchmark == "thr" else run_latency
-    return run(size=SIZES[values], transport=list(transports), copy=list(copies),
-               loop=list(loops), **QUICK)  # fmt: skip
+    return run(
+        size=SIZES[values], transport=list(transports), copy=list(copies), loop=list(loops), **QUICK
+    )
 
 
 def load_result(values: int, loops=("python",)):

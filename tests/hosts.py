@@ -83,8 +83,10 @@ def host(number: int, rate: str | None = None) -> Iterator[Host]:
         if rate:
             shape = ["root", "tbf", "rate", rate, "burst", "256kb", "latency", "20ms"]
             subprocess.run(["tc", "qdisc", "add", "dev", ours, *shape], check=True)
-            subprocess.run(["ip", "netns", "exec", namespace, "tc", "qdisc", "add", "dev",
-                            theirs, *shape], check=True)  # fmt: skip
+            subprocess.run(
+                ["ip", "netns", "exec", namespace, "tc", "qdisc", "add", "dev", theirs, *shape],
+                check=True,
+            )
         yield made
     finally:
         subprocess.run(["ip", "link", "del", ours], capture_output=True, check=False)
@@ -144,8 +146,10 @@ def sshd(where: Host, workdir: Path) -> Iterator[str]:
     workdir.mkdir(parents=True, exist_ok=True)
     for name in ("host_key", "client_key"):  # shared by the hosts of one test
         if not (workdir / name).exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                            str(workdir / name)], check=True)  # fmt: skip
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(workdir / name)],
+                check=True,
+            )
     (workdir / "authorized_keys").write_text((workdir / "client_key.pub").read_text())
     config = workdir / f"sshd_config_{where.namespace}"
     config.write_text(
@@ -156,8 +160,15 @@ def sshd(where: Host, workdir: Path) -> Iterator[str]:
         "StrictModes no\nAcceptEnv no\nSubsystem sftp /usr/lib/openssh/sftp-server\n"
     )
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
-    daemon = where.run("/usr/sbin/sshd", "-D", "-e", "-f", str(config),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    daemon = where.run(
+        "/usr/sbin/sshd",
+        "-D",
+        "-e",
+        "-f",
+        str(config),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     client = workdir / "ssh_config"
     client.write_text(
         f"Host *\n  IdentityFile {workdir / 'client_key'}\n  StrictHostKeyChecking no\n"

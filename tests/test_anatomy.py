@@ -63,8 +63,7 @@ def test_a_flood_reports_each_stage_and_run_is_the_engines_own_time():
         assert df[column].notna().all() and (df[column] >= 0).all(), column
     assert (df["run_s"] < df["queue_s"] + df["return_s"]).all()  # an echo is next to nothing
     # A map's message is one chunk: its run stage is its items' sleeps.
-    mapped = run_taskflood(test="map", tasks=8, engines=2, duration=0.01, chunksize=[1, 4],
-                           **QUICK)  # fmt: skip
+    mapped = run_taskflood(test="map", tasks=8, engines=2, duration=0.01, chunksize=[1, 4], **QUICK)
     run = mapped.summary().set_index("chunksize")["run_s"]
     assert 0.0099 <= run[1] < 0.03 and 0.0399 <= run[4] < 0.08
     assert "per task" in str(flood) and "(submit/queue/run/return)" in str(flood)
@@ -104,15 +103,20 @@ def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
         times = stamps(called, results)
         assert len(times) == messages and (np.diff(times[:, :5], axis=1) >= -RESOLUTION_S).all()
     handle.client.outstanding.clear()  # what the calls above left (see below)
-    flood = run_taskflood(tasks=10, engines=2, view=["broadcast", "coalescing"], repeat=1,
-                          warmup=0)  # fmt: skip
+    flood = run_taskflood(tasks=10, engines=2, view=["broadcast", "coalescing"], repeat=1, warmup=0)
     assert sorted(flood.df["view"]) == ["broadcast", "coalescing"]
     assert (flood.df[STAGE_COLUMNS] >= 0).all().all()
     # Nothing is left outstanding (ipyparallel leaves a broadcast's own id there): a
     # later sample's clean-up would wait for it in vain.
     assert not handle.client.outstanding
-    pushed = run_taskflood(test="push", tasks=4, engines=2, size="256k",
-                           view=["direct", "broadcast", "coalescing"], **QUICK)  # fmt: skip
+    pushed = run_taskflood(
+        test="push",
+        tasks=4,
+        engines=2,
+        size="256k",
+        view=["direct", "broadcast", "coalescing"],
+        **QUICK,
+    )
     df = pushed.df
     assert (df["mbit_per_s"] > 0).all() and (df[STAGE_COLUMNS] >= 0).all().all()
     assert set(df["view"]) == {"direct", "broadcast", "coalescing"}
@@ -121,8 +125,11 @@ def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
 def _pool_workers() -> list[psutil.Process]:
     """The pool's workers (not multiprocessing's resource tracker, which spawn starts
     once and which ends with this process)."""
-    return [p for p in psutil.Process().children(recursive=True)
-            if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+    return [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if "spawn_main" in " ".join(p.cmdline())
+    ]
 
 
 @pytest.mark.slow  # a real cluster beside the pool
@@ -134,8 +141,15 @@ def test_the_process_pool_baseline_has_the_same_rows_and_no_stages():
     assert (pool["tasks_per_s"] > 0).all() and (pool["sent_s"] > 0).all()
     assert pool[STAGE_COLUMNS].isna().all().all() and ipp_rows[STAGE_COLUMNS].notna().all().all()
     assert "2 workers processpool" in str(result)
-    mapped = run_taskflood(backend="processpool", test="map", tasks=8, engines=2, duration=0.01,
-                           chunksize=[1, 4], **QUICK)  # fmt: skip
+    mapped = run_taskflood(
+        backend="processpool",
+        test="map",
+        tasks=8,
+        engines=2,
+        duration=0.01,
+        chunksize=[1, 4],
+        **QUICK,
+    )
     assert (mapped.df["efficiency"].between(0.05, 1.01)).all()
     assert _pool_workers() == []  # the workers went with the run
 
@@ -146,10 +160,19 @@ def test_the_advisor_works_out_a_known_flood_by_hand():
     items chunked by 9 x 10 / 1 = 90. Six samples of 160-240 tasks/s: their median
     overhead is 10 ms, the interval's ends 2/240 and 2/160 s, so 75 to 112.5 ms."""
     rows = [
-        {"test": "flood", "tasks": 128, "engines": 2, "view": "lb", "scheme": "leastload",
-         "tasks_per_s": rate, "sample": i, "sent_s": 0.1, "roundtrip_s": 128 / rate}
+        {
+            "test": "flood",
+            "tasks": 128,
+            "engines": 2,
+            "view": "lb",
+            "scheme": "leastload",
+            "tasks_per_s": rate,
+            "sample": i,
+            "sent_s": 0.1,
+            "roundtrip_s": 128 / rate,
+        }
         for i, rate in enumerate([160, 180, 200, 200, 220, 240])
-    ]  # fmt: skip
+    ]
     (sentence,) = ResultSet("flood", rows).advice()
     assert sentence.startswith(
         "with 2 engines (lb view, leastload scheme), tasks must last at least 90 ms ("
@@ -175,8 +198,9 @@ def test_the_advisor_speaks_after_a_real_flood():
 
 @pytest.mark.slow  # a real cluster, restarted for the pure scheme
 def test_broadcast_views_work_with_the_pure_scheduler_too():
-    result = run_taskflood(tasks=8, engines=2, view=["broadcast", "coalescing"], scheme="pure",
-                           repeat=1, warmup=0)  # fmt: skip
+    result = run_taskflood(
+        tasks=8, engines=2, view=["broadcast", "coalescing"], scheme="pure", repeat=1, warmup=0
+    )
     assert (result.df["tasks_per_s"] > 0).all() and set(result.df["scheme"]) == {"pure"}
 
 
@@ -205,16 +229,21 @@ def test_bad_anatomy_settings_are_usage_errors(ip, line, words):
 @pytest.mark.slow  # a real cluster and a pool
 def test_the_magic_sweeps_backends_views_and_chunksizes(ip):
     result = ip.run_line_magic(
-        "taskflood", "-q --no-chart -o --test map -n 8 -e 2 --duration 1ms --chunksize 1 4 "
+        "taskflood",
+        "-q --no-chart -o --test map -n 8 -e 2 --duration 1ms --chunksize 1 4 "
         "--backend ipyparallel processpool -r 1 --warmup 0",
-    )  # fmt: skip
+    )
     assert sorted(set(zip(result.df["backend"], result.df["chunksize"], strict=True))) == [
-        ("ipyparallel", 1), ("ipyparallel", 4), ("processpool", 1), ("processpool", 4),
-    ]  # fmt: skip
+        ("ipyparallel", 1),
+        ("ipyparallel", 4),
+        ("processpool", 1),
+        ("processpool", 4),
+    ]
     pushed = ip.run_line_magic(
-        "taskflood", "-q --no-chart -o --test push --view direct coalescing -n 4 -e 2 "
+        "taskflood",
+        "-q --no-chart -o --test push --view direct coalescing -n 4 -e 2 "
         "--size 64k -r 1 --warmup 0",
-    )  # fmt: skip
+    )
     assert sorted(pushed.df["view"]) == ["coalescing", "direct"]
 
 
@@ -222,8 +251,9 @@ def test_the_magic_sweeps_backends_views_and_chunksizes(ip):
 def test_the_panel_runs_the_process_pool_and_chunked_maps():
     from zmqbench_magic.widgets import TaskFloodPanel
 
-    panel = TaskFloodPanel(test="map", tasks=[8, 8], engines=2, duration=[0.001, 0.001],
-                           repeat=1, warmup=0)  # fmt: skip
+    panel = TaskFloodPanel(
+        test="map", tasks=[8, 8], engines=2, duration=[0.001, 0.001], repeat=1, warmup=0
+    )
     assert not panel.controls["chunksize"].disabled
     panel.controls["chunksize"].value = 4
     panel.controls["backend"].value = "processpool"

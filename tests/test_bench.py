@@ -16,8 +16,11 @@ def _run_bench(name: str, *args: str, timeout: int = 300, env: dict[str, str] | 
     """``bench/<name> ARGS --quick`` in a fresh interpreter: its stdout, once it exited 0."""
     done = subprocess.run(
         [sys.executable, str(BENCH_DIR / name), *args, "--quick"],
-        capture_output=True, text=True, timeout=timeout, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -128,10 +131,17 @@ def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
     from test_engines import _tagged
 
     out = _run_bench("bench_engines.py")
-    rows = [ln.split() for ln in out.splitlines()
-            if ln.startswith(("ipyparallel", "dask", "ray", "processpool"))]  # fmt: skip
+    rows = [
+        ln.split()
+        for ln in out.splitlines()
+        if ln.startswith(("ipyparallel", "dask", "ray", "processpool"))
+    ]
     assert [row[0] for row in rows] == [
-        "ipyparallel", "dask", "ray", "processpool", "processpool-wait"
-    ]  # fmt: skip
+        "ipyparallel",
+        "dask",
+        "ray",
+        "processpool",
+        "processpool-wait",
+    ]
     assert all(float(row[3]) > 0 for row in rows)
     assert cluster_processes() == [] and _tagged() == []

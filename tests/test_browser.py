@@ -34,9 +34,14 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 NOTEBOOK = Path(__file__).parent.parent / "examples" / "04_dashboard.ipynb"
 # A folder to keep the pictures in (the documentation's come from here).
 SCREENSHOT = os.environ.get("ZMQBENCH_SCREENSHOT")
@@ -75,23 +80,36 @@ def server(request, tmp_path):
     ipc_dirs = set(Path(tempfile.gettempdir()).glob("zmqbench-*"))
     port = _free_port()
     command = [
-        sys.executable, "-m", module, "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-        "--no-browser", "--IdentityProvider.token=", f"--ServerApp.root_dir={tmp_path}",
+        sys.executable,
+        "-m",
+        module,
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--no-browser",
+        "--IdentityProvider.token=",
+        f"--ServerApp.root_dir={tmp_path}",
         # Loopback only and no token: the test's own API calls need no XSRF cookie.
         "--ServerApp.disable_check_xsrf=True",
-        f"{app}.expose_app_in_browser=True", f"{app}.user_settings_dir={tmp_path / 'settings'}",
-        f"{app}.workspaces_dir={tmp_path / 'workspaces'}", "--LabApp.news_url=None",
-    ]  # fmt: skip
+        f"{app}.expose_app_in_browser=True",
+        f"{app}.user_settings_dir={tmp_path / 'settings'}",
+        f"{app}.workspaces_dir={tmp_path / 'workspaces'}",
+        "--LabApp.news_url=None",
+    ]
     if module == "jupyterlab":
         command.append("--LabApp.extension_manager=readonly")
     # Its own data directory too: the notebook-signature database there (what makes a
     # notebook trusted) starts empty, as on a machine that never ran the examples.
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-           "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-           "JUPYTER_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+    }
     log = (tmp_path / "server.log").open("wb")
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for_server(base, process, tmp_path / "server.log")
@@ -360,8 +378,12 @@ def test_the_panel_redraws_its_chart_in_place_offline(server):
         page.wait_for_function("r => r.innerText === '1k to 64k'", arg=readout.element_handle())
         outputs = page.locator(".jp-OutputArea-child").count()
         panel.get_by_role("button", name="Run").click()
-        after = wait_until(lambda: (svg := _chart_svg(panel)) != before and svg, 120,
-                           "the chart redrawn", every=0.25)  # fmt: skip
+        after = wait_until(
+            lambda: (svg := _chart_svg(panel)) != before and svg,
+            120,
+            "the chart redrawn",
+            every=0.25,
+        )
         # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
         assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
         assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"

@@ -60,8 +60,13 @@ def _lat(values: int):
 @functools.cache
 def _loops(benchmark: str, values: int):
     """Both loops, so the Python tax has pairs."""
-    return zmq_result(benchmark, values, transports=("inproc", "tcp"), copies=(True, False),
-                      loops=("python", "native"))  # fmt: skip
+    return zmq_result(
+        benchmark,
+        values,
+        transports=("inproc", "tcp"),
+        copies=(True, False),
+        loops=("python", "native"),
+    )
 
 
 @functools.cache
@@ -100,11 +105,28 @@ def _chart(kind: str, values: int) -> alt.TopLevelMixin:
 
 
 KINDS = [
-    "throughput", "throughput by transport", "bandwidth", "cpu", "cpu latency", "tax",
-    "tax latency", "thr both loops", "speedup", "thr default",
-    "latency", "cdf", "lat default", "load", "load both loops", "flood", "engines",
-    "flood default", "echo", "map", "comparison",
-]  # fmt: skip
+    "throughput",
+    "throughput by transport",
+    "bandwidth",
+    "cpu",
+    "cpu latency",
+    "tax",
+    "tax latency",
+    "thr both loops",
+    "speedup",
+    "thr default",
+    "latency",
+    "cdf",
+    "lat default",
+    "load",
+    "load both loops",
+    "flood",
+    "engines",
+    "flood default",
+    "echo",
+    "map",
+    "comparison",
+]
 CASES = [(kind, values) for kind in KINDS for values in SWEEPS]
 
 
@@ -201,10 +223,12 @@ def test_titles_and_legends_agree_in_number():
 
 @pytest.mark.parametrize(
     ("test", "chart", "title"),
-    [("flood", flood_chart, "Task flood by backend, up to 10 tasks"),
-     ("map", map_chart, "Map of time.sleep: efficiency by backend"),
-     ("echo", echo_chart, "Array echo bandwidth by backend")],
-)  # fmt: skip
+    [
+        ("flood", flood_chart, "Task flood by backend, up to 10 tasks"),
+        ("map", map_chart, "Map of time.sleep: efficiency by backend"),
+        ("echo", echo_chart, "Array echo bandwidth by backend"),
+    ],
+)
 def test_engines_side_by_side_get_a_line_each_named_by_backend(test, chart, title):
     frame = pd.concat(
         [flood_frame(test, 2).assign(backend=name) for name in ("ipyparallel", "dask")]

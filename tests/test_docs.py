@@ -40,8 +40,10 @@ INTERNAL = re.compile(
 def _project_text_files() -> list[Path]:
     listed = subprocess.run(
         ["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     suffixes = {".py", ".md", ".ipynb", ".sh", ".toml", ".c", ".txt", ".cfg", ".yml", ""}
     return [ROOT / name for name in listed if Path(name).suffix in suffixes]
 
@@ -98,10 +100,22 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built from scratch with warnings as errors, as the test command does."""
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         str(DOCS), str(out)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(DOCS),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return out
 

@@ -71,11 +71,13 @@ def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
     (advice,) = [a for a in flood.advice() if backend.capitalize() in a]
     assert advice.startswith(f"with {backend.capitalize()} on 2 workers, tasks must last")
 
-    echo = run_taskflood(backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2,
-                         **QUICK)  # fmt: skip
+    echo = run_taskflood(
+        backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2, **QUICK
+    )
     assert (echo.df["mbit_per_s"] > 0).all()
-    mapped = run_taskflood(backend=backend, test="map", tasks=8, engines=2, duration=0.02,
-                           chunksize=[1, 4], **QUICK)  # fmt: skip
+    mapped = run_taskflood(
+        backend=backend, test="map", tasks=8, engines=2, duration=0.02, chunksize=[1, 4], **QUICK
+    )
     # 8 sleeps of 20 ms on 2 workers take at least 80 ms: efficiency is at most 1.
     assert mapped.df["efficiency"].between(0.05, 1.01).all(), mapped.df["efficiency"]
     assert sorted(set(mapped.df["chunksize"])) == [1, 4]
@@ -97,8 +99,9 @@ def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(ip, bac
     assert 0 < row["overhead_fraction"] < 1
     broken = "undefined_name + 1"
     with pytest.raises(Exception, match="undefined_name"):
-        ip.run_cell_magic("taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1 -r 1 "
-                          "--warmup 0", broken)  # fmt: skip
+        ip.run_cell_magic(
+            "taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1 -r 1 --warmup 0", broken
+        )
     _left_nothing()
 
 
@@ -117,8 +120,9 @@ def _kill_a_worker_mid_flood(backend: str) -> tuple[str, float]:
 
     def workers() -> list[psutil.Process]:
         if backend == "processpool":
-            return [p for p in parent.children(recursive=True)
-                    if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+            return [
+                p for p in parent.children(recursive=True) if "spawn_main" in " ".join(p.cmdline())
+            ]
         tagged = _tagged()
         if backend == "ray":  # Ray names its worker processes by what they run
             helpers = ("ray::Dashboard", "ray::RuntimeEnv")
@@ -171,8 +175,9 @@ if __name__ == "__main__":
 def test_a_killed_kernel_leaves_no_process_of_the_backend(tmp_path, backend):
     script = tmp_path / "kernel.py"
     script.write_text(_KERNEL)
-    kernel = subprocess.Popen([sys.executable, str(script), backend],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    kernel = subprocess.Popen(
+        [sys.executable, str(script), backend], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         # Its engine is up (both workers at least) and flooded.
         wait_until(lambda: len(_tagged()) >= 2, 120, f"{backend}'s processes")
@@ -238,14 +243,38 @@ def _dask_scheduler(tmp_path, workers: int):
     dask = os.path.join(os.path.dirname(sys.executable), "dask")
     file = tmp_path / "scheduler.json"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    command = [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-               "--scheduler-file", str(file)]  # fmt: skip
+    command = [
+        dask,
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--scheduler-file",
+        str(file),
+    ]
     started = [subprocess.Popen(command, **quiet)]
     try:
         wait_until(file.exists, 60, "the scheduler's file")
-        started.append(subprocess.Popen(
-            [dask, "worker", "--scheduler-file", str(file), "--nworkers", str(workers),
-             "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"], **quiet))  # fmt: skip
+        started.append(
+            subprocess.Popen(
+                [
+                    dask,
+                    "worker",
+                    "--scheduler-file",
+                    str(file),
+                    "--nworkers",
+                    str(workers),
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                ],
+                **quiet,
+            )
+        )
         import json
 
         yield json.loads(file.read_text())["address"], started
@@ -266,12 +295,12 @@ def test_an_existing_dask_scheduler_is_used_and_left_running(tmp_path):
 
         with Client(address, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=60)
-        result = run_taskflood(backend="dask", address=address, tasks=[16, 32], engines=2,
-                               **QUICK)  # fmt: skip
+        result = run_taskflood(backend="dask", address=address, tasks=[16, 32], engines=2, **QUICK)
         assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
         assert all(process.poll() is None for process in started), "it stopped their cluster"
-        with pytest.raises(ValueError, match=f"the dask cluster at {address} has 2 workers: "
-                           "give --engines 2"):  # fmt: skip
+        with pytest.raises(
+            ValueError, match=f"the dask cluster at {address} has 2 workers: give --engines 2"
+        ):
             run_taskflood(backend="dask", address=address, tasks=4, engines=3, **QUICK)
         assert all(process.poll() is None for process in started)
     assert not _tagged()
@@ -301,9 +330,22 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
     subprocess.run(
         [ray, "get-auth-token", "--generate"], env=env, check=True, capture_output=True, timeout=60
     )
-    start = [ray, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
-             "--port", str(port), "--include-dashboard", "false", "--temp-dir", folder,
-             "--disable-usage-stats"]  # fmt: skip
+    start = [
+        ray,
+        "start",
+        "--head",
+        "--num-cpus",
+        "2",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--include-dashboard",
+        "false",
+        "--temp-dir",
+        folder,
+        "--disable-usage-stats",
+    ]
     subprocess.run(start, env=env, check=True, capture_output=True, timeout=120)
     try:
         for name, value in token.items():
@@ -311,8 +353,13 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
         address = f"127.0.0.1:{port}"
         result = run_taskflood(backend="ray", address=address, tasks=[16, 32], engines=2, **QUICK)
         assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
-        status = subprocess.run([ray, "status", "--address", address], env=env,
-                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        status = subprocess.run(
+            [ray, "status", "--address", address],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
@@ -340,8 +387,9 @@ def test_a_missing_extra_is_a_usage_error_naming_it(ip, monkeypatch, backend, mo
 @pytest.mark.parametrize("backend", ["dask", "ray"])
 def test_views_schemes_and_push_are_refused_on_the_backend(ip, backend):
     with pytest.raises(UsageError, match=f"backend {backend}: push is ipyparallel's alone"):
-        ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --test push "
-                          "--view direct")  # fmt: skip
+        ip.run_line_magic(
+            "taskflood", f"-q --no-chart --backend {backend} --test push --view direct"
+        )
     with pytest.raises(UsageError, match=f"backend {backend} has no views or schemes"):
         ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} --view lb direct")
 

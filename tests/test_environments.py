@@ -62,8 +62,9 @@ def test_one_interpreter_as_two_arms_is_never_called_faster_or_slower(ip, magic,
 
 def test_the_arms_alternate_abba_side_by_side():
     points = [{"size": s, "python": arm} for arm in ("a", "b") for s in (1, 2, 3)]
-    schedule = Schedule(points, group_of=lambda p: (p["size"], p["python"]), repeat=4,
-                        seed=7, arm="python")  # fmt: skip
+    schedule = Schedule(
+        points, group_of=lambda p: (p["size"], p["python"]), repeat=4, seed=7, arm="python"
+    )
     firsts: dict[int, list[str]] = {1: [], 2: [], 3: []}
     for _ in range(4):
         order = [group[0] for group in schedule.round_order(points)]
@@ -80,8 +81,15 @@ def test_the_arms_alternate_abba_side_by_side():
 
 
 def test_driver_process_is_said_and_leaves_nothing_behind(no_leftovers):
-    result = run_latency(size=[1], transport=["ipc", "inproc"], loop=["python", "native"],
-                         driver="process", repeat=2, warmup=0, min_time=0.02)  # fmt: skip
+    result = run_latency(
+        size=[1],
+        transport=["ipc", "inproc"],
+        loop=["python", "native"],
+        driver="process",
+        repeat=2,
+        warmup=0,
+        min_time=0.02,
+    )
     assert set(result.df["python"]) == {"kernel"}
     assert result.metadata["environments"]["kernel"]["pyzmq"]
     assert "fresh driver processes" in str(result)
@@ -118,8 +126,9 @@ def test_a_driver_process_killed_mid_run_is_named_and_nothing_is_left(no_leftove
     killer.start()
     try:
         with pytest.raises(PeerError, match="driver process"):
-            run_throughput(size=[100], transport=["ipc"], count=20000, repeat=1000,
-                           warmup=0, driver="process")  # fmt: skip
+            run_throughput(
+                size=[100], transport=["ipc"], count=20000, repeat=1000, warmup=0, driver="process"
+            )
     finally:
         killer.join()
     assert not drivers()
@@ -142,10 +151,20 @@ def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, 
     assert WHEELS.is_dir(), "scripts/test.sh fetches .wheelhouse before the tests"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     built = subprocess.run(
-        [sys.executable, "-m", "zmqbench_magic.cli", "env", f"pyzmq=={OTHER_PYZMQ}",
-         "--pip-arg=--no-index", f"--pip-arg=--find-links={WHEELS}"],
-        capture_output=True, text=True, timeout=600, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "env",
+            f"pyzmq=={OTHER_PYZMQ}",
+            "--pip-arg=--no-index",
+            f"--pip-arg=--find-links={WHEELS}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     other = built.stdout.strip()
     assert other.endswith(f"pyzmq=={OTHER_PYZMQ}/bin/python"), built.stdout
     both = ip.run_line_magic("zmqlat", f"{QUICK} --size 100 -r 4 --python kernel {other}")
@@ -166,16 +185,20 @@ def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, 
 
 def test_compare_lists_host_count_and_hwm_differences():
     def run(**meta: object) -> ResultSet:
-        rows = [{"size": 100, "copy": True, "msgs_per_s": 1e6 + i, "sample": i, "hwm": 1000}
-                for i in range(4)]  # fmt: skip
+        rows = [
+            {"size": 100, "copy": True, "msgs_per_s": 1e6 + i, "sample": i, "hwm": 1000}
+            for i in range(4)
+        ]
         settings = {"count": meta.pop("count", 0)}
         base = {"host": "here", "python": "3.11.7", "pyzmq": "27.3.0", "libzmq": "4.3.5"}
         return ResultSet("thr", tuple(rows), settings, {**base, **meta})
 
     table = run().compare(run(host="there", count=5000, driver="process"), tolerance=0.01)
     assert table.attrs["unlike"] == [
-        "host here vs there", "driver kernel vs process", "count calibrated vs 5,000"
-    ]  # fmt: skip
+        "host here vs there",
+        "driver kernel vs process",
+        "count calibrated vs 5,000",
+    ]
     assert run().compare(run(), tolerance=0.01).attrs["unlike"] == []
 
 
@@ -196,14 +219,26 @@ def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_pat
     # Each point's tolerance is its floor (at least 1%), and two of the very runs the
     # floor was measured from are never called different.
     for row in table.to_dict("records"):
-        where = {c: row[c] for c in ("size", "copy", "transport", "peer", "loop",
-                                     "copy_threshold", "curve", "frames")}  # fmt: skip
+        where = {
+            c: row[c]
+            for c in (
+                "size",
+                "copy",
+                "transport",
+                "peer",
+                "loop",
+                "copy_threshold",
+                "curve",
+                "frames",
+            )
+        }
         floor = floors[noise_floor.point_key(where)]["run_to_run"]
         assert row["tolerance"] == pytest.approx(max(0.01, floor))
         assert row["verdict"] in ("same", "inconclusive")
     assert "noise floor (3 runs" in table.attrs["noise_floor"]
-    assert any(line.startswith("tolerance: this host's noise floor") for line in
-               comparison_lines(table))  # fmt: skip
+    assert any(
+        line.startswith("tolerance: this host's noise floor") for line in comparison_lines(table)
+    )
     # Without a floor for this host and environment the comparison says so.
     without = runs[0].compare(runs[1])
     assert "no noise floor measured" in without.attrs["noise_floor"]
@@ -219,11 +254,16 @@ def test_noise_refuses_two_environments_and_one_run():
 
 
 def test_the_cli_names_the_new_commands():
-    done = subprocess.run([sys.executable, "-m", "zmqbench_magic.cli", "--help"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "noise" in done.stdout and "env" in done.stdout
-    done = subprocess.run([sys.executable, "-m", "zmqbench_magic.cli", "env"],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "zmqbench_magic.cli", "env"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "REQUIREMENTS" in done.stderr
 
 
@@ -243,10 +283,30 @@ def test_a_spread_this_hosts_noise_floor_has_seen_is_counted_apart():
 def test_zmqbench_noise_keeps_the_floor_in_the_store_it_is_given(tmp_path):
     store = tmp_path / "floor.json"
     done = subprocess.run(
-        [sys.executable, "-m", "zmqbench_magic.cli", "noise", "lat", "--size", "1", "-r", "2",
-         "--warmup", "0", "--min-time", "0.02", "--runs", "2", "--store", str(store), "-q"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "noise",
+            "lat",
+            "--size",
+            "1",
+            "-r",
+            "2",
+            "--warmup",
+            "0",
+            "--min-time",
+            "0.02",
+            "--runs",
+            "2",
+            "--store",
+            str(store),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert f"noise floor saved to {store}" in done.stdout
     assert "runs within" in done.stdout

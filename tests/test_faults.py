@@ -58,10 +58,15 @@ def _kill_later(
     return thread
 
 
-@pytest.mark.parametrize(("run", "phase"), [
-    (run_throughput, _at_once), (run_throughput, sampling), (run_latency, _at_once),
-    (run_latency, sampling),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("run", "phase"),
+    [
+        (run_throughput, _at_once),
+        (run_throughput, sampling),
+        (run_latency, _at_once),
+        (run_latency, sampling),
+    ],
+)
 def test_a_far_end_killed_at_start_or_mid_sample_is_named_within_a_second(run, phase, no_leftovers):
     killed_at: list[float] = []
     _kill_later(_far_end, phase, killed_at)
@@ -81,8 +86,14 @@ def test_a_far_end_killed_between_samples_is_named_within_a_second(no_leftovers)
             _far_end().kill()
 
     with pytest.raises(PeerError, match=r"killed by signal 9 \(SIGKILL\)"):
-        run_latency(size=[1, 2], count=200, repeat=1, warmup=0, timeout=10,
-                    progress=kill_after_the_first_sample)  # fmt: skip
+        run_latency(
+            size=[1, 2],
+            count=200,
+            repeat=1,
+            warmup=0,
+            timeout=10,
+            progress=kill_after_the_first_sample,
+        )
     assert time.monotonic() - killed_at[0] < NOTICE_S
 
 
@@ -125,8 +136,10 @@ def test_a_bad_address_is_a_usage_error_in_the_magic_and_status_2_in_the_cli(ip)
         ip.run_line_magic("zmqthr", "-q --no-chart --address 127.0.0.1:99999")
     done = subprocess.run(
         [sys.executable, "-m", "zmqbench_magic.cli", "lat", "--address", "::1"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "an IPv6 address goes in brackets" in done.stderr
 
 

@@ -184,8 +184,12 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
 
 def test_an_interrupt_while_the_cluster_starts_leaves_nothing(kernel_sigint):
     cluster.stop()
-    kernel_sigint(0, when=lambda: any("ipyparallel.engine" in " ".join(p.cmdline())
-                                      for p in cluster_processes()))  # fmt: skip
+    kernel_sigint(
+        0,
+        when=lambda: any(
+            "ipyparallel.engine" in " ".join(p.cmdline()) for p in cluster_processes()
+        ),
+    )
     with pytest.raises(KeyboardInterrupt):
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
     assert cluster.current() is None

@@ -180,8 +180,10 @@ def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
     result = run_taskflood(tasks=50_000, engines=2, repeat=3, warmup=0, max_time=2)
     assert time.monotonic() - started < 2 + 20, "the aborted tasks took too long to settle"
     assert len(result.df) == 0
-    assert any(n.startswith("max-time (2 s) reached after 0 whole round(s)")
-               for n in result.metadata["notes"])  # fmt: skip
+    assert any(
+        n.startswith("max-time (2 s) reached after 0 whole round(s)")
+        for n in result.metadata["notes"]
+    )
     handle = cluster.current()
     assert handle is not None and handle.settled and not handle.client.outstanding
     _left_nothing()
@@ -223,8 +225,11 @@ def test_a_long_flood_says_how_far_it_has_got():
     lines = Lines()
     run_taskflood(tasks=2000, engines=2, progress=ProgressLine(lines), **QUICK)
     said = r"([\d,]+) of 2,000 tasks sent, ([\d,]+) answered"
-    during = [tuple(int(n.replace(",", "")) for n in m.groups())
-              for t in lines.shown if (m := re.search(said, t))]  # fmt: skip
+    during = [
+        tuple(int(n.replace(",", "")) for n in m.groups())
+        for t in lines.shown
+        if (m := re.search(said, t))
+    ]
     assert during, lines.shown
     assert during == sorted(during), "counts that go back"
     assert all(answered <= submitted <= 2000 for submitted, answered in during)

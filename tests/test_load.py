@@ -80,8 +80,10 @@ def test_a_frozen_far_end_shows_in_every_message_it_delayed(loop, no_leftovers):
     with Link("route", "tcp", "process", "127.0.0.1", 5.0, 50) as link:
         paced_sample(link, Payload.blank(64), 50, True, loop, rate=1000)  # connected, warm
         (pid,) = link.pids()
-        timers = [threading.Timer(0.3, os.kill, (pid, signal.SIGSTOP)),
-                  threading.Timer(0.5, os.kill, (pid, signal.SIGCONT))]  # fmt: skip
+        timers = [
+            threading.Timer(0.3, os.kill, (pid, signal.SIGSTOP)),
+            threading.Timer(0.5, os.kill, (pid, signal.SIGCONT)),
+        ]
         for timer in timers:
             timer.start()
         row, _ = paced_sample(link, Payload.blank(64), 1000, True, loop, rate=1000)
@@ -117,12 +119,20 @@ def test_a_far_end_killed_mid_open_loop_is_named_within_a_second(loop, rate, no_
 
 def _curve(p50s: list[float], held: list[bool], loop: str = "python") -> pd.DataFrame:
     rates = [1e3, 1e4, 1e5, 1e6][: len(p50s)]
-    return pd.DataFrame({
-        "size": 1, "copy": True, "transport": "tcp", "peer": "process", "loop": loop,
-        "copy_threshold": 65536, "rate": rates, "sample_p50_us": p50s,
-        "sample_p99_us": [2 * p for p in p50s],
-        "held": held,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "size": 1,
+            "copy": True,
+            "transport": "tcp",
+            "peer": "process",
+            "loop": loop,
+            "copy_threshold": 65536,
+            "rate": rates,
+            "sample_p50_us": p50s,
+            "sample_p99_us": [2 * p for p in p50s],
+            "held": held,
+        }
+    )
 
 
 def test_the_knee_is_the_first_rate_not_held_or_twice_the_best_median_below():
@@ -140,14 +150,16 @@ def test_the_knee_is_the_first_rate_not_held_or_twice_the_best_median_below():
         [_curve([60, 70, 150], [True] * 3), _curve([50, 55, 60], [True] * 3, "native")]
     )
     assert load_knees(both).set_index("loop")["knee_per_s"].isna().to_dict() == {
-        "python": False, "native": True,
-    }  # fmt: skip
+        "python": False,
+        "native": True,
+    }
     assert load_knees(_curve([60], [True]).assign(rate=0.0)).empty  # closed loop: no curve
 
 
 def test_the_load_chart_marks_each_knee_and_names_it():
-    df = pd.concat([_curve([60, 70, 150, 900], [True] * 4), _curve([50, 55, 60, 70], [True] * 4,
-                    "native")])  # fmt: skip
+    df = pd.concat(
+        [_curve([60, 70, 150, 900], [True] * 4), _curve([50, 55, 60, 70], [True] * 4, "native")]
+    )
     df = df.assign(sample_p90_us=1.0, sample_p999_us=1.0, benchmark="lat")
     text = str(chart_to_vega(load_chart(df)))
     assert "knee at 100k msgs/s (python copy)" in text and "native copy" in text
@@ -167,8 +179,9 @@ def test_the_magic_and_the_panel_offer_rates(ip, no_leftovers):
         ip.run_line_magic("zmqlat", "--rate 2")
     # The cell's payload, multipart too, goes through the ROUTER and back.
     with capture_output():
-        cell = ip.run_cell_magic("zmqlat", "-q -o --no-chart -n 300 -r 1 --warmup 0 --rate 5k",
-                                 '[b"head", b"x" * 1000]')  # fmt: skip
+        cell = ip.run_cell_magic(
+            "zmqlat", "-q -o --no-chart -n 300 -r 1 --warmup 0 --rate 5k", '[b"head", b"x" * 1000]'
+        )
     row = cell.df.iloc[0]
     assert (row["frames"], row["size"], row["held"]) == (2, 1004, True)
     summary = cell.summary().iloc[0]

@@ -78,8 +78,7 @@ def _check_cpu(df, transport: str) -> None:
 def test_a_threads_cpu_time_never_exceeds_the_time_it_ran(bench, no_leftovers):
     """With a thread far end each end counts its own thread's CPU, which cannot be more
     than the wall time of the loop (plus the CPU clock's resolution)."""
-    df = bench("thr", size=[100, 64 * 1024], transport="inproc", count=20000, repeat=2,
-               warmup=0).df  # fmt: skip
+    df = bench("thr", size=[100, 64 * 1024], transport="inproc", count=20000, repeat=2, warmup=0).df
     send_cpu_s = df["send_cpu_us_per_msg"] * df["count"] / 1e6
     assert (send_cpu_s <= df["send_elapsed_s"] * 1.05 + 0.005).all()
     assert (send_cpu_s >= 0.05 * df["send_elapsed_s"]).all()  # it did run, and was timed

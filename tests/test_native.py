@@ -26,8 +26,15 @@ BOTH = ["python", "native"]
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
 def test_native_throughput_on_each_transport(transport, no_leftovers):
-    df = run_throughput(size=[100, 64 * 1024], copy=[True, False], transport=transport,
-                        loop=BOTH, count=2000, repeat=2, warmup=0).df  # fmt: skip
+    df = run_throughput(
+        size=[100, 64 * 1024],
+        copy=[True, False],
+        transport=transport,
+        loop=BOTH,
+        count=2000,
+        repeat=2,
+        warmup=0,
+    ).df
     assert list(df["loop"].unique()) == BOTH
     native_rows = df[df["loop"] == "native"]
     assert len(native_rows) == 2 * 2 * 2
@@ -43,8 +50,7 @@ def test_native_throughput_on_each_transport(transport, no_leftovers):
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
 def test_native_latency_on_each_transport(transport, no_leftovers):
-    result = run_latency(size=[1, 1024], copy=[True, False], transport=transport, loop=BOTH,
-                         **TINY)  # fmt: skip
+    result = run_latency(size=[1, 1024], copy=[True, False], transport=transport, loop=BOTH, **TINY)
     df = result.df[result.df["loop"] == "native"]
     assert len(df) == 2 * 2 * TINY["repeat"]
     assert (df["min_us"] > 0).all() and (df["sample_p50_us"] <= df["sample_p99_us"]).all()
@@ -96,8 +102,9 @@ def test_without_a_c_compiler_native_says_what_to_install(tmp_path):
     """)
     env = {**os.environ, "PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("CC", None)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "--loop native needs a C compiler" in done.stdout
     assert "apt-get install gcc" in done.stdout
@@ -121,12 +128,20 @@ def test_the_python_tax_is_above_one_when_python_is_slower_for_rates_and_times()
     from zmqbench_magic.results.analysis import python_tax
 
     rows = [
-        {"size": 1, "copy": True, "transport": "tcp", "peer": "process", "loop": loop,
-         "copy_threshold": 65536, "msgs_per_s": rate * (1 + k / 100), "sample_p50_us": time,
-         "sample": k}
+        {
+            "size": 1,
+            "copy": True,
+            "transport": "tcp",
+            "peer": "process",
+            "loop": loop,
+            "copy_threshold": 65536,
+            "msgs_per_s": rate * (1 + k / 100),
+            "sample_p50_us": time,
+            "sample": k,
+        }
         for loop, rate, time in (("python", 100.0, 30.0), ("native", 300.0, 10.0))
         for k in range(10)
-    ]  # fmt: skip
+    ]
     df = pd.DataFrame(rows)
     throughput, latency = python_tax(df, "msgs_per_s"), python_tax(df, "sample_p50_us")
     assert throughput["tax"].iloc[0] == pytest.approx(3.0)

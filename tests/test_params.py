@@ -43,9 +43,16 @@ def test_defaults_and_scalars_become_one_point():
     p = ThroughputParams()
     assert (p.size, p.copy, p.transport, p.copy_threshold) == ((1024,), (True,), ("tcp",), (65536,))
     assert list(p.points()) == [
-        {"size": 1024, "copy": True, "transport": "tcp", "peer": "process", "loop": "python",
-         "copy_threshold": 65536, "curve": False}
-    ]  # fmt: skip
+        {
+            "size": 1024,
+            "copy": True,
+            "transport": "tcp",
+            "peer": "process",
+            "loop": "python",
+            "copy_threshold": 65536,
+            "curve": False,
+        }
+    ]
 
 
 def test_grid_is_the_product_with_transport_outermost_and_repeats_dropped():
@@ -110,8 +117,17 @@ def test_a_slow_point_is_spelled_without_contradicting_itself():
     from zmqbench_magic.results.text import summary_line
 
     nan = float("nan")
-    point = {"transport": "tcp", "size": 2**30, "copy": True, "msgs_per_s": 0.49,
-             "send_msgs_per_s": nan, "mbit_per_s": 0.49 * 2**30 * 8 / 1e6, "n": 1,
-             "ci_low": nan, "ci_high": nan, "ci_level": 0}  # fmt: skip
+    point = {
+        "transport": "tcp",
+        "size": 2**30,
+        "copy": True,
+        "msgs_per_s": 0.49,
+        "send_msgs_per_s": nan,
+        "mbit_per_s": 0.49 * 2**30 * 8 / 1e6,
+        "n": 1,
+        "ci_low": nan,
+        "ci_high": nan,
+        "ci_level": 0,
+    }
     line = summary_line("thr", point)
     assert "0.49 msgs/s delivered" in line and "4.21 Gbit/s" in line and "sent" not in line

@@ -66,8 +66,15 @@ def test_bad_remote_settings_are_named_before_anything_starts():
 def test_a_standing_far_end_on_loopback_serves_runs_one_after_another(no_leftovers):
     with standing_peer(None, "tcp://127.0.0.1:0", None) as (url, log):
         thr = run_throughput(remote=url, size=[100, "64k"], **QUICK)
-        lat = run_latency(remote=url, size=100, rate=[0, "2k"], loop=["python", "native"],
-                          count=300, repeat=1, warmup=0)  # fmt: skip
+        lat = run_latency(
+            remote=url,
+            size=100,
+            rate=[0, "2k"],
+            loop=["python", "native"],
+            count=300,
+            repeat=1,
+            warmup=0,
+        )
         assert set(thr.df["peer"]) == {"remote"} and (thr.df["msgs_per_s"] > 0).all()
         assert (thr.df["received"] == thr.df["count"]).all()
         assert set(lat.df["peer"]) == {"remote"} and lat.df["held"].all()
@@ -85,8 +92,9 @@ def test_curve_is_measured_and_a_wrong_secret_is_refused_fast_and_logged(
     tmp_path, secret, no_leftovers
 ):
     with standing_peer(None, "tcp://127.0.0.1:0", secret) as (url, log):
-        result = run_throughput(remote=url, secret_file=str(secret), size=100,
-                                curve=[False, True], **QUICK)  # fmt: skip
+        result = run_throughput(
+            remote=url, secret_file=str(secret), size=100, curve=[False, True], **QUICK
+        )
         by_curve = result.df.set_index("curve")["msgs_per_s"]
         assert by_curve[False] > 0 and by_curve[True] > 0
         wrong = tmp_path / "wrong.json"
@@ -105,17 +113,22 @@ def test_curve_is_measured_and_a_wrong_secret_is_refused_fast_and_logged(
         half.chmod(0o600)
         with pytest.raises(PeerError, match="refused this client"):
             run_latency(remote=url, secret_file=str(half), **QUICK)
-        again = run_latency(remote=url, secret_file=str(secret), size=100, count=200,
-                            repeat=1, warmup=0)  # fmt: skip
+        again = run_latency(
+            remote=url, secret_file=str(secret), size=100, count=200, repeat=1, warmup=0
+        )
         assert len(again.df) == 1  # still serving
-        wait_until(lambda: "refused a client whose CURVE key is not this secret's"
-                   in log.read_text(), 5, "the far end's log of the refusal")  # fmt: skip
+        wait_until(
+            lambda: "refused a client whose CURVE key is not this secret's" in log.read_text(),
+            5,
+            "the far end's log of the refusal",
+        )
 
 
 def test_curve_on_a_local_far_end_too(no_leftovers):
     for transport in ("tcp", "ipc"):
-        df = run_latency(transport=transport, curve=[False, True], size=100, count=200,
-                         repeat=1, warmup=0).df  # fmt: skip
+        df = run_latency(
+            transport=transport, curve=[False, True], size=100, count=200, repeat=1, warmup=0
+        ).df
         assert list(df["curve"]) == [False, True] and (df["sample_p50_us"] > 0).all()
 
 
@@ -123,9 +136,10 @@ def test_the_magic_and_the_cli_reach_a_standing_far_end(ip, secret, no_leftovers
     with standing_peer(None, "tcp://127.0.0.1:0", secret) as (url, _):
         with capture_output() as shown:
             result = ip.run_line_magic(
-                "zmqthr", f"-o --no-chart -n 2000 -r 1 --warmup 0 --remote {url} "
+                "zmqthr",
+                f"-o --no-chart -n 2000 -r 1 --warmup 0 --remote {url} "
                 f"--secret-file {secret} --curve true false",
-            )  # fmt: skip
+            )
         assert set(result.df["curve"]) == {True, False}
         assert "msgs/s delivered" in shown.stdout
     with pytest.raises(UsageError, match="remote must be tcp://HOST:PORT"):
@@ -144,13 +158,21 @@ def test_host():
 def test_across_a_1_gbit_link_to_another_host(test_host, secret, no_leftovers):
     with standing_peer(test_host, f"tcp://{test_host.address}:0", secret) as (url, _):
         assert url.startswith(f"tcp://{test_host.address}:")
-        big = run_throughput(remote=url, secret_file=str(secret), size="64k", count=2000,
-                             repeat=3, warmup=1)  # fmt: skip
+        big = run_throughput(
+            remote=url, secret_file=str(secret), size="64k", count=2000, repeat=3, warmup=1
+        )
         # The token bucket holds the link to 1 Gbit/s (a 256 kB burst on top).
         assert (big.df["mbit_per_s"] < 1000 * 1.05).all(), big.df["mbit_per_s"]
         assert (big.df["mbit_per_s"] > 500).all(), big.df["mbit_per_s"]
-        lat = run_latency(remote=url, secret_file=str(secret), size=1, count=500, repeat=2,
-                          warmup=0, loop=["python", "native"])  # fmt: skip
+        lat = run_latency(
+            remote=url,
+            secret_file=str(secret),
+            size=1,
+            count=500,
+            repeat=2,
+            warmup=0,
+            loop=["python", "native"],
+        )
         assert (lat.df["sample_p50_us"] > 0).all()
 
 
@@ -171,8 +193,15 @@ def test_a_far_end_started_over_ssh_runs_and_is_gone_after_the_run(
         monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
         url = f"ssh://root@{test_host.address}"
         thr = run_throughput(remote=url, remote_python=sys.executable, size="1k", **QUICK)
-        lat = run_latency(remote=url, remote_python=sys.executable, size=1, curve=[False, True],
-                          count=300, repeat=1, warmup=0)  # fmt: skip
+        lat = run_latency(
+            remote=url,
+            remote_python=sys.executable,
+            size=1,
+            curve=[False, True],
+            count=300,
+            repeat=1,
+            warmup=0,
+        )
         assert set(thr.df["peer"]) == {"remote"} and (thr.df["msgs_per_s"] > 0).all()
         assert list(lat.df["curve"]) == [False, True]
         assert _over_ssh() == []
@@ -189,20 +218,26 @@ def test_a_killed_kernel_leaves_no_far_end_on_the_other_host(test_host, tmp_path
     dies with it and the far end goes at once, not after its timeout."""
     with sshd(test_host, tmp_path / "ssh") as ssh:
         driver = subprocess.Popen(
-            [sys.executable, "-c",
-             "from zmqbench_magic import run_throughput as r; "
-             f"r(remote='ssh://root@{test_host.address}', remote_python={sys.executable!r}, "
-             "count=50_000_000, repeat=1, warmup=0, timeout=60)"],
+            [
+                sys.executable,
+                "-c",
+                "from zmqbench_magic import run_throughput as r; "
+                f"r(remote='ssh://root@{test_host.address}', remote_python={sys.executable!r}, "
+                "count=50_000_000, repeat=1, warmup=0, timeout=60)",
+            ],
             env={**os.environ, SSH_COMMAND_ENV: ssh},
-        )  # fmt: skip
+        )
         (far_end,) = wait_until(lambda: driver.poll() is None and _over_ssh(), 20, "a far end")
         wait_until(lambda: _busy(far_end), 20, "a sample under way")
         driver.kill()
         driver.wait()
         wait_until(lambda: not _over_ssh(), 5, "the far end gone with its kernel")
         # Nor the SSH session: its client here, its sshd process there.
-        wait_until(lambda: not _ssh_sessions(ssh) + _left_on(test_host), 5,
-                   "the SSH session gone with its kernel")  # fmt: skip
+        wait_until(
+            lambda: not _ssh_sessions(ssh) + _left_on(test_host),
+            5,
+            "the SSH session gone with its kernel",
+        )
 
 
 def _ssh_sessions(ssh: str) -> list[str]:
@@ -243,8 +278,14 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
         monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
         hosts = f"root@{b.address}, root@{c.address}"
         try:
-            result = run_taskflood(tasks=32, engines=1, ssh_hosts=hosts,
-                                   remote_python=sys.executable, repeat=2, warmup=0)  # fmt: skip
+            result = run_taskflood(
+                tasks=32,
+                engines=1,
+                ssh_hosts=hosts,
+                remote_python=sys.executable,
+                repeat=2,
+                warmup=0,
+            )
             handle = cluster.current()
             assert handle is not None and len(handle.engine_ids()) == 2
             # Each engine says which address it reaches the controller's network from.
@@ -253,7 +294,7 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
                 "import socket\nwith socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:\n"
                 f"    s.connect(({b.our_address!r}, 9))\n    address = s.getsockname()[0]",
                 block=True,
-            )  # fmt: skip
+            )
             where = engines.pull("address", block=True)
             assert sorted(where) == sorted([b.address, c.address])  # one engine on each
             assert (result.df["tasks_per_s"] > 0).all()
@@ -301,14 +342,19 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
             # A running cluster (here, the same one) named by its url file, through
             # the tunnel: the Performance page's setting.
             url_file = next(Path(handle.profile_dir, "security").glob("*-client.json"))
-            named = run_taskflood(tasks=32, engines=1, url_file=str(url_file),
-                                  ssh_tunnel=gateway, repeat=2, warmup=0)  # fmt: skip
+            named = run_taskflood(
+                tasks=32, engines=1, url_file=str(url_file), ssh_tunnel=gateway, repeat=2, warmup=0
+            )
             assert (named.df["tasks_per_s"] > 0).all()
         finally:
             cluster.stop()
         assert cluster_processes() == []
-        wait_until(lambda: not _left_on(b) + _ssh_sessions(ssh), 10,
-                   "the tunnel gone with its cluster", every=0.2)  # fmt: skip
+        wait_until(
+            lambda: not _left_on(b) + _ssh_sessions(ssh),
+            10,
+            "the tunnel gone with its cluster",
+            every=0.2,
+        )
         # A gateway that is not there: named fast, and nothing is left.
         started = time.monotonic()
         nowhere = r"could not open an SSH tunnel through root@10\.77\.5\.9"
@@ -323,8 +369,9 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
 def _left_on(where) -> list[str]:
     """What runs on a test host besides its sshd: engines started there over SSH
     descend from its sshd, not from this run, so they are found by their namespace."""
-    listed = subprocess.run(["ip", "netns", "pids", where.namespace], capture_output=True,
-                            text=True).stdout.split()  # fmt: skip
+    listed = subprocess.run(
+        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
+    ).stdout.split()
     found = []
     for pid in map(int, listed):
         with contextlib.suppress(psutil.Error):
@@ -336,8 +383,9 @@ def _left_on(where) -> list[str]:
 
 def _engines_on(where) -> list[psutil.Process]:
     """The engine processes on a test host."""
-    listed = subprocess.run(["ip", "netns", "pids", where.namespace], capture_output=True,
-                            text=True).stdout.split()  # fmt: skip
+    listed = subprocess.run(
+        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
+    ).stdout.split()
     found = []
     for pid in map(int, listed):
         with contextlib.suppress(psutil.Error):
@@ -373,13 +421,16 @@ def test_a_killed_kernel_leaves_no_engine_or_tunnel_on_the_other_host(tmp_path):
     before = set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*"))
     with host(4) as b, sshd(b, tmp_path / "ssh") as ssh:
         driver = subprocess.Popen(
-            [sys.executable, "-c",
-             "from zmqbench_magic import run_taskflood as r; "
-             f"r(tasks=64, engines=2, ssh_hosts='root@{b.address}', "
-             f"ssh_tunnel='root@{b.address}', remote_python={sys.executable!r}, "
-             "repeat=1000, warmup=0)"],
+            [
+                sys.executable,
+                "-c",
+                "from zmqbench_magic import run_taskflood as r; "
+                f"r(tasks=64, engines=2, ssh_hosts='root@{b.address}', "
+                f"ssh_tunnel='root@{b.address}', remote_python={sys.executable!r}, "
+                "repeat=1000, warmup=0)",
+            ],
             env={**os.environ, SSH_COMMAND_ENV: ssh},
-        )  # fmt: skip
+        )
 
         def engines_there() -> int:
             assert driver.poll() is None, "the driver ended before its engines started"
@@ -390,10 +441,22 @@ def test_a_killed_kernel_leaves_no_engine_or_tunnel_on_the_other_host(tmp_path):
         wait_until(lambda: any(_busy(p) for p in _engines_on(b)), 60, "a flood under way")
         driver.kill()
         driver.wait()
-        wait_until(lambda: not _left_on(b) + _ours_here(b), 30,
-                   "no engine, controller or reaper left", every=0.2)  # fmt: skip
+        wait_until(
+            lambda: not _left_on(b) + _ours_here(b),
+            30,
+            "no engine, controller or reaper left",
+            every=0.2,
+        )
         # The reaper removes the cluster's files last, here and (over SSH) there.
-        wait_until(lambda: not set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before,
-                   30, "the cluster's files removed", every=0.2)  # fmt: skip
-        wait_until(lambda: not _ssh_sessions(ssh) + _left_on(b), 30,
-                   "the SSH sessions gone with the kernel", every=0.2)  # fmt: skip
+        wait_until(
+            lambda: not set(Path(tempfile.gettempdir()).glob("zmqbench-ipp-*")) - before,
+            30,
+            "the cluster's files removed",
+            every=0.2,
+        )
+        wait_until(
+            lambda: not _ssh_sessions(ssh) + _left_on(b),
+            30,
+            "the SSH sessions gone with the kernel",
+            every=0.2,
+        )

@@ -118,10 +118,22 @@ def _thr_rows(rates: dict[tuple[int, bool], list[float]], run: str = "r") -> lis
     rows = []
     for (size, copy), values in rates.items():
         for sample, value in enumerate(values):
-            rows.append({"size": size, "copy": copy, "transport": "tcp", "peer": "process",
-                         "copy_threshold": 65536, "frames": 1, "count": 100, "sample": sample,
-                         "msgs_per_s": value, "send_msgs_per_s": math.nan, "mbit_per_s": 1.0,
-                         "run": run})  # fmt: skip
+            rows.append(
+                {
+                    "size": size,
+                    "copy": copy,
+                    "transport": "tcp",
+                    "peer": "process",
+                    "copy_threshold": 65536,
+                    "frames": 1,
+                    "count": 100,
+                    "sample": sample,
+                    "msgs_per_s": value,
+                    "send_msgs_per_s": math.nan,
+                    "mbit_per_s": 1.0,
+                    "run": run,
+                }
+            )
     return rows
 
 
@@ -135,22 +147,51 @@ def test_summary_gives_n_the_interval_and_the_true_extremes():
     (point,) = ResultSet("thr", rows).summary().to_dict("records")
     assert point["n"] == 10 and point["msgs_per_s"] == 14.5
     assert (point["ci_low"], point["ci_high"]) == (11, 18)
-    lat = [{"size": 1, "copy": True, "transport": "tcp", "peer": "process",
-            "copy_threshold": 65536, "frames": 1, "sample_mean_us": 10.0,
-            "sample_p50_us": 10.0, "sample_p90_us": 11.0, "sample_p99_us": 12.0,
-            "sample_p999_us": 13.0, "max_us": m, "min_us": m / 10}
-           for m in (20.0, 900.0, 30.0)]  # fmt: skip
+    lat = [
+        {
+            "size": 1,
+            "copy": True,
+            "transport": "tcp",
+            "peer": "process",
+            "copy_threshold": 65536,
+            "frames": 1,
+            "sample_mean_us": 10.0,
+            "sample_p50_us": 10.0,
+            "sample_p90_us": 11.0,
+            "sample_p99_us": 12.0,
+            "sample_p999_us": 13.0,
+            "max_us": m,
+            "min_us": m / 10,
+        }
+        for m in (20.0, 900.0, 30.0)
+    ]
     (point,) = ResultSet("lat", lat).summary().to_dict("records")
     assert point["max_us"] == 900.0 and point["min_us"] == 2.0  # not medians of samples
 
 
 def test_compare_gives_verdicts_from_the_metric_direction():
-    base = ResultSet("thr", _thr_rows({(100, True): _noisy(1000, seed=1),
-                                       (1024, True): _noisy(500, seed=2),
-                                       (4096, True): _noisy(200, seed=3)}, "monday"))  # fmt: skip
-    cand = ResultSet("thr", _thr_rows({(100, True): _noisy(1300, seed=4),
-                                       (1024, True): _noisy(400, seed=5),
-                                       (4096, True): _noisy(200, seed=6)}, "tuesday"))  # fmt: skip
+    base = ResultSet(
+        "thr",
+        _thr_rows(
+            {
+                (100, True): _noisy(1000, seed=1),
+                (1024, True): _noisy(500, seed=2),
+                (4096, True): _noisy(200, seed=3),
+            },
+            "monday",
+        ),
+    )
+    cand = ResultSet(
+        "thr",
+        _thr_rows(
+            {
+                (100, True): _noisy(1300, seed=4),
+                (1024, True): _noisy(400, seed=5),
+                (4096, True): _noisy(200, seed=6),
+            },
+            "tuesday",
+        ),
+    )
     table = base.compare(cand)
     # The third point did not move, but ±2% noise and 8 samples a side cannot show it
     # within the ±1% tolerance: inconclusive, and why. Within ±5% it is the same.
@@ -179,10 +220,16 @@ def test_compare_matches_on_the_columns_asked_for():
 
 
 def test_joined_runs_keep_each_identity_and_environment():
-    a = ResultSet("thr", _thr_rows({(100, True): [1.0, 2.0]}, "a"), metadata={"run": "a",
-                  "run_id": "id-a", "host": "left"})  # fmt: skip
-    b = ResultSet("thr", _thr_rows({(100, True): [5.0, 6.0]}, "a"), metadata={"run": "a",
-                  "run_id": "id-b", "host": "right"})  # fmt: skip
+    a = ResultSet(
+        "thr",
+        _thr_rows({(100, True): [1.0, 2.0]}, "a"),
+        metadata={"run": "a", "run_id": "id-a", "host": "left"},
+    )
+    b = ResultSet(
+        "thr",
+        _thr_rows({(100, True): [5.0, 6.0]}, "a"),
+        metadata={"run": "a", "run_id": "id-b", "host": "right"},
+    )
     joined = a + b
     assert set(joined.df["run"]) == {"a", "a#2"}  # same label, two runs
     assert {m["host"] for m in joined.runs.values()} == {"left", "right"}

@@ -94,8 +94,13 @@ class _LossySocket:
 
 def test_a_lossy_sample_is_timed_first_to_last_receive_and_drains_late_messages():
     clock = [0.0]
-    report = _sink(_LossySocket(arrive=5, late=3, clock=clock), count=10, copy=True,
-                   frames=1, now=lambda: clock[0])  # fmt: skip
+    report = _sink(
+        _LossySocket(arrive=5, late=3, clock=clock),
+        count=10,
+        copy=True,
+        frames=1,
+        now=lambda: clock[0],
+    )
     # First receive done at 1 s, the fifth at 5 s; the 3 s of silence after is not counted.
     assert report == {"received": 5, "elapsed": 4.0, "late": 3}
 
@@ -140,11 +145,22 @@ def test_a_run_compared_with_itself_and_joined(no_leftovers, tmp_path):
     assert set(joined.df["run"]) == {"a", "b"} and set(joined.runs) == {"a", "b"}
     assert len(joined.summary()) == 4  # per run and point, never mixed
     done = subprocess.run(
-        [sys.executable, "-m", "zmqbench_magic.cli", "compare", str(tmp_path / "a.json"),
-         str(tmp_path / "b.json"), "--json", str(tmp_path / "c.json"),
-         "--svg", str(tmp_path / "c.svg")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "compare",
+            str(tmp_path / "a.json"),
+            str(tmp_path / "b.json"),
+            "--json",
+            str(tmp_path / "c.json"),
+            "--svg",
+            str(tmp_path / "c.svg"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 5 and "ratio" in lines[0] and lines[2].startswith("unpaired")
@@ -176,13 +192,29 @@ def test_a_long_magic_run_in_a_captured_stream_shows_progress_as_plain_lines(ip,
 def test_ctrl_c_in_the_cli_saves_what_was_measured(tmp_path):
     saved = tmp_path / "partial.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "zmqbench_magic.cli", "thr", "--size", "100", "--count",
-         "20000", "--warmup", "0", "-r", "1000", "--json", str(saved)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "zmqbench_magic.cli",
+            "thr",
+            "--size",
+            "100",
+            "--count",
+            "20000",
+            "--warmup",
+            "0",
+            "-r",
+            "1000",
+            "--json",
+            str(saved),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # As a terminal's Ctrl-C finds it: a suite started as a background job would
         # pass SIGINT on ignored, and Python then installs no handler for it.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     # Interrupted once it is under way: its first progress line says so.
     assert process.stderr is not None
     first = process.stderr.readline()

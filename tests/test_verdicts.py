@@ -37,9 +37,16 @@ def _paired_sweep(rng: np.random.Generator, shift: float, rounds: int = 10) -> p
         shared = rng.lognormal(0, ROUND_NOISE, rounds)
         for copy, factor in ((True, 1.0), (False, 1.0 + shift)):
             own = rng.lognormal(0, OWN_NOISE, rounds)
-            rows += [{"size": size, "copy": copy, "run": "r", "sample": i,
-                      "msgs_per_s": 1000 * factor * shared[i] * own[i]}
-                     for i in range(rounds)]  # fmt: skip
+            rows += [
+                {
+                    "size": size,
+                    "copy": copy,
+                    "run": "r",
+                    "sample": i,
+                    "msgs_per_s": 1000 * factor * shared[i] * own[i],
+                }
+                for i in range(rounds)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -51,9 +58,18 @@ def _unpaired_sweep(rng: np.random.Generator, shift: float, n: int = 10) -> Resu
     rows = []
     for size in SIZES:
         values = 1000 * (1 + shift) * rng.lognormal(0, np.hypot(ROUND_NOISE, OWN_NOISE), n)
-        rows += [{"size": size, "copy": True, "transport": "tcp", "peer": "process",
-                  "copy_threshold": 65536, "sample": i, "msgs_per_s": v}
-                 for i, v in enumerate(values)]  # fmt: skip
+        rows += [
+            {
+                "size": size,
+                "copy": True,
+                "transport": "tcp",
+                "peer": "process",
+                "copy_threshold": 65536,
+                "sample": i,
+                "msgs_per_s": v,
+            }
+            for i, v in enumerate(values)
+        ]
     return ResultSet("thr", rows)
 
 
@@ -119,9 +135,14 @@ def test_three_samples_a_side_are_inconclusive_and_say_what_is_missing():
     assert paired.word == "inconclusive"
     assert paired.reason.startswith("need at least 6 pairs of samples (rounds)")
     table = ResultSet("thr", _unpaired_sweep(np.random.default_rng(4), 0).rows[:3]).compare(
-        ResultSet("thr", [{**r, "msgs_per_s": r["msgs_per_s"] * 1.5}
-                          for r in _unpaired_sweep(np.random.default_rng(5), 0).rows[:3]])
-    )  # fmt: skip
+        ResultSet(
+            "thr",
+            [
+                {**r, "msgs_per_s": r["msgs_per_s"] * 1.5}
+                for r in _unpaired_sweep(np.random.default_rng(5), 0).rows[:3]
+            ],
+        )
+    )
     assert list(table["verdict"]) == ["inconclusive"]
     assert table.loc[0, "reason"].startswith("need at least 4 samples a side")
 
@@ -144,17 +165,37 @@ def test_one_stalled_sample_moves_the_pooled_p99():
             "rate": 0.0,
         }
         p50, p90, p99, p999 = np.percentile(rtt, [50, 90, 99, 99.9])
-        rows.append({**point, "frames": 1, "sample": i, "run": "r", "round_trips": len(rtt),
-                     "sample_mean_us": rtt.mean(), "sample_p50_us": p50, "sample_p90_us": p90,
-                     "sample_p99_us": p99, "sample_p999_us": p999, "max_us": rtt.max(),
-                     "min_us": rtt.min()})  # fmt: skip
-        distributions.append({**point, "frames": 1, "sample": i, "run": "r",
-                              "rtt_hist": LogHistogram.of(rtt).to_json()})  # fmt: skip
+        rows.append(
+            {
+                **point,
+                "frames": 1,
+                "sample": i,
+                "run": "r",
+                "round_trips": len(rtt),
+                "sample_mean_us": rtt.mean(),
+                "sample_p50_us": p50,
+                "sample_p90_us": p90,
+                "sample_p99_us": p99,
+                "sample_p999_us": p999,
+                "max_us": rtt.max(),
+                "min_us": rtt.min(),
+            }
+        )
+        distributions.append(
+            {
+                **point,
+                "frames": 1,
+                "sample": i,
+                "run": "r",
+                "rtt_hist": LogHistogram.of(rtt).to_json(),
+            }
+        )
     (point,) = ResultSet("lat", rows, distributions=distributions).summary().to_dict("records")
     every = np.concatenate(samples)
     assert point["sample_p99_us"] < 200  # the median of the samples' p99s hides it
-    assert point["p99_us"] == pytest.approx(np.percentile(every, 99, method="inverted_cdf"),
-                                            rel=0.01)  # fmt: skip
+    assert point["p99_us"] == pytest.approx(
+        np.percentile(every, 99, method="inverted_cdf"), rel=0.01
+    )
     assert point["p99_us"] > 4000 and point["round_trips"] == 20_000
     assert point["mean_us"] == pytest.approx(every.mean())
     assert point["mean_us"] > 1.5 * point["sample_mean_us"]

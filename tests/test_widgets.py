@@ -102,8 +102,9 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
             assert value == param.default, param.name
         if param.choices:
             assert [v for _, v in control.options] == list(param.choices)
-        if isinstance(control, (widgets.IntSlider, widgets.BoundedIntText,
-                                widgets.BoundedFloatText)):  # fmt: skip
+        if isinstance(
+            control, (widgets.IntSlider, widgets.BoundedIntText, widgets.BoundedFloatText)
+        ):
             # A value that turns the feature off may lie below the range (max-time 0).
             low = param.low if param.off is None else min(param.low, param.off)
             assert (control.min, control.max) == (low, param.high)

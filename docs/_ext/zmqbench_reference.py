@@ -59,12 +59,14 @@ class ParamsTable(SphinxDirective):
         rows = []
         for param in BENCHMARKS[self.arguments[0]].fields():
             option = param.option + (f", -{param.short}" if param.short else "")
-            rows.append([
-                _cell(option, literal=True),
-                _cell(_default(param)),
-                _cell(param.allowed() + ("; several values sweep" if param.sweep else "")),
-                _cell(param.help),
-            ])  # fmt: skip
+            rows.append(
+                [
+                    _cell(option, literal=True),
+                    _cell(_default(param)),
+                    _cell(param.allowed() + ("; several values sweep" if param.sweep else "")),
+                    _cell(param.help),
+                ]
+            )
         return [_table(["option", "default", "allowed", "meaning"], rows, [18, 12, 25, 45])]
 
 
@@ -81,10 +83,14 @@ class ColumnsTable(SphinxDirective):
             if p.sweep
         ]
         rows += [
-            [_cell(m.name, literal=True), _cell("measured"), _cell(m.axis_title),
-             _cell(m.help + (f" ({m.better} is better)" if m.better else ""))]
+            [
+                _cell(m.name, literal=True),
+                _cell("measured"),
+                _cell(m.axis_title),
+                _cell(m.help + (f" ({m.better} is better)" if m.better else "")),
+            ]
             for m in METRICS[benchmark]
-        ]  # fmt: skip
+        ]
         rows += [
             [_cell(c.name, literal=True), _cell("record"), _cell(""), _cell(c.help)]
             for c in SAMPLE_COLUMNS
