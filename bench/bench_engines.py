@@ -37,9 +37,9 @@ from collections.abc import Callable
 from bench_flood import bare_flood
 from report import report
 
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
+from zmqbench_magic.parallel.engines.ray_engine import OBJECT_STORE_BYTES
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.ray_engine import OBJECT_STORE_BYTES
 from zmqbench_magic.parallel.tasks import echo
 
 TASKS = 256
@@ -80,7 +80,7 @@ def _timed(flood: Callable[[], object], tasks: int, samples: int) -> list[float]
 
 
 def bare_ipyparallel(tasks: int, samples: int) -> list[float]:
-    cluster.managed(WORKERS, "leastload", TIMEOUT)
+    own_cluster.managed(WORKERS, "leastload", TIMEOUT)
     return [bare_flood(tasks)[0] for _ in range(samples)]  # each with its own warm-up
 
 
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{PUBLISHED[backend]}"
             )
     finally:
-        cluster.stop()
+        own_cluster.stop()
     return 0
 
 

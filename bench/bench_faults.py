@@ -28,9 +28,9 @@ import psutil
 from report import report
 
 from zmqbench_magic.method.schedule import Interrupted
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
+from zmqbench_magic.parallel.clusters.reaper import processes_of
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.reaper import processes_of
 
 QUICK = {"repeat": 1, "warmup": 0}
 
@@ -59,7 +59,7 @@ def _when(condition: Callable[[], object], timeout: float = 120) -> object:
 
 
 def _mid_submission() -> bool:
-    handle = cluster.current()
+    handle = own_cluster.current()
     return handle is not None and len(handle.client.outstanding) > 1000
 
 
@@ -87,7 +87,7 @@ def _named_after(start: Callable[[], None], act: Callable[[], None]) -> float:
 
 def engine_mid_flood() -> float:
     run_taskflood(tasks=16, engines=2, **QUICK)
-    victim = next(iter(cluster.current().engine_of_pid))
+    victim = next(iter(own_cluster.current().engine_of_pid))
 
     def kill() -> None:
         _when(_mid_submission)
@@ -98,11 +98,11 @@ def engine_mid_flood() -> float:
 
 def engine_at(phase: str) -> Callable[[], float]:
     def trial() -> float:
-        cluster.stop()
+        own_cluster.stop()
         before: set[int] = set()
         if phase == "resize":
             run_taskflood(tasks=4, engines=1, **QUICK)
-            handle = cluster.current()
+            handle = own_cluster.current()
             before = {p.pid for p in processes_of(handle.profile_dir)}
 
         def kill() -> None:
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             times = [trial() for _ in range(trials)]
             print(f"{name:<42}{outcome:>8}{statistics.median(times):>10.2f}{max(times):>9.2f}")
     finally:
-        cluster.stop()
+        own_cluster.stop()
     print(
         "(from the kill, the interrupt or the deadline to the error or the result "
         "reaching the caller; the cluster was stopped after each error)"

@@ -35,10 +35,10 @@ import time
 import ipyparallel as ipp
 from report import report
 
-from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.anatomy import reply_overlap, stage_times, stamps
+from zmqbench_magic.parallel.clusters import own as own_cluster
+from zmqbench_magic.parallel.clusters.reaper import end_cluster_processes
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.reaper import end_cluster_processes
 from zmqbench_magic.parallel.tasks import echo
 
 TASKS = 256
@@ -65,7 +65,7 @@ def bare_flood(tasks: int, gc_off: bool = False) -> Figures:
     """The loop a user would write, on the same cluster and client; its stages are read
     from ipyparallel's stamps afterwards (the loop itself reads no clock per task).
     ``gc_off``: with the garbage collector off while it is timed, as the project's."""
-    client = cluster.current().client
+    client = own_cluster.current().client
     view = client.load_balanced_view()
     for _ in range(2):  # the first flood is an untimed warm-up, as the project's
         if gc_off:
@@ -114,15 +114,15 @@ def default_start_seconds() -> float:
 
 
 def project_start_seconds() -> float:
-    cluster.stop()
+    own_cluster.stop()
     started = time.perf_counter()
-    cluster.managed(2, "leastload", TIMEOUT)
+    own_cluster.managed(2, "leastload", TIMEOUT)
     return time.perf_counter() - started
 
 
 def resize_seconds(engines: int) -> float:
     started = time.perf_counter()
-    cluster.managed(engines, "leastload", TIMEOUT)
+    own_cluster.managed(engines, "leastload", TIMEOUT)
     return time.perf_counter() - started
 
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             bare.append(bare_flood(tasks))
             bare_gc_off.append(bare_flood(tasks, gc_off=True))
     finally:
-        cluster.stop()
+        own_cluster.stop()
     median = statistics.median
     print(
         f"ipyparallel {ipp.__version__}, 2 engines, {tasks} tasks, load-balanced, leastload, "

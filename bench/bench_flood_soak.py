@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 from report import report
 
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
 TARGET_MB = 20  # the promise: resident memory within this of the first flood's
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{now['threads']:>9.0f}{now['children']:>10.0f}"
             )
     finally:
-        cluster.stop()
+        own_cluster.stop()
     first, last = states[0], states[-1]
     print(f"\nfrom flood 1 to flood {floods}")
     print(f"{'':<10}{'flood 1':>10}{'last':>10}{'change':>10}")

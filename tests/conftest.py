@@ -162,7 +162,7 @@ def cluster_processes() -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        ours = "ipyparallel." in cmdline or "zmqbench_magic.parallel.reaper" in cmdline
+        ours = "ipyparallel." in cmdline or "zmqbench_magic.parallel.clusters.reaper" in cmdline
         if ours and started_by_this_run(process):
             found.append(process)
     return found

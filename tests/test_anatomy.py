@@ -11,8 +11,8 @@ import psutil
 import pytest
 from IPython.core.error import UsageError
 
-from zmqbench_magic.parallel import cluster
 from zmqbench_magic.parallel.anatomy import engine_offsets, stage_times, stamps
+from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.parallel.tasks import echo
 from zmqbench_magic.params.taskflood import STAGES
@@ -27,12 +27,12 @@ RESOLUTION_S = 1e-6
 @pytest.fixture(scope="module", autouse=True)
 def stopped_at_the_end():
     yield
-    cluster.stop()
+    own_cluster.stop()
 
 
 @pytest.mark.slow  # a real cluster
 def test_every_stage_is_non_negative_and_they_add_up_to_the_round_trip():
-    handle = cluster.managed(2, "leastload", 60)
+    handle = own_cluster.managed(2, "leastload", 60)
     view = handle.client.load_balanced_view()
     called, results = [], []
     began = time.time()
@@ -92,7 +92,7 @@ def test_engine_clocks_of_other_hosts_are_estimated_from_the_fastest_message_eac
 
 @pytest.mark.slow  # a real cluster
 def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
-    handle = cluster.managed(2, "leastload", 60)
+    handle = own_cluster.managed(2, "leastload", 60)
     # Each task runs on each engine: a reply from each, or one reply naming both.
     for coalescing, messages in ((False, 10), (True, 5)):
         view = handle.client.broadcast_view(targets=[0, 1], is_coalescing=coalescing)

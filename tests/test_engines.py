@@ -19,8 +19,8 @@ import pytest
 from conftest import started_by_this_run, wait_until
 from IPython.core.error import UsageError
 
+from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.reaper import TAG_VARIABLE
 from zmqbench_magic.params.taskflood import STAGE_COLUMNS
 
 QUICK = {"repeat": 2, "warmup": 0}
@@ -221,7 +221,7 @@ def test_the_engine_listens_on_loopback_alone(backend):
 
 @pytest.mark.slow  # a real Ray instance
 def test_a_ray_run_stays_within_4_gb_of_memory():
-    from zmqbench_magic.parallel.ray_engine import RaySession
+    from zmqbench_magic.parallel.engines.ray_engine import RaySession
 
     session = RaySession(workers=2, timeout=60, test="echo")
     try:

@@ -18,7 +18,7 @@ from conftest import cluster_processes, wait_until
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
 # Every test here runs a real ipyparallel cluster.
@@ -33,7 +33,7 @@ def outside_cluster(profile: str, engines: int):
 
     Its own stop leaves the engines' nannies running for a while, which the next
     test would count, so those are ended too."""
-    from zmqbench_magic.parallel.reaper import end_cluster_processes
+    from zmqbench_magic.parallel.clusters.reaper import end_cluster_processes
 
     outside = ipp.Cluster(
         n=engines,
@@ -59,9 +59,9 @@ def nothing_left_after_stop():
     leave no controller, engine, nanny, reaper or profile directory behind."""
     assert cluster_processes() == [], "ipyparallel processes running before the tests"
     yield
-    handle = cluster.current()
+    handle = own_cluster.current()
     profile_dir = handle.profile_dir if handle else None
-    cluster.stop()
+    own_cluster.stop()
     assert cluster_processes() == []
     assert profile_dir is None or not __import__("os").path.exists(profile_dir)
 
@@ -86,7 +86,7 @@ def test_flood_through_function_and_magic(bench):
     assert (df["sent_s"] > 0).all() and (df["sent_s"] <= df["roundtrip_s"]).all()
     assert list(df["tasks_per_s"]) == pytest.approx(list(df["tasks"] / df["roundtrip_s"]))
     assert set(df["scheme"]) == {"leastload"} and set(df["view"]) == {"lb"}
-    assert len(cluster.current().engine_ids()) == 2
+    assert len(own_cluster.current().engine_ids()) == 2
 
 
 def test_echo_bandwidth_counts_both_directions():
@@ -110,7 +110,7 @@ def test_map_efficiency_is_ideal_over_actual():
 
 
 def test_engine_sweep_resizes_the_cluster_without_restarting_it():
-    before = cluster.managed(2, "leastload", 60)
+    before = own_cluster.managed(2, "leastload", 60)
     # Whatever setting it up took (a start, a resize: it depends on the tests before)
     # is not this run's to report.
     before.events.clear()
@@ -123,7 +123,7 @@ def test_engine_sweep_resizes_the_cluster_without_restarting_it():
         "resized the cluster from 1 to 3 engines",
         "resized the cluster from 3 to 2 engines",
     ]
-    after = cluster.current()
+    after = own_cluster.current()
     assert after is before and after.cluster.controller.process.pid == controller_pid
     assert len(after.engine_ids()) == 2
 
@@ -145,8 +145,8 @@ def test_direct_view_deals_tasks_to_every_engine():
 
 def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
     run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
-    profile_dir = cluster.current().profile_dir
-    cluster_id = cluster.current().cluster.cluster_id
+    profile_dir = own_cluster.current().profile_dir
+    cluster_id = own_cluster.current().cluster.cluster_id
     with capture_output() as captured:
         ip.run_line_magic("taskflood", "--stop")
     # One sentence, wrapped at spaces to 100 columns as every line printed.
@@ -158,7 +158,7 @@ def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
     with capture_output() as captured:
         ip.run_line_magic("taskflood", "--stop")
     assert "nothing to stop" in captured.stdout
-    assert cluster.current() is None
+    assert own_cluster.current() is None
     assert cluster_processes() == []
     assert not __import__("os").path.exists(profile_dir)
     result = run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
@@ -183,7 +183,7 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
 
 
 def test_an_interrupt_while_the_cluster_starts_leaves_nothing(kernel_sigint):
-    cluster.stop()
+    own_cluster.stop()
     kernel_sigint(
         0,
         when=lambda: any(
@@ -192,21 +192,21 @@ def test_an_interrupt_while_the_cluster_starts_leaves_nothing(kernel_sigint):
     )
     with pytest.raises(KeyboardInterrupt):
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
-    assert cluster.current() is None
+    assert own_cluster.current() is None
     assert cluster_processes() == []
     result = run_taskflood(tasks=8, engines=2, repeat=1, warmup=0)
     assert result.metadata["notes"][0].startswith("started a leastload cluster of 2 engines")
 
 
 def test_a_task_timeout_names_the_point_and_stops_the_cluster():
-    cluster.managed(1, "leastload", 60)  # so the short timeout below covers only the tasks
+    own_cluster.managed(1, "leastload", 60)  # so the short timeout below covers only the tasks
     with pytest.raises(
         TimeoutError,
         match=r"map 4 tasks, 1 engine, lb/leastload, 2s sleeps: "
         r"no task was submitted or answered for 1 s",
     ):
         run_taskflood(test="map", duration=2, tasks=4, engines=1, repeat=1, warmup=0, timeout=1)
-    assert cluster.current() is None
+    assert own_cluster.current() is None
     assert cluster_processes() == []
 
 
@@ -265,11 +265,11 @@ def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatc
 
 
 def test_engines_that_never_register_time_out_and_leave_nothing():
-    cluster.stop()
+    own_cluster.stop()
     stalled = r"registered, not 2: no engine registered or left for 0\.5 s"
     with pytest.raises(TimeoutError, match=stalled):
         run_taskflood(tasks=4, engines=2, timeout=0.5)
-    assert cluster.current() is None
+    assert own_cluster.current() is None
     assert [(p.cmdline(), p.ppid()) for p in cluster_processes()] == []
 
 
@@ -279,11 +279,11 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
     script = textwrap.dedent(
         """
         import json, time
-        from zmqbench_magic.parallel import cluster
+        from zmqbench_magic.parallel.clusters import own as own_cluster
         from zmqbench_magic.parallel.flood import run_taskflood
-        from zmqbench_magic.parallel.reaper import processes_of
+        from zmqbench_magic.parallel.clusters.reaper import processes_of
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
-        handle = cluster.current()
+        handle = own_cluster.current()
         pids = [p.pid for p in processes_of(handle.profile_dir)]
         print(json.dumps({"pids": pids, "profile_dir": handle.profile_dir}), flush=True)
         time.sleep(600)
@@ -327,12 +327,12 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
     ],
 )
 def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):
-    running = cluster.current()
+    running = own_cluster.current()
     with pytest.raises(UsageError) as caught:
         ip.run_line_magic("taskflood", f"-q --no-chart {line}")
     for word in words:
         assert word in str(caught.value)
-    assert cluster.current() is running
+    assert own_cluster.current() is running
 
 
 def test_the_pure_scheduler_is_restarted_rather_than_resized():
@@ -396,16 +396,16 @@ def test_a_task_that_raises_on_an_engine_shows_its_traceback_once_and_stops_all(
     shown = re.sub(r"\x1b\[[0-9;]*m", "", out + err)  # without the terminal colours
     assert shown.count("ValueError: broken on the engine") == 1
     assert "raise ValueError('broken on the engine')" in shown  # the cell's own line
-    assert cluster.current() is None and cluster_processes() == []
+    assert own_cluster.current() is None and cluster_processes() == []
 
 
 def test_cell_task_bad_input(ip, capfd):
-    running = cluster.current()
+    running = own_cluster.current()
     with pytest.raises(UsageError, match="--test does not apply to the cell form"):
         ip.run_cell_magic("taskflood", "-q --no-chart --test map", "x = 1")
     assert ip.run_cell_magic("taskflood", "-q --no-chart", "x = (") is None
     assert "SyntaxError" in "".join(capfd.readouterr())
-    assert cluster.current() is running
+    assert own_cluster.current() is running
 
 
 class _Phases:
@@ -428,7 +428,7 @@ def test_progress_names_each_phase_before_the_samples():
     """A cluster's start, a resize and a warm-up are named as they happen: before, a
     panel said "0 of 6 samples" while the cluster started and "6 of 6 samples" beside
     a resize."""
-    cluster.stop()
+    own_cluster.stop()
     progress = _Phases()
     run_taskflood(tasks=8, engines=[1, 2], repeat=1, warmup=1, progress=progress)
     said = progress.said
@@ -439,4 +439,4 @@ def test_progress_names_each_phase_before_the_samples():
     warmups = [i for i, text in enumerate(said) if text == "warm-up sample 1 of 1 (not kept)"]
     assert started < registered < warmups[0] < resizing < grown < warmups[1], said
     assert said[-1] == "2 of 2 samples", said
-    cluster.stop()
+    own_cluster.stop()

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import cluster_processes, wait_until
 
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
 NOTICE_S = 3.0  # the promise: an exited engine or controller is named within this
@@ -26,8 +26,8 @@ SIGKILLED_RE = re.escape(SIGKILLED)
 
 
 def _left_nothing() -> None:
-    cluster.stop()  # also waits for a broken cluster's teardown
-    assert cluster.current() is None
+    own_cluster.stop()  # also waits for a broken cluster's teardown
+    assert own_cluster.current() is None
     assert cluster_processes() == []
 
 
@@ -79,14 +79,14 @@ def _noticed(err: BaseException) -> float:
 
 def _mid_submission() -> bool:
     """The flood is being submitted: thousands of tasks sent, thousands to go."""
-    handle = cluster.current()
+    handle = own_cluster.current()
     return handle is not None and len(handle.client.outstanding) > 1000
 
 
 @pytest.mark.slow  # a real cluster
 def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
     run_taskflood(tasks=16, engines=2, **QUICK)
-    engine_ids = dict(cluster.current().engine_of_pid)
+    engine_ids = dict(own_cluster.current().engine_of_pid)
     victim = next(iter(engine_ids))
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     with pytest.raises(RuntimeError) as err:
@@ -110,7 +110,7 @@ def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
 @pytest.mark.slow  # a real cluster
 @pytest.mark.parametrize("when", ["start", "resize"])
 def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_status(when):
-    cluster.stop()
+    own_cluster.stop()
     before: set[int] = set()
     if when == "resize":
         run_taskflood(tasks=4, engines=1, **QUICK)
@@ -149,7 +149,7 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
 @pytest.mark.slow  # a real cluster
 def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     run_taskflood(tasks=16, engines=2, **QUICK)
-    victim = next(iter(cluster.current().engine_of_pid))
+    victim = next(iter(own_cluster.current().engine_of_pid))
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
     killer.join(5)
@@ -157,8 +157,8 @@ def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     assert len(result.df) == 2  # the lost sample was taken again
     (note,) = [n for n in result.metadata["notes"] if SIGKILLED in n]
     assert "replaced it and took the sample again" in note
-    assert len(cluster.current().engine_ids()) == 2
-    assert victim not in cluster.current().engine_of_pid
+    assert len(own_cluster.current().engine_ids()) == 2
+    assert victim not in own_cluster.current().engine_of_pid
     _left_nothing()
 
 
@@ -184,7 +184,7 @@ def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
         n.startswith("max-time (2 s) reached after 0 whole round(s)")
         for n in result.metadata["notes"]
     )
-    handle = cluster.current()
+    handle = own_cluster.current()
     assert handle is not None and handle.settled and not handle.client.outstanding
     _left_nothing()
 
@@ -192,11 +192,11 @@ def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
 @pytest.mark.slow  # a real cluster
 def test_ctrl_c_mid_flood_keeps_the_cluster_and_the_next_run_is_not_slowed(ip, kernel_sigint):
     baseline = run_taskflood(tasks=256, engines=2, repeat=3, warmup=0)
-    handle = cluster.current()
+    handle = own_cluster.current()
     kernel_sigint(0, when=_mid_submission)
     result = ip.run_line_magic("taskflood", "-o -q --no-chart -n 20000 -e 2 -r 2 --warmup 0")
     assert result is not None and len(result.df) == 0  # the magic returns the whole rounds
-    assert cluster.current() is handle, "the cluster was not kept"
+    assert own_cluster.current() is handle, "the cluster was not kept"
     assert handle.settled and not handle.client.outstanding
     after = run_taskflood(tasks=256, engines=2, **QUICK)
     # Had the 20,000 tasks' backlog still been queued, these 256 would wait behind it
@@ -233,7 +233,7 @@ def test_a_long_flood_says_how_far_it_has_got():
     assert during, lines.shown
     assert during == sorted(during), "counts that go back"
     assert all(answered <= submitted <= 2000 for submitted, answered in during)
-    cluster.stop()
+    own_cluster.stop()
 
 
 def test_an_engine_death_reported_as_a_tasks_result_counts_as_a_lost_engine():
@@ -242,7 +242,7 @@ def test_an_engine_death_reported_as_a_tasks_result_counts_as_a_lost_engine():
     which must not read as the task's own failure."""
     from ipyparallel import error
 
-    from zmqbench_magic.parallel.samples import _engine_died
+    from zmqbench_magic.parallel.flood.samples import _engine_died
 
     try:
         raise error.EngineError("Engine 'e' died while running task 't'")

@@ -52,9 +52,11 @@ def _layer(module: str) -> str | None:
     return parts[1] if len(parts) > 2 or parts[1] in ALLOWED else None
 
 
-def _imported_layers(module: str, path: Path) -> set[str]:
+def _imported_modules(module: str, path: Path) -> set[str]:
+    """Every module of this package that ``module`` imports, by its full name (a name
+    imported from a package counts as that package's module of the name)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    layers = set()
+    found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -66,10 +68,28 @@ def _imported_layers(module: str, path: Path) -> set[str]:
             names = [a.name for a in node.names]
         else:
             continue
-        for name in names:
-            if name.startswith("zmqbench_magic."):
-                layers.add(_layer(name) or name.split(".")[1])
-    return layers
+        found.update(name for name in names if name.startswith("zmqbench_magic."))
+    return found
+
+
+def _imported_layers(module: str, path: Path) -> set[str]:
+    return {_layer(name) or name.split(".")[1] for name in _imported_modules(module, path)}
+
+
+# parallel/'s parts -> the parts they may import; "shared" is its modules at the top
+# (the tasks and their stamps), which every part may import and which import no part.
+PARALLEL_PARTS = {
+    "shared": {"shared"},
+    "clusters": {"shared", "clusters"},
+    "engines": {"shared", "clusters", "engines"},
+    "flood": {"shared", "clusters", "engines", "flood"},
+}
+
+
+def _parallel_part(module: str) -> str:
+    """``zmqbench_magic.parallel.flood.samples`` -> ``flood``; a top module -> shared."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 or parts[2] in PARALLEL_PARTS else "shared"
 
 
 @pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v).split("/")[-1])
@@ -79,6 +99,29 @@ def test_each_module_imports_only_the_layers_below_it(module, path):
         return  # the adapters at the top level may import everything
     outside = _imported_layers(module, path) - ALLOWED[layer]
     assert outside == set(), f"{module} ({layer}) imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize(
+    ("module", "path"),
+    [(m, p) for m, p in _modules() if m.startswith("zmqbench_magic.parallel.")],
+    ids=lambda v: str(v).split("zmqbench_magic/")[-1],
+)
+def test_parallel_parts_import_only_the_parts_below_them(module, path):
+    """Clusters know nothing of the engines or the flood; the engines nothing of the
+    flood; the flood drives both."""
+    part = _parallel_part(module)
+    imported = {
+        _parallel_part(name)
+        for name in _imported_modules(module, path)
+        if name.startswith("zmqbench_magic.parallel.")
+    }
+    assert imported - PARALLEL_PARTS[part] == set(), f"{module} ({part}) imports {imported}"
+
+
+def test_the_parallel_part_list_covers_every_folder():
+    parallel = PACKAGE / "parallel"
+    folders = {p.name for p in parallel.iterdir() if (p / "__init__.py").is_file()}
+    assert folders | {"shared"} == set(PARALLEL_PARTS)
 
 
 def test_the_layer_list_covers_every_subpackage():
@@ -107,7 +150,7 @@ def test_the_package_and_the_cli_load_no_front_end():
 
 
 @pytest.mark.parametrize(
-    "helper", ["zmqbench_magic.sockets.peer", "zmqbench_magic.parallel.reaper"]
+    "helper", ["zmqbench_magic.sockets.peer", "zmqbench_magic.parallel.clusters.reaper"]
 )
 def test_a_helper_process_starts_without_pandas_or_numpy(helper):
     # Each far end starts a fresh interpreter: pandas and numpy would add ~0.3 s a start.

@@ -271,7 +271,7 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
     from conftest import cluster_processes
 
     from zmqbench_magic import run_taskflood
-    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.clusters import own as own_cluster
 
     skip_without_hosts()
     with host(2) as b, host(3) as c, sshd(b, tmp_path / "ssh") as ssh, sshd(c, tmp_path / "ssh"):
@@ -286,7 +286,7 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
                 repeat=2,
                 warmup=0,
             )
-            handle = cluster.current()
+            handle = own_cluster.current()
             assert handle is not None and len(handle.engine_ids()) == 2
             # Each engine says which address it reaches the controller's network from.
             engines = handle.client[:]
@@ -309,7 +309,7 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
             # not ipython's "Generating default config file" for each host.
             assert "Generating default config" not in capfd.readouterr().err
         finally:
-            cluster.stop()
+            own_cluster.stop()
         assert cluster_processes() == []
         assert _left_on(b) == [] and _left_on(c) == []
     assert namespaces() == []
@@ -320,7 +320,7 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
     from conftest import cluster_processes
 
     from zmqbench_magic import run_taskflood
-    from zmqbench_magic.parallel import cluster
+    from zmqbench_magic.parallel.clusters import own as own_cluster
 
     skip_without_hosts()
     with host(5) as b, sshd(b, tmp_path / "ssh") as ssh:
@@ -328,7 +328,7 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
         gateway = f"root@{b.address}"
         try:
             result = run_taskflood(tasks=32, engines=1, ssh_tunnel=gateway, repeat=2, warmup=0)
-            handle = cluster.current()
+            handle = own_cluster.current()
             assert handle is not None and handle.tunnel is not None
             # The client's sockets go to our end of the tunnel, and the gateway carries
             # them: its sshd runs the tunnel's session.
@@ -347,7 +347,7 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
             )
             assert (named.df["tasks_per_s"] > 0).all()
         finally:
-            cluster.stop()
+            own_cluster.stop()
         assert cluster_processes() == []
         wait_until(
             lambda: not _left_on(b) + _ssh_sessions(ssh),
@@ -361,7 +361,7 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
         with pytest.raises(ConnectionError, match=nowhere):
             run_taskflood(tasks=8, engines=1, ssh_tunnel="root@10.77.5.9", repeat=1, warmup=0)
         assert time.monotonic() - started < 30
-        assert cluster.current() is None and cluster_processes() == []
+        assert own_cluster.current() is None and cluster_processes() == []
         assert _ssh_sessions(ssh) == []
     assert namespaces() == []
 
@@ -409,7 +409,7 @@ def _ours_here(where) -> list[str]:
     for process in psutil.process_iter(["cmdline"]):
         words = " ".join(process.info["cmdline"] or [])
         if f"--ip={where.our_address}" in words or (
-            "zmqbench_magic.parallel.reaper" in words and where.address in words
+            "zmqbench_magic.parallel.clusters.reaper" in words and where.address in words
         ):
             found.append(words)
     return found

@@ -15,7 +15,7 @@ from conftest import TINY, cluster_processes, wait_until
 from IPython.core.error import UsageError
 
 import zmqbench_magic
-from zmqbench_magic.parallel import cluster
+from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.params.units import KiB
 from zmqbench_magic.sockets.measure import run_throughput
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
@@ -308,10 +308,10 @@ def test_the_magic_widget_option_prefills_the_panel(ip):
     flood = ip.run_line_magic("taskflood", "--widget -e 1 --test echo -v P")
     assert ip.user_ns["P"] is flood and flood.controls["engines"].value == 1
     assert not flood.controls["size"].disabled and flood.controls["duration"].disabled
-    assert cluster.current() is None  # a panel starts nothing until Run
+    assert own_cluster.current() is None  # a panel starts nothing until Run
     flood.controls["engines"].value = 2
     assert "no cluster yet: Run starts one of 2 engines" in flood.status.value
-    assert cluster.current() is None and not flood.running
+    assert own_cluster.current() is None and not flood.running
     with pytest.raises(UsageError, match="a panel takes one value per run"):
         ip.run_line_magic("zmqlat", "--widget --transport tcp ipc")
     with pytest.raises(UsageError, match="--widget is for the line magic"):
@@ -324,7 +324,7 @@ def flood_panel():
     assert cluster_processes() == [], "ipyparallel processes running before the tests"
     panel = TaskFloodPanel(tasks=[8, 16], engines=1, **FLOOD_TINY)
     yield panel
-    cluster.stop()
+    own_cluster.stop()
     assert cluster_processes() == []
     assert not [t for t in threading.enumerate() if t.name.startswith("zmqbench-")]
 
@@ -332,12 +332,12 @@ def flood_panel():
 @pytest.mark.slow  # a real cluster
 def test_the_flood_panel_resizes_its_cluster_when_engines_move(flood_panel):
     flood_panel.run()
-    handle = cluster.current()
+    handle = own_cluster.current()
     assert len(handle.engine_ids()) == 1
     cluster_id = handle.cluster.cluster_id
     flood_panel.controls["engines"].value = 2
     flood_panel.wait(timeout=120)
-    assert cluster.current() is handle and handle.cluster.cluster_id == cluster_id
+    assert own_cluster.current() is handle and handle.cluster.cluster_id == cluster_id
     assert len(handle.engine_ids()) == 2
     assert "resized the cluster from 1 to 2 engines" in flood_panel.status.value
     flood_panel.run()
@@ -349,7 +349,7 @@ def test_the_flood_panel_resizes_its_cluster_when_engines_move(flood_panel):
 
 @pytest.mark.slow  # a real cluster
 def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
-    handle = cluster.current()
+    handle = own_cluster.current()
     flood_panel.controls["tasks"].value = (8, 1024)
     flood_panel.controls["repeat"].value = 3
     before = len(flood_panel.result.rows)
@@ -360,13 +360,13 @@ def test_a_stopped_flood_leaves_the_cluster_idle_and_reusable(flood_panel):
     flood_panel.wait(timeout=120)
     added = flood_panel.result.df.iloc[before:].groupby("tasks").size()
     assert len(added) == 8 and added.nunique() == 1 and added.iloc[0] < 3  # whole rounds
-    assert cluster.current() is handle and not handle.client.outstanding
+    assert own_cluster.current() is handle and not handle.client.outstanding
     flood_panel.controls["test"].value = "echo"
     assert not flood_panel.controls["size"].disabled
     flood_panel.controls["tasks"].value = (8, 8)
     flood_panel.controls["size"].value = (1024, 4096)
     flood_panel.run()
-    assert cluster.current() is handle
+    assert own_cluster.current() is handle
     # The chart shows the latest test; the result keeps every run.
     assert "array echo" in svg_of(flood_panel)
     assert set(flood_panel.result.df["test"]) == {"flood", "echo"}

@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from .method.schedule import Interrupted
-from .parallel.reach import NoAnswer
+from .parallel.engines.reach import NoAnswer
 from .params import KINDS, SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
 from .params.taskflood import TEST
 from .results import ResultSet
@@ -135,12 +135,12 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         """
         args = magic_arguments.parse_argstring(self.taskflood, line)
         # Imported here: %load_ext should not pay for ipyparallel until it is used.
-        from .parallel import cluster
         from .parallel.celltask import engine_traceback
+        from .parallel.clusters import own as own_cluster
         from .parallel.flood import run_taskflood
 
         if args.stop:
-            print("\n".join(fit([cluster.stop()])))
+            print("\n".join(fit([own_cluster.stop()])))
             return None
         if cell is None:
             return self._run(args, FloodParams, run_taskflood)

@@ -92,7 +92,7 @@ class TaskFloodPanel(BenchmarkPanel):
         self._enable_applicable()
 
     def _engines_changed(self, change: dict[str, Any]) -> None:
-        from .parallel import cluster as clusters
+        from .parallel.clusters import own as own_cluster
 
         if self.running:
             return  # the next run sizes the cluster itself
@@ -102,20 +102,20 @@ class TaskFloodPanel(BenchmarkPanel):
             return  # the next Run reports what is wrong with the settings
         if named:
             self._say("a running cluster you named is never resized: runs use its engines")
-        elif clusters.current() is None:
+        elif own_cluster.current() is None:
             self._say(f"no cluster yet: Run starts one of {plural(change['new'], 'engine')}")
         else:
             self._start(self._resize)
 
     def _resize(self) -> None:
-        from .parallel import cluster as clusters
+        from .parallel.clusters import own as own_cluster
 
         # Until it matches: the slider may have moved again while a resize ran.
-        while (have := clusters.engine_count()) is not None and (
+        while (have := own_cluster.engine_count()) is not None and (
             wanted := self.controls["engines"].value
         ) != have:
             self._say(f"resizing the cluster to {plural(wanted, 'engine')}…")
-            said = clusters.resize(wanted, self.controls["timeout"].value, self._show_phase)
+            said = own_cluster.resize(wanted, self.controls["timeout"].value, self._show_phase)
             self.progress_label.value = ""
             self._say(said)
 

@@ -314,5 +314,5 @@ FLOOD = Kind(
     panel="zmqbench_magic.widgets:TaskFloodPanel",
     counts_at=(0, 1),
     advice="zmqbench_magic.results.advice:advice",
-    after_command="zmqbench_magic.parallel.cluster:stop",
+    after_command="zmqbench_magic.parallel.clusters.own:stop",
 )

@@ -21,20 +21,21 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..method.assembly import RunAssembly
-from ..method.control import Deadline, Progress, StopFlag, say_phase
-from ..method.schedule import Interrupted
-from ..params import PRECISION, REPEAT, FloodParams
-from ..params.taskflood import TASKS
-from ..params.units import plural
-from ..results import ResultSet
-from . import cluster as clusters
-from . import existing as existing_cluster
-from .celltask import CELL_TEST, UserTask
-from .engines import FUTURES_BACKENDS, session_for
-from .futures import FuturesSession
+from ...method.assembly import RunAssembly
+from ...method.control import Deadline, Progress, StopFlag, say_phase
+from ...method.schedule import Interrupted
+from ...params import PRECISION, REPEAT, FloodParams
+from ...params.taskflood import TASKS
+from ...params.units import plural
+from ...results import ResultSet
+from ..celltask import CELL_TEST, UserTask
+from ..clusters import existing as existing_cluster
+from ..clusters import own as own_cluster
+from ..clusters.handle import ClusterHandle
+from ..clusters.watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
+from ..engines import FUTURES_BACKENDS, session_for
+from ..engines.futures import FuturesSession
 from .session import ClusterSession, describe, managed
-from .watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
 
 _MORE_SAMPLES = f"more {REPEAT.option}, more {TASKS.option} or {PRECISION.option} narrow them"
 
@@ -80,7 +81,7 @@ def run_taskflood(
             # After an error the cluster's state is unknown: stop it rather than hand
             # it, half-busy, to the next call (at once, when it is broken already).
             lost = isinstance(exc.__cause__, (EngineLost, ClusterLost))
-            clusters.stop(hard=lost)
+            own_cluster.stop(hard=lost)
         raise
     finally:
         if existing is not None:
@@ -88,13 +89,13 @@ def run_taskflood(
     return run.result()
 
 
-def _after_interrupt(existing: clusters.ClusterHandle | None) -> None:
+def _after_interrupt(existing: ClusterHandle | None) -> None:
     """After Ctrl-C the sample in progress has aborted its tasks and waited them out:
     the project's cluster stays up for the next run, unless that did not work (or the
     interrupt came while the cluster started or resized)."""
-    handle = clusters.current()
+    handle = own_cluster.current()
     if existing is None and handle is not None and not handle.settled:
-        clusters.stop()
+        own_cluster.stop()
 
 
 @dataclass
@@ -115,7 +116,7 @@ class _FloodRun:
 
     def measure(
         self,
-        existing: clusters.ClusterHandle | None,
+        existing: ClusterHandle | None,
         stop: StopFlag | None,
         progress: Progress | None,
     ) -> None:
@@ -194,6 +195,6 @@ def _offset(progress: Progress | None, before: int, total: int) -> Progress | No
     return lambda done, _block_total: progress(before + done, max(total, before + done))
 
 
-def _take_events(handle: clusters.ClusterHandle) -> list[str]:
+def _take_events(handle: ClusterHandle) -> list[str]:
     events, handle.events[:] = list(handle.events), []
     return events

@@ -22,15 +22,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..params.address import split_url
-from ..params.backends import DASK
-from ..params.taskflood import STAGE_COLUMNS, STAGE_P90_COLUMNS
-from .anatomy import nan_stages
-from .celltask import UserTask
+from ...params.address import split_url
+from ...params.backends import DASK
+from ...params.taskflood import STAGE_COLUMNS, STAGE_P90_COLUMNS
+from ..anatomy import nan_stages
+from ..celltask import UserTask
+from ..tasks import install_cell
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, open_tcp
 from .tagged import end, start_reaper, tagged
-from .tasks import install_cell
 
 STAGES_NOTE = (
     "stages, dask: its task stream stamps a task's start and stop on the worker (run); "

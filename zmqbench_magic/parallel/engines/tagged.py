@@ -10,8 +10,8 @@ import signal
 import subprocess
 from collections.abc import Iterator
 
-from ..method.spawn import child_env, module_command
-from .reaper import TAG_VARIABLE, end_tagged, wait_or_kill
+from ...method.spawn import child_env, module_command
+from ..clusters.reaper import TAG_VARIABLE, end_tagged, wait_or_kill
 
 
 @contextlib.contextmanager
@@ -38,7 +38,7 @@ def tagged(tag: str, **settings: str) -> Iterator[None]:
 
 def start_reaper(tag: str, remove: str | None = None) -> subprocess.Popen[bytes]:
     command = module_command(
-        "zmqbench_magic.parallel.reaper",
+        "zmqbench_magic.parallel.clusters.reaper",
         "--parent",
         str(os.getpid()),
         "--tag",

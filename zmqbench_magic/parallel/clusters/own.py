@@ -28,8 +28,8 @@ import warnings
 import ipyparallel as ipp
 from traitlets.config import Config
 
-from ..method.spawn import child_env, module_command
-from ..params.units import plural
+from ...method.spawn import child_env, module_command
+from ...params.units import plural
 from .handle import ClusterHandle, NoClient, Say
 from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
 from .reaper import end_cluster_processes
@@ -222,7 +222,7 @@ def _start_reaper(
     cluster_file: str, profile_dir: str, hosts: tuple[str, ...]
 ) -> subprocess.Popen[bytes]:
     command = module_command(
-        "zmqbench_magic.parallel.reaper",
+        "zmqbench_magic.parallel.clusters.reaper",
         "--parent",
         str(os.getpid()),
         "--cluster-file",

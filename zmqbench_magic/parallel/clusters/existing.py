@@ -7,8 +7,8 @@ from pathlib import Path
 
 import ipyparallel as ipp
 
-from ..params import FloodParams
-from ..params.units import plural
+from ...params import FloodParams
+from ...params.units import plural
 from .handle import ClusterHandle
 from .hosts import Placement
 from .tunnel import tunnelled_client

@@ -21,13 +21,13 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..params.address import split_url
-from ..params.backends import RAY
-from .celltask import UserTask
+from ...params.address import split_url
+from ...params.backends import RAY
+from ..celltask import UserTask
+from ..tasks import pid_after, run_cell_boxed
 from .futures import START_TIMEOUT_S, FuturesSession, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, answers_grpc
 from .tagged import end, start_reaper, tagged
-from .tasks import pid_after, run_cell_boxed
 
 # The smallest store Ray accepts is about 75 MiB; a flood's objects are tiny.
 OBJECT_STORE_BYTES = 128 * 2**20

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from traitlets.config import Config
 
-from ..params.far_end import ssh_command, ssh_to
+from ...params.far_end import ssh_command, ssh_to
 
 _SSH_COMMAND_TIMEOUT_S = 20
 

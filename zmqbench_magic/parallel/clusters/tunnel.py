@@ -26,8 +26,8 @@ from typing import Any
 
 import ipyparallel as ipp
 
-from ..method.piped import Tail, read_until, stop
-from ..params.far_end import ssh_to
+from ...method.piped import Tail, read_until, stop
+from ...params.far_end import ssh_to
 
 # The controller's sockets, as the connection file names their ports.
 _CHANNELS = ("registration", "control", "mux", "task", "iopub", "notification", "broadcast")

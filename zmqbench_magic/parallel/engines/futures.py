@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ..method.load import with_other_load
-from ..params.taskflood import CONNECT_TIMEOUT, FloodParams
-from .anatomy import nan_stages
-from .celltask import CELL_FILENAME, UserTask
-from .tasks import echo, run_installed_cell, sleep_each
-from .watch import LOOK_S  # as often as the ipyparallel flood looks at its cluster
+from ...method.load import with_other_load
+from ...params.taskflood import CONNECT_TIMEOUT, FloodParams
+from ..anatomy import nan_stages
+from ..celltask import CELL_FILENAME, UserTask
+from ..clusters.watch import LOOK_S  # as often as the ipyparallel flood looks at its cluster
+from ..tasks import echo, run_installed_cell, sleep_each
 
 START_TIMEOUT_S = 120.0
 

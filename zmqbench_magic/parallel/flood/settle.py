@@ -11,11 +11,11 @@ import functools
 import time
 from typing import Any
 
-from . import cluster as clusters
-from .watch import LOOK_S
+from ..clusters.handle import ClusterHandle
+from ..clusters.watch import LOOK_S
 
 
-def settle(handle: clusters.ClusterHandle, timeout: float) -> None:
+def settle(handle: ClusterHandle, timeout: float) -> None:
     """Abort what is outstanding, wait it out (until nothing more is answered for
     ``timeout``) and empty the client's caches; ``handle.settled`` says if it worked."""
     client = handle.client

@@ -13,19 +13,20 @@ from typing import Any, Protocol
 
 import ipyparallel as ipp
 
-from ..method.control import Progress, StopFlag, say_phase
-from ..params import FloodParams
-from ..params.backends import BACKENDS
-from ..params.taskflood import BACKEND, ON_ENGINE_LOSS
-from ..params.units import format_duration, format_size
-from . import cluster as clusters
-from .anatomy import OTHER_HOSTS_NOTE
-from .celltask import UserTask
-from .hosts import Placement
-from .reaper import processes_of
+from ...method.control import Progress, StopFlag, say_phase
+from ...params import FloodParams
+from ...params.backends import BACKENDS
+from ...params.taskflood import BACKEND, ON_ENGINE_LOSS
+from ...params.units import format_duration, format_size
+from ..anatomy import OTHER_HOSTS_NOTE
+from ..celltask import UserTask
+from ..clusters import own as own_cluster
+from ..clusters.handle import ClusterHandle
+from ..clusters.hosts import Placement
+from ..clusters.reaper import processes_of
+from ..clusters.watch import ClusterLost, EngineLost
 from .samples import Sample, Wait, bounded, sampler
 from .settle import settle
-from .watch import ClusterLost, EngineLost
 
 
 class FloodRun(Protocol):
@@ -45,7 +46,7 @@ class ClusterSession:
     set-up (a cell's names, warm-up samples) done before its first."""
 
     run: FloodRun
-    handle: clusters.ClusterHandle
+    handle: ClusterHandle
     stop: StopFlag | None = None
     progress: Progress | None = None
     prepared: dict[tuple[Any, ...], tuple[Sample, Wait]] = field(default_factory=dict)
@@ -151,13 +152,13 @@ class ClusterSession:
 
 def managed(
     params: FloodParams, engines: int, scheme: str, progress: Progress | None = None
-) -> clusters.ClusterHandle:
+) -> ClusterHandle:
     """The project's cluster for a block: started, reused or resized, each phase told
     to ``progress``; an engine or the controller that exits meanwhile is named, and
     the cluster stopped."""
     say = None if progress is None else partial(say_phase, progress)
     try:
-        return clusters.managed(engines, scheme, params.timeout, _placement(params), say)
+        return own_cluster.managed(engines, scheme, params.timeout, _placement(params), say)
     except EngineLost as exc:
         msg = f"{exc}; the cluster was stopped (the next run starts a fresh one)"
         raise RuntimeError(msg) from exc

@@ -4,7 +4,7 @@ ipyparallel starts its controller and every engine in a session of their own, so
 killed kernel (SIGKILL skips every cleanup) would leave them all running. The
 project starts this small watcher beside each cluster, in a session of its own too:
 
-    python -m zmqbench_magic.parallel.reaper --parent PID --cluster-file F --profile-dir D
+    python -m zmqbench_magic.parallel.clusters.reaper --parent PID --cluster-file F --profile-dir D
 
 When PID is gone it stops the cluster, kills whatever of its processes still runs,
 and removes the cluster's private profile directory. A normal stop ends the watcher
@@ -13,7 +13,7 @@ first (SIGTERM), then stops the cluster itself.
 Dask's and Ray's workers are watched the same way, by a tag the kernel puts in their
 environment as it starts them (every process they start inherits it):
 
-    python -m zmqbench_magic.parallel.reaper --parent PID --tag T [--remove DIR]
+    python -m zmqbench_magic.parallel.clusters.reaper --parent PID --tag T [--remove DIR]
 """
 
 from __future__ import annotations

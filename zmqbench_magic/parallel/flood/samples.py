@@ -21,21 +21,21 @@ from typing import Any
 import ipyparallel as ipp
 import numpy as np
 
-from ..method.control import Progress, StopFlag, check_stop, say_doing
-from ..method.load import with_other_load
-from . import cluster as clusters
-from .anatomy import reply_overlap, stage_times, stamps
-from .celltask import CELL_TEST, run_cell
+from ...method.control import Progress, StopFlag, check_stop, say_doing
+from ...method.load import with_other_load
+from ..anatomy import reply_overlap, stage_times, stamps
+from ..celltask import CELL_TEST, run_cell
+from ..clusters.handle import ClusterHandle
+from ..clusters.watch import LOOK_S, ClusterLost, EngineLost
+from ..tasks import echo
 from .settle import settle
-from .tasks import echo
-from .watch import LOOK_S, ClusterLost, EngineLost
 
 _LOOK_EVERY = 32  # submissions between two glances at the clock
 _SAY_AFTER_S = 1.0  # a sample longer than this says how far it has got
 
 
 def sampler(
-    handle: clusters.ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
+    handle: ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
 ) -> Sample:
     client, tasks, view = handle.client, point["tasks"], point["view"]
     if view == "direct":
@@ -161,7 +161,7 @@ class Wait:
     """What a sample watches while it runs, and how long it may go without progress."""
 
     timeout: float  # no task submitted or completed for this long: the sample stalled
-    handle: clusters.ClusterHandle
+    handle: ClusterHandle
     engine_ids: tuple[int, ...]
     other_hosts: bool = False  # engines on other hosts: their clocks are not ours
     stop: StopFlag | None = None  # polled mid-sample too: a flood can run for minutes
@@ -271,7 +271,7 @@ def _engine_died(exc: Exception) -> bool:
 
 
 def bounded(
-    handle: clusters.ClusterHandle,
+    handle: ClusterHandle,
     sample: Sample,
     wait: Wait,
     helper_pids: Iterable[int] = (),

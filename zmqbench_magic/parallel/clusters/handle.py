@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import ipyparallel as ipp
 
-from ..params.units import plural
+from ...params.units import plural
 from .hosts import ON_THIS_MACHINE, Placement, remove_remote_profiles
 from .reaper import end_cluster_processes, kill, process_trees, wait_or_kill
 from .tunnel import Tunnel, tunnelled_client

@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..params.backends import PROCESS_POOL
-from .celltask import UserTask
+from ...params.backends import PROCESS_POOL
+from ..celltask import UserTask
+from ..tasks import install_cell
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost
-from .tasks import install_cell
 
 _BROKEN = (
     "a process-pool worker exited abruptly ({}); a script run with python is run again "
