@@ -17,6 +17,7 @@ from collections.abc import Callable
 from .method.schedule import Interrupted
 from .params import KINDS, SECRET_FILE, TOLERANCE, BenchParams, Kind
 from .results import ResultSet, load
+from .ui.environment_commands import add_commands, env_command, noise_command
 from .ui.options import (
     CLI_OUTPUT_OPTIONS,
     check_output_path,
@@ -25,7 +26,6 @@ from .ui.options import (
 )
 from .ui.present import Output, present, show
 from .ui.progress import ProgressLine, stream_writer
-from .ui.side_by_side import add_commands, env_command, noise_command
 
 
 def _runner(kind: Kind) -> Callable[..., ResultSet]:

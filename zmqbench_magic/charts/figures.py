@@ -21,10 +21,10 @@ from ..results.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
     WIDTH,
+    in_a_row,
     interval_note,
     log_y,
     plural,
-    side_by_side,
     subtitle,
     titled,
     x_axis,
@@ -247,7 +247,7 @@ def throughput_default(
     """Throughput, with the speed-up beside it when both copy modes were measured."""
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
-        return side_by_side(chart, speedup_chart(df))
+        return in_a_row(chart, speedup_chart(df))
     return chart
 
 
@@ -263,5 +263,5 @@ def latency_default(
     if distributions:
         from .distribution import latency_cdf_chart
 
-        return side_by_side(latency_chart(df, distributions), latency_cdf_chart(distributions))
+        return in_a_row(latency_chart(df, distributions), latency_cdf_chart(distributions))
     return latency_chart(df)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
 from ..params.taskflood import BACKEND
-from .layout import log_y, plural, side_by_side, subtitle, titled, x_axis
+from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
@@ -124,9 +124,9 @@ def flood_default(
     stamped = "queue_s" in df.columns and df["queue_s"].notna().any()
     if df["engines"].nunique() > 1:
         note = _INSTEAD_OF_STAGES if stamped else ""
-        return side_by_side(flood_chart(df), engines_chart(df, note))
+        return in_a_row(flood_chart(df), engines_chart(df, note))
     if stamped:
         from .stages import stages_chart
 
-        return side_by_side(flood_chart(df), stages_chart(df))
+        return in_a_row(flood_chart(df), stages_chart(df))
     return flood_chart(df)

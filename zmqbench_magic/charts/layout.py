@@ -211,7 +211,7 @@ def _lines(note: str, width: int = _SUBTITLE_CHARS) -> list[str]:
     return lines
 
 
-def side_by_side(*charts: Any) -> alt.HConcatChart:
+def in_a_row(*charts: Any) -> alt.HConcatChart:
     """Charts in a row, each keeping its own scales and its legends below it (shared
     legends would gather at the far right, beside the wrong chart)."""
     apart: Any = dict.fromkeys(("color", "shape", "opacity", "strokeDash"), "independent")

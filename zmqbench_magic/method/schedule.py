@@ -99,13 +99,13 @@ class Schedule:
         """One round's groups and the points within each, both in a random order."""
         groups = [list(g) for g in self.groups(points)]
         if self.arm is not None:
-            return self._side_by_side(groups)
+            return self._abba_order(groups)
         self._shuffle.shuffle(groups)
         for group in groups:
             self._shuffle.shuffle(group)
         return groups
 
-    def _side_by_side(self, groups: list[list[Point]]) -> list[list[Point]]:
+    def _abba_order(self, groups: list[list[Point]]) -> list[list[Point]]:
         """Blocks in a random order; in each, its arms in turn: forwards in one round
         and backwards in the next (each point's pairs go AB, BA, AB, ...), and
         neighbouring blocks of the sweep starting the other way round."""
