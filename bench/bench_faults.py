@@ -1,5 +1,8 @@
-"""How fast each fault of a cluster is named, and how a flood ends when asked to:
-the times in the documentation's "when things fail" table.
+"""How fast each fault is named, and how a flood ends when asked to: the times in the
+documentation's "when things fail" table.
+
+A ZeroMQ run's far end is SIGKILLed mid-sample (throughput and latency, the Python
+and the native loop) and the seconds to the run's error are printed.
 
 Each fault is caused on purpose, several times, on the project's own 2-engine
 cluster: an engine SIGKILLed mid-submission of a 20,000-task flood, while the
@@ -27,6 +30,7 @@ from collections.abc import Callable
 import psutil
 from report import report
 
+from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.method.schedule import Interrupted
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.clusters.reaper import processes_of
@@ -155,6 +159,32 @@ def max_time_mid_flood() -> float:
     return time.monotonic() - started - 2
 
 
+def _busy_far_end() -> psutil.Process | None:
+    """This run's far end, once it is in its sample's loop (busy on the CPU)."""
+    for child in psutil.Process().children():
+        try:
+            if "zmqbench_magic.sockets.peer" in " ".join(child.cmdline()):
+                return child if child.cpu_percent(interval=0.05) > 20 else None
+        except psutil.Error:
+            continue
+    return None
+
+
+def far_end_mid_sample(run: Callable[..., object], loop: str) -> Callable[[], float]:
+    def trial() -> float:
+        def kill() -> None:
+            victim = _when(_busy_far_end)
+            assert isinstance(victim, psutil.Process)
+            victim.kill()
+
+        return _named_after(
+            lambda: run(size=100, count=20_000_000, repeat=1, warmup=0, timeout=10, loop=loop),
+            kill,
+        )
+
+    return trial
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=5)
@@ -164,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a kernel
     ratios: list[float] = []
     faults = (
+        *(
+            (f"far end killed mid-sample, {name}, {loop}", "error", far_end_mid_sample(run, loop))
+            for name, run in (("thr", run_throughput), ("lat", run_latency))
+            for loop in ("python", "native")
+        ),
         ("engine killed mid-submission, 20k tasks", "error", engine_mid_flood),
         ("engine killed while the cluster starts", "error", engine_at("start")),
         ("engine killed while the cluster grows", "error", engine_at("resize")),
@@ -171,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         ("Ctrl-C mid-submission, 20k tasks", "result", interrupt_mid_flood(ratios)),
         ("--max-time 2 in a 50k-task flood", "result", max_time_mid_flood),
     )
-    print(f"{trials} trial(s) of each, on the project's 2-engine cluster")
+    print(f"{trials} trial(s) of each; the cluster's on the project's 2-engine cluster")
     print(f"{'fault':<42}{'to the':>8}{'median s':>10}{'worst s':>9}")
     try:
         for name, outcome, trial in faults:

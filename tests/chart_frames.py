@@ -1,4 +1,5 @@
-"""Result frames for the chart layout tests, over sweeps of 1, 2 and 7 values.
+"""Result frames for the chart layout tests, over sweeps of 1, 2 and 7 values, and
+one chart of each kind the project makes drawn from them (:func:`chart_of`).
 
 The ZeroMQ frames are real measurements (inproc and tcp, a few hundred messages a
 sample): layout needs real shapes, not fast sockets. The flood frames are built from
@@ -9,11 +10,29 @@ charts of real floods.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
+import altair as alt
 import pandas as pd
 
+from zmqbench_magic.charts import (
+    bandwidth_chart,
+    comparison_chart,
+    cpu_chart,
+    default_chart,
+    echo_chart,
+    engines_chart,
+    flood_chart,
+    latency_cdf_chart,
+    latency_chart,
+    load_chart,
+    map_chart,
+    speedup_chart,
+    tax_chart,
+    throughput_chart,
+)
 from zmqbench_magic.sockets.measure import run_latency, run_throughput
 
 SIZES = {1: [64], 2: [1, 1024 * 1024], 7: [1, 16, 256, 1024, 16384, 65536, 1024 * 1024]}
@@ -70,3 +89,91 @@ def flood_frame(test: str, values: int, engines=(2,)) -> pd.DataFrame:
         }
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+SWEEPS = (1, 2, 7)
+
+
+@functools.cache
+def thr_result(values: int, transports: tuple[str, ...] = ("inproc",)):
+    return zmq_result("thr", values, transports=transports, copies=(True, False))
+
+
+@functools.cache
+def lat_result(values: int):
+    return zmq_result("lat", values, transports=("inproc", "tcp"))
+
+
+@functools.cache
+def _loops(benchmark: str, values: int):
+    """Both loops, so the Python tax has pairs."""
+    return zmq_result(
+        benchmark,
+        values,
+        transports=("inproc", "tcp"),
+        copies=(True, False),
+        loops=("python", "native"),
+    )
+
+
+@functools.cache
+def _load(values: int, loops: tuple[str, ...] = ("python",)):
+    return load_result(values, loops)
+
+
+def chart_of(kind: str, values: int) -> alt.TopLevelMixin:
+    """One chart of each kind the project makes, drawn from a sweep of ``values``."""
+    makers = {
+        "throughput": lambda: throughput_chart(thr_result(values).df),
+        "throughput by transport": lambda: throughput_chart(
+            thr_result(values, ("inproc", "ipc", "tcp")).df
+        ),
+        "bandwidth": lambda: bandwidth_chart(thr_result(values).df),
+        "cpu": lambda: cpu_chart(thr_result(values).df),
+        "cpu latency": lambda: cpu_chart(lat_result(values).df),
+        "tax": lambda: tax_chart(_loops("thr", values).df),
+        "tax latency": lambda: tax_chart(_loops("lat", values).df),
+        "thr both loops": lambda: default_chart("thr", _loops("thr", values).df),
+        "speedup": lambda: speedup_chart(thr_result(values).df),
+        "thr default": lambda: default_chart("thr", thr_result(values).df),
+        "latency": lambda: latency_chart(lat_result(values).df),
+        "cdf": lambda: latency_cdf_chart(lat_result(values).distributions),
+        "lat default": lambda: default_chart(
+            "lat", lat_result(values).df, lat_result(values).distributions
+        ),
+        "load": lambda: load_chart(_load(values).df),
+        "load both loops": lambda: default_chart("lat", _load(values, ("python", "native")).df),
+        "flood": lambda: flood_chart(flood_frame("flood", values)),
+        "engines": lambda: engines_chart(flood_frame("flood", 2, engines=range(1, values + 1))),
+        "flood default": lambda: default_chart("flood", flood_frame("flood", values, (1, 2))),
+        "echo": lambda: echo_chart(flood_frame("echo", values)),
+        "map": lambda: map_chart(flood_frame("map", values)),
+        "comparison": lambda: comparison_chart(thr_result(values).compare(thr_result(values))),
+    }
+    return makers[kind]()
+
+
+CHART_KINDS = [
+    "throughput",
+    "throughput by transport",
+    "bandwidth",
+    "cpu",
+    "cpu latency",
+    "tax",
+    "tax latency",
+    "thr both loops",
+    "speedup",
+    "thr default",
+    "latency",
+    "cdf",
+    "lat default",
+    "load",
+    "load both loops",
+    "flood",
+    "engines",
+    "flood default",
+    "echo",
+    "map",
+    "comparison",
+]
+CASES = [(kind, values) for kind in CHART_KINDS for values in SWEEPS]

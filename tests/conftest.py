@@ -168,6 +168,19 @@ def cluster_processes() -> list[psutil.Process]:
     return found
 
 
+def tagged_processes() -> list[psutil.Process]:
+    """Every process of a Dask or Ray engine the project started in this test run, found
+    by its tag (not another run's beside it)."""
+    from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
+
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if TAG_VARIABLE in process.environ() and started_by_this_run(process):
+                found.append(process)
+    return found
+
+
 def _snapshot() -> dict[str, Any]:
     me = psutil.Process()
     return {

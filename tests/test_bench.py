@@ -127,8 +127,7 @@ def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b(
 
 @pytest.mark.slow  # real clusters of four engines
 def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
-    from conftest import cluster_processes
-    from test_engines import _tagged
+    from conftest import cluster_processes, tagged_processes
 
     out = _run_bench("bench_engines.py")
     rows = [
@@ -144,4 +143,4 @@ def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
         "processpool-wait",
     ]
     assert all(float(row[3]) > 0 for row in rows)
-    assert cluster_processes() == [] and _tagged() == []
+    assert cluster_processes() == [] and tagged_processes() == []

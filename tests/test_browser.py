@@ -432,13 +432,13 @@ def test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser():
     """Every chart kind over sweeps of 1, 2 and 7 values, as the SVG every viewer gets,
     drawn by chromium: each text's measured box lies inside the chart's canvas, and
     the canvas fits 900 px."""
-    from test_charts import CASES, _chart
+    from chart_frames import CASES, chart_of
 
     from zmqbench_magic.charts import chart_to_svg
     from zmqbench_magic.charts.layout import MAX_WIDTH
 
     pictures = "".join(
-        f'<div data-case="{kind} / {values}">{chart_to_svg(_chart(kind, values))}</div>'
+        f'<div data-case="{kind} / {values}">{chart_to_svg(chart_of(kind, values))}</div>'
         for kind, values in CASES
     )
     with _offline_page() as page:

