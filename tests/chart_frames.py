@@ -2,7 +2,7 @@
 one chart of each kind the project makes drawn from them (:func:`chart_of`).
 
 The ZeroMQ frames are real measurements (inproc and tcp, a few hundred messages a
-sample): layout needs real shapes, not fast sockets. The flood frames are built from
+sample, far ends in threads): layout needs real shapes, not fast sockets. The flood frames are built from
 the flood's declared columns with made-up times: a cluster per sweep would cost
 minutes and the layout does not depend on the numbers; the cluster tests check the
 charts of real floods.
@@ -36,7 +36,9 @@ from zmqbench_magic.charts import (
 from zmqbench_magic.sockets.measure import run_latency, run_throughput
 
 SIZES = {1: [64], 2: [1, 1024 * 1024], 7: [1, 16, 256, 1024, 16384, 65536, 1024 * 1024]}
-QUICK = {"count": 200, "repeat": 3, "warmup": 0}
+# Far ends as threads of this process (for tcp too): the same sockets and shapes,
+# without a far end's process started every round.
+QUICK = {"count": 200, "repeat": 3, "warmup": 0, "peer": "thread"}
 RATES = {1: ["5k"], 2: ["1k", "20k"], 7: ["1k", "2k", "5k", "10k", "20k", "50k", "100k"]}
 
 

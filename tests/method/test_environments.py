@@ -28,7 +28,7 @@ from zmqbench_magic.sockets.errors import PeerError
 
 QUICK = "-q -o --no-chart --warmup 0 --min-time 0.02"
 ME = sys.executable
-WHEELS = Path(__file__).resolve().parent.parent / ".wheelhouse"
+WHEELS = Path(__file__).resolve().parents[2] / ".wheelhouse"
 OTHER_PYZMQ = "26.4.0"
 
 
