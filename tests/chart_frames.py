@@ -2,10 +2,10 @@
 one chart of each kind the project makes drawn from them (:func:`chart_of`).
 
 The ZeroMQ frames are real measurements (inproc and tcp, a few hundred messages a
-sample, far ends in threads): layout needs real shapes, not fast sockets. The flood frames are built from
-the flood's declared columns with made-up times: a cluster per sweep would cost
-minutes and the layout does not depend on the numbers; the cluster tests check the
-charts of real floods.
+sample, far ends in threads): layout needs real shapes, not fast sockets. The flood
+frames are built from the flood's declared columns with made-up times: a cluster per
+sweep would cost minutes and the layout does not depend on the numbers; the cluster
+tests check the charts of real floods.
 """
 
 from __future__ import annotations

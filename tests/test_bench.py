@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Each runs a whole bench script (a few seconds to a minute): the slow set.
+pytestmark = pytest.mark.slow
+
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
 
 
@@ -33,7 +36,6 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
     assert all(ratio > 0 for ratio in ratios)
 
 
-@pytest.mark.slow  # a real cluster
 def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
     from conftest import cluster_processes
 
@@ -56,7 +58,6 @@ def test_panel_bench_quick_prints_its_figures():
     assert "redraw, one run (ms)" in out and "redraw, ten runs (ms)" in out
 
 
-@pytest.mark.slow  # three runs of two sweeps
 def test_trust_bench_quick_prints_its_figures_per_benchmark():
     out = _run_bench("bench_trust.py", timeout=600)
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr", "lat"))]
@@ -66,7 +67,6 @@ def test_trust_bench_quick_prints_its_figures_per_benchmark():
         assert deviation >= 0 and 0 <= contained <= 100 and 0 <= same <= 100
 
 
-@pytest.mark.slow  # a real cluster among the runs
 def test_soak_bench_quick_reports_its_state_and_leaves_nothing():
     from conftest import cluster_processes
 
@@ -104,7 +104,6 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     assert out.strip() in written
 
 
-@pytest.mark.slow  # a real cluster
 def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
     from conftest import cluster_processes
 
@@ -115,7 +114,6 @@ def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
     assert cluster_processes() == []
 
 
-@pytest.mark.slow  # six interleaved runs in fresh driver processes
 def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b():
     out = _run_bench("bench_environments.py", "kernel", sys.executable)
     assert out.count("against itself") == 2 and "A/B, " in out
@@ -125,7 +123,6 @@ def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b(
     assert "A/A false calls (faster/slower): " in out
 
 
-@pytest.mark.slow  # real clusters of four engines
 def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
     from conftest import cluster_processes, tagged_processes
 

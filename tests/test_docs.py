@@ -120,6 +120,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # sphinx builds the whole site
 def test_the_site_builds_with_its_generated_references(site):
     parameters = (site / "reference" / "parameters.html").read_text()
     for param in BENCHMARKS["thr"].fields():

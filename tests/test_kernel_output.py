@@ -32,6 +32,7 @@ def _run(client, code: str) -> list[dict]:
     return messages
 
 
+@pytest.mark.slow  # a real kernel
 def test_a_magic_displays_one_live_chart_with_a_png_and_an_svg_beside_it(kernel):
     _run(kernel, "%load_ext zmqbench_magic")
     messages = _run(

@@ -42,6 +42,7 @@ def drivers() -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.slow  # fresh driver processes, every round
 @pytest.mark.parametrize("magic", ["zmqthr", "zmqlat"])
 def test_one_interpreter_as_two_arms_is_never_called_faster_or_slower(ip, magic, no_leftovers):
     line = f"{QUICK} --size 100 64k -r 6 --python a={ME} b={ME}"
@@ -147,6 +148,7 @@ def test_bad_interpreters_are_refused_before_anything_starts(ip, tmp_path):
         run_throughput(size=[100], python=[str(bare / "bin" / "python")], repeat=1)
 
 
+@pytest.mark.slow  # an environment built from wheels
 def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, monkeypatch):
     assert WHEELS.is_dir(), "scripts/test.sh fetches .wheelhouse before the tests"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -202,6 +204,7 @@ def test_compare_lists_host_count_and_hwm_differences():
     assert run().compare(run(), tolerance=0.01).attrs["unlike"] == []
 
 
+@pytest.mark.slow  # several independent runs
 def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_path, no_leftovers):
     store = tmp_path / "noise.json"
     params = ThroughputParams(size=[100, "64k"], repeat=3, warmup=0, min_time=0.02)
