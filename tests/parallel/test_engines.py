@@ -16,7 +16,7 @@ import time
 
 import psutil
 import pytest
-from conftest import tagged_processes, wait_until
+from conftest import started_by_this_run, tagged_processes, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
@@ -294,6 +294,19 @@ def test_an_existing_dask_scheduler_is_used_and_left_running(tmp_path):
     assert not tagged_processes()
 
 
+def _of_this_ray_head(process: psutil.Process, folder: str) -> bool:
+    """A process of the Ray cluster the test started itself (its temp folder on the
+    command line, or its token mode inherited), in this test run alone."""
+    with contextlib.suppress(psutil.Error):
+        if not started_by_this_run(process):
+            return False
+        return folder in " ".join(process.cmdline()) or (
+            process.environ().get("RAY_AUTH_MODE") == "token"
+            and "ray" in " ".join(process.cmdline())
+        )
+    return False
+
+
 @pytest.mark.slow  # a real Ray cluster
 @pytest.mark.timeout(300)
 def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
@@ -350,7 +363,19 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
         )
         assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
     finally:
-        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        # Its own processes alone (`ray stop` would stop every Ray on this machine).
+        head = [
+            process
+            for process in psutil.process_iter()
+            if process.pid != os.getpid() and _of_this_ray_head(process, folder)
+        ]
+        for process in head:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        _, alive = psutil.wait_procs(head, timeout=20)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
