@@ -7,7 +7,6 @@ import atexit
 import contextlib
 import glob
 import os
-import re
 import shutil
 import signal
 import sys
@@ -280,28 +279,9 @@ def no_leftovers(process_singletons: None) -> Iterator[None]:
     assert leaked == {}, "file descriptors left open"
 
 
-# What runs on one worker, in order, when the tests run in two processes
-# (pytest-xdist's ``--dist loadgroup``): the test hosts' fixed addresses (10.77.n.0/24)
-# and names, and Ray's fixed ports on this machine. A notebook's cells run in order
-# on one kernel, so each notebook is a group of its own.
-_ONE_WORKER = {
-    "hosts": re.compile(r"test_remote\.py|06_two_hosts"),
-    "ray": re.compile(r"(?<![a-z])ray(?![a-z])|09_engines|engines_bench"),
-}
-
-
-def _group(item: pytest.Item) -> str | None:
-    for group, pattern in _ONE_WORKER.items():
-        if pattern.search(item.nodeid):
-            return group
-    return item.path.stem if item.path.suffix == ".ipynb" else None
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The example notebooks (collected by nbval beside these tests) run real
     benchmarks in a real kernel, two of them on a cluster: all in the slow set."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-        if group := _group(item):
-            item.add_marker(pytest.mark.xdist_group(group))
