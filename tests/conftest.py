@@ -77,8 +77,11 @@ def sampling(process: psutil.Process) -> bool:
     return False
 
 
-# Small enough to keep the suite fast, large enough to exercise every code path.
-TINY = {"count": 200, "repeat": 2, "warmup": 0}
+# The settings the tests share, small enough to keep the suite fast and large enough
+# to exercise every code path (a file with other needs says why beside its own).
+TINY = {"count": 200, "repeat": 2, "warmup": 0}  # a ZeroMQ sweep: two rounds
+FLOOD_QUICK = {"repeat": 2, "warmup": 0}  # a flood: two rounds
+ONE_ROUND = {"repeat": 1, "warmup": 0}  # a fault's run: one round is enough
 RUNNERS = {"thr": zmqbench_magic.run_throughput, "lat": zmqbench_magic.run_latency}
 MAGICS = {"thr": "zmqthr", "lat": "zmqlat", "flood": "taskflood"}
 
@@ -107,6 +110,10 @@ def magic_line(**values: Any) -> str:
         items = value if isinstance(value, (list, tuple)) else [value]
         parts.append(f"--{name.replace('_', '-')} " + " ".join(_option_value(v) for v in items))
     return " ".join(parts)
+
+
+# TINY as a magic's options: "--count 200 --repeat 2 --warmup 0".
+TINY_OPTIONS = magic_line(**TINY)
 
 
 @pytest.fixture(params=["function", "magic"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import TINY_OPTIONS
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -10,12 +11,10 @@ from zmqbench_magic import ResultSet
 from zmqbench_magic.params import ThroughputParams
 from zmqbench_magic.ui.present import NO_CHART_HERE
 
-QUICK = "-n 200 -r 2 --warmup 0"
-
 
 def test_summary_line_per_point_and_no_return_without_o(ip, no_leftovers):
     with capture_output() as captured:
-        returned = ip.run_line_magic("zmqthr", f"{QUICK} --size 100 1k --no-chart")
+        returned = ip.run_line_magic("zmqthr", f"{TINY_OPTIONS} --size 100 1k --no-chart")
     assert returned is None
     lines = [ln for ln in captured.stdout.splitlines() if "msgs/s delivered" in ln]
     assert len(lines) == 2
@@ -25,7 +24,9 @@ def test_summary_line_per_point_and_no_return_without_o(ip, no_leftovers):
 
 def test_quiet_output_and_variable(ip, no_leftovers):
     with capture_output() as captured:
-        returned = ip.run_line_magic("zmqlat", f"{QUICK} -q -o -v last_lat --no-chart --size 1")
+        returned = ip.run_line_magic(
+            "zmqlat", f"{TINY_OPTIONS} -q -o -v last_lat --no-chart --size 1"
+        )
     assert captured.stdout == ""
     assert isinstance(returned, ResultSet)
     assert ip.user_ns["last_lat"] is returned
@@ -39,17 +40,17 @@ def test_a_terminal_gets_no_object_repr_but_a_line_saying_how_to_save_the_chart(
     ip, magic, title, tmp_path, no_leftovers
 ):
     with capture_output() as captured:
-        ip.run_line_magic(magic, f"{QUICK} -q --size 100 1k")
+        ip.run_line_magic(magic, f"{TINY_OPTIONS} -q --size 100 1k")
     assert captured.outputs == []  # nothing displayed: a terminal would print its repr
     assert "object>" not in captured.stdout
     assert captured.stdout == captured.stderr == ""  # -q: nothing else either
     with capture_output() as captured:
-        ip.run_line_magic(magic, f"{QUICK} --size 100 1k")
+        ip.run_line_magic(magic, f"{TINY_OPTIONS} --size 100 1k")
     assert captured.outputs == [] and "object>" not in captured.stdout
     assert captured.stderr.strip() == NO_CHART_HERE
     svg, png = tmp_path / "chart.svg", tmp_path / "chart.png"
     with capture_output() as captured:
-        ip.run_line_magic(magic, f"{QUICK} --size 100 1k --svg {svg} --png {png}")
+        ip.run_line_magic(magic, f"{TINY_OPTIONS} --size 100 1k --svg {svg} --png {png}")
     assert f"chart saved to {svg}" in captured.stdout and f"chart saved to {png}" in captured.stdout
     assert "no chart in a terminal" not in captured.stdout
     text = svg.read_text()
@@ -60,7 +61,7 @@ def test_a_terminal_gets_no_object_repr_but_a_line_saying_how_to_save_the_chart(
 
 def test_a_chart_path_in_no_folder_is_refused_before_measuring(ip, tmp_path):
     with pytest.raises(UsageError, match="no folder"):
-        ip.run_line_magic("zmqthr", f"{QUICK} --png {tmp_path}/missing/chart.png")
+        ip.run_line_magic("zmqthr", f"{TINY_OPTIONS} --png {tmp_path}/missing/chart.png")
 
 
 def test_help_is_built_from_the_params(ip):
@@ -87,7 +88,7 @@ def test_help_is_built_from_the_params(ip):
 )
 def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftovers):
     with pytest.raises(UsageError) as caught:
-        ip.run_line_magic("zmqthr", f"{QUICK} -q --no-chart {line}")
+        ip.run_line_magic("zmqthr", f"{TINY_OPTIONS} -q --no-chart {line}")
     for word in words:
         assert word in str(caught.value)
 

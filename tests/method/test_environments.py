@@ -26,6 +26,7 @@ from zmqbench_magic.results import noise_floor
 from zmqbench_magic.results.text import comparison_lines
 from zmqbench_magic.sockets.errors import PeerError
 
+# Runs of fresh driver processes: samples of 0.02 s.
 QUICK = "-q -o --no-chart --warmup 0 --min-time 0.02"
 ME = sys.executable
 WHEELS = Path(__file__).resolve().parents[2] / ".wheelhouse"

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import psutil
 import pytest
+from conftest import FLOOD_QUICK
 from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.anatomy import engine_offsets, stage_times, stamps
@@ -18,7 +19,6 @@ from zmqbench_magic.parallel.tasks import echo
 from zmqbench_magic.params.taskflood import STAGES
 from zmqbench_magic.results import ResultSet
 
-QUICK = {"repeat": 2, "warmup": 0}
 STAGE_COLUMNS = [f"{stage}_s" for stage in STAGES]
 # ipyparallel's stamps are datetimes: microseconds.
 RESOLUTION_S = 1e-6
@@ -57,13 +57,15 @@ def test_every_stage_is_non_negative_and_they_add_up_to_the_round_trip():
 
 @pytest.mark.slow  # a real cluster
 def test_a_flood_reports_each_stage_and_run_is_the_engines_own_time():
-    flood = run_taskflood(tasks=[16, 64], engines=2, **QUICK)
+    flood = run_taskflood(tasks=[16, 64], engines=2, **FLOOD_QUICK)
     df = flood.df
     for column in [*STAGE_COLUMNS, *(f"{s}_p90_s" for s in STAGES)]:
         assert df[column].notna().all() and (df[column] >= 0).all(), column
     assert (df["run_s"] < df["queue_s"] + df["return_s"]).all()  # an echo is next to nothing
     # A map's message is one chunk: its run stage is its items' sleeps.
-    mapped = run_taskflood(test="map", tasks=8, engines=2, duration=0.01, chunksize=[1, 4], **QUICK)
+    mapped = run_taskflood(
+        test="map", tasks=8, engines=2, duration=0.01, chunksize=[1, 4], **FLOOD_QUICK
+    )
     run = mapped.summary().set_index("chunksize")["run_s"]
     assert run[1] >= 0.0099 and run[4] >= 0.0399 and run[4] > run[1]
     assert "per task" in str(flood) and "(submit/queue/run/return)" in str(flood)
@@ -115,7 +117,7 @@ def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
         engines=2,
         size="256k",
         view=["direct", "broadcast", "coalescing"],
-        **QUICK,
+        **FLOOD_QUICK,
     )
     df = pushed.df
     assert (df["mbit_per_s"] > 0).all() and (df[STAGE_COLUMNS] >= 0).all().all()
@@ -134,7 +136,9 @@ def _pool_workers() -> list[psutil.Process]:
 
 @pytest.mark.slow  # a real cluster beside the pool
 def test_the_process_pool_baseline_has_the_same_rows_and_no_stages():
-    result = run_taskflood(backend=["ipyparallel", "processpool"], tasks=64, engines=2, **QUICK)
+    result = run_taskflood(
+        backend=["ipyparallel", "processpool"], tasks=64, engines=2, **FLOOD_QUICK
+    )
     df = result.df
     pool, ipp_rows = df[df["backend"] == "processpool"], df[df["backend"] == "ipyparallel"]
     assert len(pool) == len(ipp_rows) == 2
@@ -148,7 +152,7 @@ def test_the_process_pool_baseline_has_the_same_rows_and_no_stages():
         engines=2,
         duration=0.01,
         chunksize=[1, 4],
-        **QUICK,
+        **FLOOD_QUICK,
     )
     assert (mapped.df["efficiency"].between(0.05, 1.01)).all()
     assert _pool_workers() == []  # the workers went with the run

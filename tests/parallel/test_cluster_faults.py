@@ -14,12 +14,11 @@ from collections.abc import Callable
 
 import psutil
 import pytest
-from conftest import cluster_processes, wait_until
+from conftest import ONE_ROUND, cluster_processes, wait_until
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 
-QUICK = {"repeat": 1, "warmup": 0}
 SIGKILLED = "killed by signal 9 (SIGKILL)"
 SIGKILLED_RE = re.escape(SIGKILLED)
 
@@ -90,12 +89,12 @@ def _mid_submission() -> bool:
 
 @pytest.mark.slow  # a real cluster
 def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
-    run_taskflood(tasks=16, engines=2, **QUICK)
+    run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     engine_ids = dict(own_cluster.current().engine_of_pid)
     victim = next(iter(engine_ids))
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     with pytest.raises(RuntimeError) as err:
-        run_taskflood(tasks=20_000, engines=2, **QUICK)
+        run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
     killer.join(5)
     said = str(err.value)
     assert _noticed(err.value) >= killed_at[0], f"noticed before the kill: {said}"
@@ -115,11 +114,11 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
     own_cluster.stop()
     before: set[int] = set()
     if when == "resize":
-        run_taskflood(tasks=4, engines=1, **QUICK)
+        run_taskflood(tasks=4, engines=1, **ONE_ROUND)
         before = {p.pid for p in cluster_processes()}
     killer, killed_at = _kill_when(_new_process("engine", before))
     with pytest.raises(RuntimeError) as err:
-        run_taskflood(tasks=4, engines=2, **QUICK)
+        run_taskflood(tasks=4, engines=2, **ONE_ROUND)
     killer.join(5)
     said = str(err.value)
     assert killed_at, f"no engine was killed: {said}"
@@ -133,10 +132,10 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
 
 @pytest.mark.slow  # a real cluster
 def test_a_controller_killed_mid_flood_is_named_at_once():
-    run_taskflood(tasks=16, engines=2, **QUICK)
+    run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     killer, killed_at = _kill_when(_new_process("controller", set()), _mid_submission)
     with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err:
-        run_taskflood(tasks=20_000, engines=2, **QUICK)
+        run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
     killer.join(5)
     assert _noticed(err.value) >= killed_at[0], str(err.value)
     assert SIGKILLED in str(err.value) and "the cluster was stopped" in str(err.value)
@@ -145,7 +144,7 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
 
 @pytest.mark.slow  # a real cluster
 def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
-    run_taskflood(tasks=16, engines=2, **QUICK)
+    run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     victim = next(iter(own_cluster.current().engine_of_pid))
     killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
     result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
@@ -164,15 +163,15 @@ def test_a_flood_longer_than_the_timeout_finishes():
     # A healthy flood runs well past --timeout: it bounds a stall (test_flood.py has
     # one named), not the flood. The cluster is started first with the default timeout:
     # on a busy machine an engine may take more than 1 s to register.
-    run_taskflood(tasks=4, engines=2, **QUICK)
-    healthy = run_taskflood(tasks=3000, engines=2, timeout=1, **QUICK)
+    run_taskflood(tasks=4, engines=2, **ONE_ROUND)
+    healthy = run_taskflood(tasks=3000, engines=2, timeout=1, **ONE_ROUND)
     assert healthy.df["roundtrip_s"].iloc[0] > 1.5, "too short to show the difference"
     _left_nothing()
 
 
 @pytest.mark.slow  # a real cluster
 def test_max_time_ends_a_flood_mid_sample_and_keeps_the_cluster_ready():
-    run_taskflood(tasks=16, engines=2, **QUICK)
+    run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     before = _completed()
     result = run_taskflood(tasks=50_000, engines=2, repeat=3, warmup=0, max_time=2)
     # The tasks still queued were aborted, not run to the end.
@@ -196,7 +195,7 @@ def test_ctrl_c_mid_flood_keeps_the_cluster_and_the_next_run_is_not_slowed(ip, k
     assert result is not None and len(result.df) == 0  # the magic returns the whole rounds
     assert own_cluster.current() is handle, "the cluster was not kept"
     assert handle.settled and not handle.client.outstanding
-    after = run_taskflood(tasks=256, engines=2, **QUICK)
+    after = run_taskflood(tasks=256, engines=2, **ONE_ROUND)
     # Had the 20,000 tasks' backlog still been queued, these 256 would wait behind it
     # (tens of seconds); a quiet-machine ratio is about 1.
     ratio = after.df["tasks_per_s"].iloc[0] / baseline.df["tasks_per_s"].median()
@@ -221,7 +220,7 @@ def test_a_long_flood_says_how_far_it_has_got():
             pass
 
     lines = Lines()
-    run_taskflood(tasks=2000, engines=2, progress=ProgressLine(lines), **QUICK)
+    run_taskflood(tasks=2000, engines=2, progress=ProgressLine(lines), **ONE_ROUND)
     said = r"([\d,]+) of 2,000 tasks sent, ([\d,]+) answered"
     during = [
         tuple(int(n.replace(",", "")) for n in m.groups())

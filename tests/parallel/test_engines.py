@@ -16,14 +16,13 @@ import time
 
 import psutil
 import pytest
-from conftest import started_by_this_run, tagged_processes, wait_until
+from conftest import FLOOD_QUICK, started_by_this_run, tagged_processes, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.params.taskflood import STAGE_COLUMNS
 
-QUICK = {"repeat": 2, "warmup": 0}
 FUTURES = ["processpool", "dask", "ray"]
 
 
@@ -43,7 +42,9 @@ def _left_nothing() -> None:
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", ["dask", "ray"])
 def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
-    flood = run_taskflood(backend=["processpool", backend], tasks=[16, 64], engines=2, **QUICK)
+    flood = run_taskflood(
+        backend=["processpool", backend], tasks=[16, 64], engines=2, **FLOOD_QUICK
+    )
     df = flood.df
     ours, pool = df[df["backend"] == backend], df[df["backend"] == "processpool"]
     assert len(ours) == len(pool) == 4
@@ -61,11 +62,17 @@ def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
     assert advice.startswith(f"with {backend.capitalize()} on 2 workers, tasks must last")
 
     echo = run_taskflood(
-        backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2, **QUICK
+        backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2, **FLOOD_QUICK
     )
     assert (echo.df["mbit_per_s"] > 0).all()
     mapped = run_taskflood(
-        backend=backend, test="map", tasks=8, engines=2, duration=0.02, chunksize=[1, 4], **QUICK
+        backend=backend,
+        test="map",
+        tasks=8,
+        engines=2,
+        duration=0.02,
+        chunksize=[1, 4],
+        **FLOOD_QUICK,
     )
     # 8 sleeps of 20 ms on 2 workers take at least 80 ms: efficiency is at most 1.
     assert mapped.df["efficiency"].between(0.05, 1.01).all(), mapped.df["efficiency"]
@@ -283,13 +290,15 @@ def test_an_existing_dask_scheduler_is_used_and_left_running(tmp_path):
 
         with Client(address, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=60)
-        result = run_taskflood(backend="dask", address=address, tasks=[16, 32], engines=2, **QUICK)
+        result = run_taskflood(
+            backend="dask", address=address, tasks=[16, 32], engines=2, **FLOOD_QUICK
+        )
         assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
         assert all(process.poll() is None for process in started), "it stopped their cluster"
         with pytest.raises(
             ValueError, match=f"the dask cluster at {address} has 2 workers: give --engines 2"
         ):
-            run_taskflood(backend="dask", address=address, tasks=4, engines=3, **QUICK)
+            run_taskflood(backend="dask", address=address, tasks=4, engines=3, **FLOOD_QUICK)
         assert all(process.poll() is None for process in started)
     assert not tagged_processes()
 
@@ -352,7 +361,9 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
         for name, value in token.items():
             monkeypatch.setenv(name, value)
         address = f"127.0.0.1:{port}"
-        result = run_taskflood(backend="ray", address=address, tasks=[16, 32], engines=2, **QUICK)
+        result = run_taskflood(
+            backend="ray", address=address, tasks=[16, 32], engines=2, **FLOOD_QUICK
+        )
         assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
         status = subprocess.run(
             [ray, "status", "--address", address],

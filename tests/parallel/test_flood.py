@@ -14,7 +14,7 @@ import ipyparallel as ipp
 import numpy as np
 import psutil
 import pytest
-from conftest import cluster_processes, wait_until
+from conftest import FLOOD_QUICK, cluster_processes, wait_until
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -23,8 +23,6 @@ from zmqbench_magic.parallel.flood import run_taskflood
 
 # Every test here runs a real ipyparallel cluster.
 pytestmark = pytest.mark.slow
-
-QUICK = {"repeat": 2, "warmup": 0}
 
 
 @contextlib.contextmanager
@@ -67,7 +65,7 @@ def nothing_left_after_stop():
 
 
 def test_flood_through_function_and_magic(bench):
-    result = bench("flood", tasks=[8, 32], engines=2, **QUICK)
+    result = bench("flood", tasks=[8, 32], engines=2, **FLOOD_QUICK)
     df = result.df
     assert {
         "benchmark",
@@ -81,7 +79,7 @@ def test_flood_through_function_and_magic(bench):
         "roundtrip_s",
         "tasks_per_s",
     } <= set(df.columns)
-    assert len(df) == 2 * QUICK["repeat"]
+    assert len(df) == 2 * FLOOD_QUICK["repeat"]
     assert set(df["benchmark"]) == {"flood"} and set(df["test"]) == {"flood"}
     assert (df["sent_s"] > 0).all() and (df["sent_s"] <= df["roundtrip_s"]).all()
     assert list(df["tasks_per_s"]) == pytest.approx(list(df["tasks"] / df["roundtrip_s"]))
@@ -90,7 +88,7 @@ def test_flood_through_function_and_magic(bench):
 
 
 def test_echo_bandwidth_counts_both_directions():
-    df = run_taskflood(test="echo", size=[1024, 65536], tasks=8, engines=2, **QUICK).df
+    df = run_taskflood(test="echo", size=[1024, 65536], tasks=8, engines=2, **FLOOD_QUICK).df
     assert sorted(df["size"].unique()) == [1024, 65536]
     expected = 2 * df["size"] * df["tasks"] * 8 / df["roundtrip_s"] / 1e6
     assert list(df["mbit_per_s"]) == pytest.approx(list(expected))
@@ -98,7 +96,7 @@ def test_echo_bandwidth_counts_both_directions():
 
 def test_map_efficiency_is_ideal_over_actual():
     df = run_taskflood(
-        test="map", duration=[0.0, 0.02], tasks=5, engines=2, view=["lb", "direct"], **QUICK
+        test="map", duration=[0.0, 0.02], tasks=5, engines=2, view=["lb", "direct"], **FLOOD_QUICK
     ).df
     assert sorted(df["duration"].unique()) == [0.0, 0.02]
     # 5 tasks on 2 engines: one engine runs 3 of them, so the ideal is 3 durations, not 2.5.
@@ -115,7 +113,7 @@ def test_engine_sweep_resizes_the_cluster_without_restarting_it():
     # is not this run's to report.
     before.events.clear()
     controller_pid = before.cluster.controller.process.pid
-    result = run_taskflood(tasks=8, engines=[1, 3, 2], **QUICK)
+    result = run_taskflood(tasks=8, engines=[1, 3, 2], **FLOOD_QUICK)
     assert list(result.df["engines"].unique()) == [1, 3, 2]
     notes = result.metadata["notes"]
     assert [n.split(" in ")[0] for n in notes] == [
@@ -139,7 +137,7 @@ def test_another_scheme_restarts_the_controller_and_says_so(ip):
 
 
 def test_direct_view_deals_tasks_to_every_engine():
-    df = run_taskflood(tasks=16, engines=2, view="direct", **QUICK).df
+    df = run_taskflood(tasks=16, engines=2, view="direct", **FLOOD_QUICK).df
     assert set(df["view"]) == {"direct"} and (df["tasks_per_s"] > 0).all()
 
 
@@ -169,14 +167,14 @@ def test_an_existing_cluster_is_used_but_never_resized_or_stopped(tmp_path, monk
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
     with outside_cluster("outside", engines=2) as (outside, client):
         by_profile = run_taskflood(
-            profile="outside", cluster_id=outside.cluster_id, tasks=8, engines=[1, 2], **QUICK
+            profile="outside", cluster_id=outside.cluster_id, tasks=8, engines=[1, 2], **FLOOD_QUICK
         )
         assert list(by_profile.df["engines"].unique()) == [1, 2]
         assert any("controller unregisters them" in n for n in by_profile.metadata["notes"])
         assert set(by_profile.df["scheme"]) == {"unknown"}
         url_file = next((tmp_path / "profile_outside" / "security").glob("*-client.json"))
-        by_url = run_taskflood(url_file=str(url_file), tasks=8, engines=2, **QUICK)
-        assert len(by_url.df) == QUICK["repeat"]
+        by_url = run_taskflood(url_file=str(url_file), tasks=8, engines=2, **FLOOD_QUICK)
+        assert len(by_url.df) == FLOOD_QUICK["repeat"]
         with pytest.raises(ValueError, match="has 2 engines, and the project never resizes"):
             run_taskflood(url_file=str(url_file), tasks=8, engines=3)
         assert len(client.ids) == 2  # still running, still 2 engines
@@ -336,7 +334,7 @@ def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):
 
 
 def test_the_pure_scheduler_is_restarted_rather_than_resized():
-    result = run_taskflood(tasks=16, engines=[2, 1, 3], scheme="pure", **QUICK)
+    result = run_taskflood(tasks=16, engines=[2, 1, 3], scheme="pure", **FLOOD_QUICK)
     assert list(result.df["engines"].unique()) == [2, 1, 3]
     assert sum("pure scheduler cannot be resized" in n for n in result.metadata["notes"]) >= 2
     assert (result.df["tasks_per_s"] > 0).all()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import TINY_OPTIONS
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
 
-QUICK = "-q -o --no-chart -n 200 -r 2 --warmup 0"
+QUICK = f"-q -o --no-chart {TINY_OPTIONS}"
 PAYLOADS = {
     "bytes": ("b'x' * 1000", b"x" * 1000, 1000, 1),
     "numpy": ("np.arange(1024, dtype=np.float64)", np.arange(1024, dtype=np.float64), 8192, 1),

@@ -28,6 +28,7 @@ from zmqbench_magic.sockets.paced import paced_sample
 from zmqbench_magic.sockets.payload import Payload
 
 BOTH = ["python", "native"]
+# An open loop's sample is timed (0.05 s at least), one round.
 QUICK = {"repeat": 1, "warmup": 0, "min_time": 0.05}
 
 
