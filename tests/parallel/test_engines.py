@@ -156,6 +156,30 @@ def test_a_worker_killed_mid_flood_is_named(backend):
     _left_nothing()
 
 
+@pytest.mark.slow  # a real Dask cluster
+def test_a_dask_worker_killed_while_the_workers_start_is_named():
+    """distributed says only "Nanny failed to start."; the run says what happened."""
+
+    def kill_the_first_worker() -> None:
+        spawned = wait_until(
+            lambda: [p for p in tagged_processes() if "spawn_main" in _command(p)],
+            120,
+            "a dask worker process",
+            every=0.005,
+        )
+        spawned[0].kill()
+
+    killer = threading.Thread(target=kill_the_first_worker, daemon=True)
+    killer.start()
+    with pytest.raises(RuntimeError) as err:
+        run_taskflood(backend="dask", tasks=16, engines=2, **FLOOD_QUICK)
+    killer.join(5)
+    said = str(err.value)
+    assert "a dask worker exited while the 2 workers started" in said, said
+    assert "the workers were shut down" in said, said
+    _left_nothing()
+
+
 _KERNEL = """
 import sys
 from zmqbench_magic.parallel.flood import run_taskflood

@@ -107,16 +107,24 @@ class DaskSession(FuturesSession):
             self._check_workers(len(self.client.scheduler_info()["workers"]))
         else:
             self.reaper = start_reaper(self.token)
-            with tagged(self.token):
-                self.cluster = LocalCluster(
-                    n_workers=self.workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                    death_timeout=START_TIMEOUT_S,
-                )
+            try:
+                with tagged(self.token):
+                    self.cluster = LocalCluster(
+                        n_workers=self.workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                        death_timeout=START_TIMEOUT_S,
+                    )
+            except RuntimeError as exc:
+                # distributed says only "Nanny failed to start." when a worker process
+                # exits before it registers: say what that means, as for an engine.
+                raise WorkerLost(
+                    f"a dask worker exited while the {self.workers} workers started "
+                    f"(dask: {exc}); {self._after()}"
+                ) from exc
             self.client = Client(self.cluster, timeout=START_TIMEOUT_S, set_as_default=False)
             self.client.wait_for_workers(self.workers, timeout=START_TIMEOUT_S)
         # The task stream's plugin, on the scheduler from the first (warm-up) task on.
