@@ -4,9 +4,12 @@ runs both ends of one arm of a run; ``kernel`` is the kernel's own."""
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import sys
 from collections.abc import Iterable
+
+import zmq
 
 KERNEL = "kernel"
 ALLOWED = (
@@ -94,3 +97,24 @@ __all__ = [
     "parse_interpreter",
     "split",
 ]
+
+
+def this_interpreter() -> dict[str, str]:
+    """This interpreter and the pyzmq and libzmq it loaded: what an arm of a run ran
+    (a driver process reports it from its own interpreter; a saved run's metadata
+    keeps the kernel's)."""
+    return {
+        "executable": sys.executable,
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "pyzmq": zmq.pyzmq_version(),
+        "libzmq": zmq.zmq_version(),
+    }
+
+
+def interpreter_words(facts: dict[str, str]) -> str:
+    """``CPython 3.11.2, pyzmq 26.4.0, libzmq 4.3.5``."""
+    return (
+        f"{facts['implementation']} {facts['python']}, pyzmq {facts['pyzmq']}, "
+        f"libzmq {facts['libzmq']}"
+    )

@@ -16,6 +16,8 @@ from typing import Any
 
 import zmq
 
+from ..params.interpreter import this_interpreter
+
 
 def cache_dir() -> Path:
     """The project's cache folder: ``$XDG_CACHE_HOME/zmqbench_magic`` (default
@@ -26,10 +28,9 @@ def cache_dir() -> Path:
 
 def environment() -> dict[str, Any]:
     """What produced the numbers: versions, host, CPU and date."""
+    interpreter = this_interpreter()
     return {
-        "python": platform.python_version(),
-        "pyzmq": zmq.pyzmq_version(),
-        "libzmq": zmq.zmq_version(),
+        **{name: interpreter[name] for name in ("python", "pyzmq", "libzmq")},
         "ipyparallel": _version_of("ipyparallel"),
         "zmqbench_magic": _version_of("zmqbench_magic"),
         "host": socket.gethostname(),

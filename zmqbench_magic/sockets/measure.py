@@ -29,6 +29,7 @@ from ..params import (
     ZmqParams,
     check_memory,
 )
+from ..params.interpreter import interpreter_words
 from ..results import ResultSet, noise_floor
 from ..results.environment import environment
 from .driver import ProcessDrivers
@@ -37,7 +38,6 @@ from .loops import latency_sample, throughput_sample
 from .payload import Payload
 from .remote import reach
 from .rounds import LINK_KEY, RunState, SampleFn, describe, far_role
-from .worker import environment_words
 
 
 def run_throughput(
@@ -221,7 +221,7 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
         return []
     ran = drivers.environments  # an arm interrupted before it ran is not in it
     return ["every round measured by fresh driver processes (driver process)"] + [
-        f"python {arm}: {environment_words(ran[arm])}"
+        f"python {arm}: {interpreter_words(ran[arm])}"
         for arm in drivers.params.interpreters()
         if arm in ran
     ]

@@ -17,16 +17,14 @@ import argparse
 import base64
 import json
 import os
-import platform
 import signal
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
-import zmq
-
 from ..params import KINDS, ZmqParams
+from ..params.interpreter import this_interpreter
 from .link import PeerError
 from .payload import Payload
 from .peer import exit_with_parent
@@ -40,22 +38,6 @@ RAISED_AS_THEMSELVES = {
     "TimeoutError": TimeoutError,
     "ValueError": ValueError,
 }
-
-
-def environment() -> dict[str, str]:
-    """This interpreter and the pyzmq and libzmq it loaded."""
-    return {
-        "executable": sys.executable,
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "pyzmq": zmq.pyzmq_version(),
-        "libzmq": zmq.zmq_version(),
-    }
-
-
-def environment_words(env: dict[str, str]) -> str:
-    """``CPython 3.11.2, pyzmq 26.4.0, libzmq 4.3.5``."""
-    return f"{env['implementation']} {env['python']}, pyzmq {env['pyzmq']}, libzmq {env['libzmq']}"
 
 
 class _Say:
@@ -91,7 +73,13 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
     with state.far_end(job["group"]) as far_end:
         assert far_end.link is not None
-        say({"ready": os.getpid(), "environment": environment(), "ipc_dir": far_end.link.ipc_dir})
+        say(
+            {
+                "ready": os.getpid(),
+                "environment": this_interpreter(),
+                "ipc_dir": far_end.link.ipc_dir,
+            }
+        )
         for line in commands:
             command = json.loads(line)
             if command["cmd"] == "quit":
