@@ -22,6 +22,7 @@ from zmqbench_magic.results.stats import (
     smallest_p,
     unpaired_ratio_test,
 )
+from zmqbench_magic.results.verdict import judge
 
 
 def test_median_interval_is_the_binomial_order_statistics():
@@ -84,8 +85,12 @@ def test_the_tolerance_moves_the_tested_edge():
     cand = [v * 1.03 for v in base]  # exactly 3% faster in every round
     assert paired_ratio_test(base, cand, tolerance=0.02).p_value < 0.01
     assert paired_ratio_test(base, cand, tolerance=0.05).p_value == 1.0
-    with pytest.raises(ValueError, match="tolerance must be from 0 to below 1"):
-        paired_ratio_test(base, cand, tolerance=1.5)
+    with pytest.raises(ValueError, match="tolerance must be a fraction from 0 up"):
+        paired_ratio_test(base, cand, tolerance=-0.5)
+    # A user's own tolerance is held to its declaration (a noise floor may be wider).
+    one = ResultSet("thr", [{"size": 1, "sample": i, "msgs_per_s": v} for i, v in enumerate(base)])
+    with pytest.raises(ValueError, match=r"tolerance must be from 0 to 0\.5, got 1\.5"):
+        one.compare(one, tolerance=1.5)
     with pytest.raises(ValueError, match="paired samples need equal counts"):
         paired_ratio_test(base, cand[:-1])
 
@@ -296,3 +301,18 @@ def test_the_statistics_docstring_examples_hold():
 
     for module in (stats, verdict):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+@pytest.mark.parametrize("floor", [0.99, 1.0, 1.27])
+def test_a_noise_floor_of_100_percent_or_more_tells_no_decrease_from_noise(floor):
+    """A busy host's runs can land twice apart: the band then reaches zero, and only a
+    rise beyond it is called (a floor this wide once stopped a comparison with an
+    error)."""
+    rng = np.random.default_rng(7)
+    base = 100 * rng.lognormal(0, 0.05, 10)
+    for test in (paired_ratio_test, unpaired_ratio_test):
+        lower = judge([test(base, base * 0.3, floor)], "higher")[0].word
+        higher = judge([test(base, base * 3.0, floor)], "higher")[0].word
+        assert (lower, higher) == ("inconclusive", "faster"), test.__name__
+    with pytest.raises(ValueError, match="tolerance must be a fraction from 0 up"):
+        unpaired_ratio_test(base, base, -0.1)

@@ -98,6 +98,8 @@ def compare(
     floors = {}
     if tolerance is None:
         floors = noise_floor.floor_for(baseline) or noise_floor.floor_for(candidate)
+    else:
+        TOLERANCE.check(tolerance)  # a noise floor may be wider; a user's own may not
     points, tests, bands = [], [], []
     rights = _groups(b, columns)
     for key, (point, left) in _groups(a, columns).items():

@@ -134,10 +134,15 @@ def _logs(values: Sequence[float]) -> np.ndarray:
 
 
 def _band(tolerance: float) -> tuple[float, float]:
-    if not 0 <= tolerance < 1:
-        msg = f"tolerance must be from 0 to below 1 (a fraction), got {tolerance!r}"
+    """The band of log ratios within ``tolerance`` of 1: from ``1 - tolerance`` to
+    ``1 + tolerance``. A noise floor can be 100% or more (a busy host's runs whose
+    medians land twice apart): the band then reaches zero, and no decrease is told from
+    noise (a user's own --tolerance is below 1, by its declaration)."""
+    if not 0 <= tolerance < math.inf:
+        msg = f"tolerance must be a fraction from 0 up, got {tolerance!r}"
         raise ValueError(msg)
-    return math.log1p(-tolerance), math.log1p(tolerance)
+    down = math.log1p(-tolerance) if tolerance < 1 else -math.inf
+    return down, math.log1p(tolerance)
 
 
 def _two_sided(p_up: float, p_down: float) -> float:
