@@ -404,13 +404,10 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
             for process in psutil.process_iter()
             if process.pid != os.getpid() and _of_this_ray_head(process, folder)
         ]
-        for process in head:
-            with contextlib.suppress(psutil.Error):
-                process.terminate()
-        _, alive = psutil.wait_procs(head, timeout=20)
-        for process in alive:
+        for process in head:  # as `ray stop --force` does
             with contextlib.suppress(psutil.Error):
                 process.kill()
+        psutil.wait_procs(head, timeout=20)
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
