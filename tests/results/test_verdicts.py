@@ -78,9 +78,9 @@ def _any_call(verdicts: pd.Series) -> bool:
 
 
 def test_a_and_a_over_a_12_point_sweep_calls_nothing_in_95_percent_of_runs():
-    """A smoke-sized check (100 runs a side; at the rates bench_verdicts.py measures
-    over 1,000, about 1% of runs call something, so 6 calls in 100 would be a bug,
-    not bad luck: P < 0.001)."""
+    """A smoke-sized check, 100 runs a side (the rates themselves are bench_verdicts.py's,
+    in docs/benchmarks/verdicts.md: under 1% of such runs call something; at 1%, 6
+    calls in 100 would be a bug, not bad luck: P < 0.001)."""
     rng = np.random.default_rng(1)
     runs = 100
     paired = np.mean([_any_call(_paired_verdicts(_paired_sweep(rng, 0.0))) for _ in range(runs)])
