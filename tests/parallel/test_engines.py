@@ -397,6 +397,11 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
             timeout=60,
         )
         assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
+        # Without --address the run's own Ray is started, even where RAY_ADDRESS names
+        # a cluster (ray.init()'s default would join that one, and refuse num_cpus).
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        own = run_taskflood(backend="ray", tasks=[16], engines=1, **FLOOD_QUICK)
+        assert len(own.df) == 2 and (own.df["engines"] == 1).all()
     finally:
         # Its own processes alone (`ray stop` would stop every Ray on this machine).
         head = [

@@ -102,6 +102,9 @@ class RaySession(FuturesSession):
             self.reaper = start_reaper(self.token, remove=self.folder)
             with tagged(self.token, **_OFFLINE, **_LOOPBACK), _loopback():
                 ray.init(
+                    # Not ray.init()'s default, which joins the cluster RAY_ADDRESS or
+                    # the machine's last `ray start` names: the run's own is asked for.
+                    address="local",
                     num_cpus=self.workers,
                     include_dashboard=False,
                     log_to_driver=False,
