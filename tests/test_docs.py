@@ -79,7 +79,7 @@ def _documented(benchmark: str) -> set[str]:
     return (
         {p.name for p in BENCHMARKS[benchmark].fields() if p.sweep}
         | {m.name for m in metrics}
-        | {c.name for c in SAMPLE_COLUMNS if c.of(benchmark)}
+        | {c.name for c in (*SAMPLE_COLUMNS, *BENCHMARKS[benchmark].columns)}
     )
 
 

@@ -93,8 +93,7 @@ class ColumnsTable(SphinxDirective):
         ]
         rows += [
             [_cell(c.name, literal=True), _cell("record"), _cell(""), _cell(c.help)]
-            for c in SAMPLE_COLUMNS
-            if c.of(benchmark)
+            for c in (*SAMPLE_COLUMNS, *BENCHMARKS[benchmark].columns)
         ]
         return [_table(["column", "kind", "title", "meaning"], rows, [20, 10, 22, 48])]
 

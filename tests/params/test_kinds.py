@@ -34,6 +34,18 @@ def test_every_hook_of_a_kind_names_something_that_imports(kind):
     assert kind.headline is kind.params.metrics[0]
 
 
+@pytest.mark.parametrize("kind", params.KINDS.values(), ids=list(params.KINDS))
+def test_a_kinds_columns_are_named_once_among_its_parameters_and_metrics(kind):
+    from zmqbench_magic.params.columns import SAMPLE_COLUMNS
+
+    names = [
+        *(c.name for c in (*SAMPLE_COLUMNS, *kind.params.columns)),
+        *(m.name for m in kind.metrics),
+        *(p.name for p in kind.params.fields() if p.sweep),
+    ]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
 def test_a_kind_without_a_hook_says_which_it_lacks():
     with pytest.raises(LookupError, match="the flood benchmark has no sample"):
         params.KINDS["flood"].load("sample")

@@ -1,6 +1,6 @@
-"""The parameter machinery: a :class:`Param` is one parameter declared once, a
-:class:`Metric` one measured column, and :class:`BenchParams` a benchmark's frozen,
-validated settings with its sweep grid.
+"""The parameter machinery: a :class:`Param` is one parameter declared once, and
+:class:`BenchParams` a benchmark's frozen, validated settings with its sweep grid, its
+metrics and its own columns (:mod:`.columns`).
 
 A Param carries a parameter's name, default, unit, allowed range and help text. The
 magics' options, the CLI's options, the panels' controls, the DataFrame's columns and
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from .address import check_address
+from .columns import Column, Metric, with_unit
 from .interpreter import ALLOWED as INTERPRETERS_ALLOWED
 from .interpreter import check_arms, parse_interpreter
-from .metric import Metric, with_unit
 from .units import (
     format_duration,
     format_rate,
@@ -193,9 +193,11 @@ def param_field(param: Param) -> Any:
 class BenchParams:
     """Common machinery: normalise, validate and expand the sweep grid."""
 
-    # Each benchmark's own: its short name ("thr") and its metrics, headline first.
+    # Each benchmark's own: its short name ("thr"), its metrics, headline first, and
+    # the columns its sample rows record beyond every kind's (``SAMPLE_COLUMNS``).
     benchmark: ClassVar[str]
     metrics: ClassVar[tuple[Metric, ...]]
+    columns: ClassVar[tuple[Column, ...]] = ()
 
     def __post_init__(self) -> None:
         for param in self.fields():

@@ -9,7 +9,7 @@ from typing import Any
 import zmq
 
 from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
-from .declare import BenchParams, Metric, Param, param_field
+from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import Kind
@@ -173,6 +173,17 @@ def resolve_peer(transport: str, peer: str) -> str:
     return peer
 
 
+# What a ZeroMQ sample row records about itself, beyond every kind's columns.
+ZMQ_COLUMNS = (
+    Column("count", f"messages (round trips) in the sample: {COUNT.option}, or as calibrated"),
+    Column("frames", "frames per message (a cell's multipart payload)"),
+    Column("hwm", "the high-water mark of each queue, messages"),
+    Column("far_end", "the far end's process id, or its thread's id"),
+    Column("cpu_clock", "which clock counted the CPU columns: process or thread"),
+    Column("elapsed_s", "the sample's measured time, seconds"),
+)
+
+
 @dataclass(frozen=True)
 class ZmqParams(BenchParams):
     """Settings shared by the ZeroMQ benchmarks; list-valued fields are swept."""
@@ -253,6 +264,16 @@ class ThroughputParams(ZmqParams):
 
     benchmark = "thr"
     metrics = THR_METRICS
+    columns = (
+        *ZMQ_COLUMNS,
+        Column("received", "messages delivered in the sample (under the count: lost)"),
+        Column("late", "messages that arrived after a loss was declared, drained"),
+        Column("send_elapsed_s", "the sender's send calls alone, seconds"),
+        Column(
+            "queue_capacity",
+            "messages the two ZeroMQ queues and the kernel's socket buffers hold between the ends",
+        ),
+    )
 
     def _check_combinations(self) -> None:
         super()._check_combinations()
@@ -276,6 +297,16 @@ class LatencyParams(ZmqParams):
 
     benchmark = "lat"
     metrics = LAT_METRICS
+    columns = (
+        *ZMQ_COLUMNS,
+        Column("round_trips", "round trips the sample timed"),
+        Column("min_us", "the fastest round trip of the sample (the summary: of the point)"),
+        Column(
+            "held",
+            f"an offered rate answered at {HELD_FRACTION:.0%} or more (the summary: by "
+            "every sample)",
+        ),
+    )
 
     def _check_combinations(self) -> None:
         super()._check_combinations()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .address import split_url
 from .backends import BACKENDS
 from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
-from .declare import BenchParams, Metric, Param, param_field
+from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import REMOTE_PYTHON
 from .kinds import Kind
 
@@ -219,6 +219,14 @@ class FloodParams(BenchParams):
 
     benchmark = "flood"
     metrics = FLOOD_METRICS
+    columns = (
+        Column(
+            "block",
+            "the cluster size's block of rounds (a flood sweeps its engine counts in "
+            "blocks, so the cluster is resized once per block)",
+        ),
+        Column("test", f"the flood's test, a setting of the whole run: {TEST.help}"),
+    )
     # A scheme change restarts the controller and an engine count resizes the cluster.
     outer = ("backend", "scheme", "engines", "view")
 
