@@ -91,6 +91,16 @@ def test_the_tolerance_moves_the_tested_edge():
     one = ResultSet("thr", [{"size": 1, "sample": i, "msgs_per_s": v} for i, v in enumerate(base)])
     with pytest.raises(ValueError, match=r"tolerance must be from 0 to 0\.5, got 1\.5"):
         one.compare(one, tolerance=1.5)
+    arms = ResultSet(
+        "thr",
+        [
+            {"size": 1, "copy": c, "sample": i, "msgs_per_s": v}
+            for c in (True, False)
+            for i, v in enumerate(base)
+        ],
+    )
+    with pytest.raises(ValueError, match=r"tolerance must be from 0 to 0\.5, got 0\.7"):
+        arms.versus("copy", True, False, tolerance=0.7)
     with pytest.raises(ValueError, match="paired samples need equal counts"):
         paired_ratio_test(base, cand[:-1])
 

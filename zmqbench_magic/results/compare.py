@@ -139,6 +139,7 @@ def versus(
     if column not in df.columns:
         msg = f"{column!r} is not a column of this result; choose one of {list(by)}"
         raise ValueError(msg)
+    TOLERANCE.check(tolerance)
     _check_arms(df[column], baseline, candidate, column)
     _checked_metric(metric, df)
     rounds = [c for c in ROUND_COLUMNS if c in df.columns]
