@@ -35,55 +35,21 @@ from zmqbench_magic import run_noise, run_throughput
 from zmqbench_magic.params import TOLERANCE, ThroughputParams
 from zmqbench_magic.results import ResultSet, noise_floor
 from zmqbench_magic.results.compare import versus
+from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
 
-SIZES = [2**k for k in range(4, 28, 2)]  # 12 points, 16 B to 32 MB (synthetic)
 REAL_SIZES = ["16", "64", "256", "1k", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]
-ROUND, OWN = 0.05, 0.02
 
 
 def _paired_table(rng: np.random.Generator, shift: float, rounds: int, points: int) -> pd.DataFrame:
-    rows = []
-    for size in SIZES[:points]:
-        shared = rng.lognormal(0, ROUND, rounds)
-        for copy, factor in ((True, 1.0), (False, 1.0 + shift)):
-            own = rng.lognormal(0, OWN, rounds)
-            rows += [
-                {
-                    "size": size,
-                    "copy": copy,
-                    "run": "r",
-                    "sample": i,
-                    "msgs_per_s": 1000 * factor * shared[i] * own[i],
-                }
-                for i in range(rounds)
-            ]
-    return versus(pd.DataFrame(rows), "copy", True, False, "msgs_per_s", ["size"])
-
-
-def _run(rng: np.random.Generator, factor: float, n: int, points: int) -> ResultSet:
-    rows = []
-    for size in SIZES[:points]:
-        values = 1000 * factor * rng.lognormal(0, np.hypot(ROUND, OWN), n)
-        rows += [
-            {
-                "size": size,
-                "copy": True,
-                "transport": "tcp",
-                "peer": "process",
-                "copy_threshold": 65536,
-                "sample": i,
-                "msgs_per_s": v,
-            }
-            for i, v in enumerate(values)
-        ]
-    return ResultSet("thr", rows)
+    df = paired_sweep(rng, shift, rounds, points)
+    return versus(df, "copy", True, False, "msgs_per_s", ["size"])
 
 
 def _unpaired_table(
     rng: np.random.Generator, shift: float, n: int, points: int, offset: float = 0.0
 ) -> pd.DataFrame:
-    return _run(rng, 1.0, n, points).compare(
-        _run(rng, (1 + shift) * (1 + offset), n, points), tolerance=TOLERANCE.default
+    return unpaired_run(rng, 1.0, n, points).compare(
+        unpaired_run(rng, (1 + shift) * (1 + offset), n, points), tolerance=TOLERANCE.default
     )
 
 
@@ -97,7 +63,7 @@ def _drifting_table(
     noise floor of ``FLOOR_RUNS`` other runs of the same sweep."""
 
     def drifting(factor: float) -> ResultSet:
-        return _run(rng, factor * rng.lognormal(0, DRIFT), n, points)
+        return unpaired_run(rng, factor * rng.lognormal(0, DRIFT), n, points)
 
     if not floor:
         return drifting(1.0).compare(drifting(1.0 + shift), tolerance=TOLERANCE.default)
@@ -154,8 +120,8 @@ def synthetic(trials: int) -> None:
         ("+10%, unpaired", lambda n, p: _unpaired_table(rng, 0.10, n, p), 0.10),
     ]
     print(
-        f"synthetic: {trials} comparisons each; noise {ROUND:.0%} per round shared, "
-        f"{OWN:.0%} per sample own"
+        f"synthetic: {trials} comparisons each; noise {ROUND_NOISE:.0%} per round shared, "
+        f"{OWN_NOISE:.0%} per sample own"
     )
     print(
         f"{'case':<30} {'rounds':>6} {'points':>6} {'any call':>9} {'called':>7} "

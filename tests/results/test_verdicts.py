@@ -3,9 +3,7 @@ often a comparison calls a difference that is not there, how often it finds one
 that is, that ``same`` is only said of an interval inside the tolerance, that a stall
 shows in the pooled percentiles, and that --precision keeps its 95%.
 
-The noise model of a paired run: each round shifts both arms by a shared factor (the
-machine's state in that round, 5%), and each sample has 2% of its own; the two runs
-of an unpaired comparison share nothing.
+The samples are :mod:`zmqbench_magic.results.synthetic`'s, with its noise model.
 """
 
 from __future__ import annotations
@@ -24,30 +22,8 @@ from zmqbench_magic.results.stats import (
     paired_ratio_test,
     relative_halfwidth,
 )
+from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
 from zmqbench_magic.results.verdict import judge
-
-ROUND_NOISE, OWN_NOISE = 0.05, 0.02
-SIZES = [2**k for k in range(4, 28, 2)]  # a 12-point sweep
-
-
-def _paired_sweep(rng: np.random.Generator, shift: float, rounds: int = 10) -> pd.DataFrame:
-    """One run: copy and zero-copy at 12 sizes, measured in the same rounds."""
-    rows = []
-    for size in SIZES:
-        shared = rng.lognormal(0, ROUND_NOISE, rounds)
-        for copy, factor in ((True, 1.0), (False, 1.0 + shift)):
-            own = rng.lognormal(0, OWN_NOISE, rounds)
-            rows += [
-                {
-                    "size": size,
-                    "copy": copy,
-                    "run": "r",
-                    "sample": i,
-                    "msgs_per_s": 1000 * factor * shared[i] * own[i],
-                }
-                for i in range(rounds)
-            ]
-    return pd.DataFrame(rows)
 
 
 def _paired_verdicts(df: pd.DataFrame) -> pd.Series:
@@ -55,22 +31,7 @@ def _paired_verdicts(df: pd.DataFrame) -> pd.Series:
 
 
 def _unpaired_sweep(rng: np.random.Generator, shift: float, n: int = 10) -> ResultSet:
-    rows = []
-    for size in SIZES:
-        values = 1000 * (1 + shift) * rng.lognormal(0, np.hypot(ROUND_NOISE, OWN_NOISE), n)
-        rows += [
-            {
-                "size": size,
-                "copy": True,
-                "transport": "tcp",
-                "peer": "process",
-                "copy_threshold": 65536,
-                "sample": i,
-                "msgs_per_s": v,
-            }
-            for i, v in enumerate(values)
-        ]
-    return ResultSet("thr", rows)
+    return unpaired_run(rng, 1 + shift, n)
 
 
 def _any_call(verdicts: pd.Series) -> bool:
@@ -83,7 +44,7 @@ def test_a_and_a_over_a_12_point_sweep_calls_nothing_in_95_percent_of_runs():
     calls in 100 would be a bug, not bad luck: P < 0.001)."""
     rng = np.random.default_rng(1)
     runs = 100
-    paired = np.mean([_any_call(_paired_verdicts(_paired_sweep(rng, 0.0))) for _ in range(runs)])
+    paired = np.mean([_any_call(_paired_verdicts(paired_sweep(rng, 0.0))) for _ in range(runs)])
     unpaired = np.mean(
         [
             _any_call(_unpaired_sweep(rng, 0.0).compare(_unpaired_sweep(rng, 0.0))["verdict"])
@@ -115,7 +76,7 @@ def test_same_only_inside_the_tolerance_and_calls_only_beyond_it():
     rng = np.random.default_rng(3)
     tolerance = TOLERANCE.default
     tables = [
-        versus(_paired_sweep(rng, shift, rounds=12), "copy", True, False, "msgs_per_s", ["size"])
+        versus(paired_sweep(rng, shift, rounds=12), "copy", True, False, "msgs_per_s", ["size"])
         for shift in (0.0, 0.005, 0.01, 0.02, 0.05) * 6
     ]
     table = pd.concat(tables, ignore_index=True)
