@@ -25,8 +25,8 @@ from .params import KINDS, SIZE, BenchParams, FloodParams, LatencyParams, Throug
 from .params.taskflood import TEST
 from .results import ResultSet
 from .results.text import fit
-from .sockets.cell import UserCodeFailed, cell_value
 from .sockets.measure import run_latency, run_throughput
+from .sockets.payload import UserCodeFailed, cell_value
 from .ui.config import BenchDefaults, configured
 from .ui.options import MAGIC_OUTPUT_OPTIONS, check_output_path, given_options, param_options
 from .ui.present import Output, present

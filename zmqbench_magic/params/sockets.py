@@ -14,7 +14,6 @@ from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import Kind
 from .memory import check_memory, few_messages_caution
-from .runner import DRIVER, PYTHON
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -147,6 +146,24 @@ LAT_POOLED = (
     Metric("p999_us", "p99.9 round trip",
            "99.9th percentile of every round trip of the point", "lower", unit="µs"),
     Metric("round_trips", "round trips", "how many round trips the figures are taken over"),
+)
+# Who runs the loops: the kernel itself, or fresh processes of one interpreter or of
+# several compared side by side.
+DRIVER = Param(
+    "driver", "kernel",
+    "who runs the driver's loop: kernel (this process, the Python you are in: its "
+    "state is part of the figure) or process (both ends of every round in fresh "
+    "processes the kernel starts, as pyperf's workers: the rounds are then "
+    "independent, and their spread includes the between-process variance); --python "
+    "implies process",
+    "driver", "choice", choices=("kernel", "process"),
+)
+PYTHON = Param(
+    "python", KERNEL,
+    "the interpreter that runs both ends of an arm, each with its own pyzmq and libzmq "
+    "(zmqbench env builds them): several values compare environments in one run, in "
+    "interleaved rounds; NAME=PATH names an arm",
+    "Python environment", "interpreter", sweep=True,
 )
 # fmt: on
 

@@ -1,4 +1,4 @@
-"""%%zmqthr / %%zmqlat: the cell's last expression is the message. Real sockets."""
+"""The payload: %%zmqthr / %%zmqlat, the cell's last expression is the message. Real sockets."""
 
 from __future__ import annotations
 
