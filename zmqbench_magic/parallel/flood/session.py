@@ -25,8 +25,7 @@ from ..clusters.handle import ClusterHandle
 from ..clusters.hosts import Placement
 from ..clusters.reaper import processes_of
 from ..clusters.watch import ClusterLost, EngineLost
-from .samples import Sample, Wait, bounded, sampler
-from .settle import settle
+from .samples import Sample, Wait, bounded, sampler, settle
 
 
 class FloodRun(Protocol):
