@@ -32,14 +32,14 @@ def _runner(kind: Kind) -> Callable[..., ResultSet]:
     """What measures ``kind`` from the shell: a one-shot command keeps nothing (no
     cluster) for a next call."""
     measure = kind.load("run")
-    if not kind.after_command:
+    if not kind.stop:
         return measure
 
     def run_once(params: BenchParams, **kwargs: object) -> ResultSet:
         try:
             return measure(params, **kwargs)
         finally:
-            kind.load("after_command")()
+            kind.load("stop")()
 
     return run_once
 

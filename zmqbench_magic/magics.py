@@ -1,10 +1,12 @@
 """IPython magics: ``%zmqthr``, ``%zmqlat``, ``%taskflood``: thin adapters over the core.
 
-They parse options built from the parameter declarations, call the same functions
-as the Python API and the CLI, and present the result as the CLI does
-(:mod:`.ui.present`): a one-line summary per point unless ``-q``, the chart unless
-``--no-chart`` (offline: a live Vega view with a PNG and SVG beside it), ``--svg`` /
-``--png PATH`` saved; ``-v NAME`` stores the result, ``-o`` returns it.
+One per benchmark kind, made from its record (``params.KINDS``): its name, its help,
+an option per parameter, and its cell form (the record's ``cell``). They parse options
+built from the parameter declarations, call the same functions as the Python API and
+the CLI, and present the result as the CLI does (:mod:`.ui.present`): a one-line
+summary per point unless ``-q``, the chart unless ``--no-chart`` (offline: a live Vega
+view with a PNG and SVG beside it), ``--svg`` / ``--png PATH`` saved; ``-v NAME``
+stores the result, ``-o`` returns it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ from IPython.display import display
 
 from .method.schedule import Interrupted
 from .parallel.engines.reach import NoAnswer
-from .params import KINDS, SIZE, BenchParams, FloodParams, LatencyParams, ThroughputParams
-from .params.taskflood import TEST
+from .params import KINDS, BenchParams
+from .params.kinds import Kind
 from .results import ResultSet
 from .results.text import fit
-from .sockets.measure import run_latency, run_throughput
-from .sockets.payload import UserCodeFailed, cell_value
+from .sockets.payload import UserCodeFailed
 from .ui.config import BenchDefaults, configured
 from .ui.options import MAGIC_OUTPUT_OPTIONS, check_output_path, given_options, param_options
 from .ui.present import Output, present
@@ -55,7 +56,6 @@ def _refuse(given: Any, option: str, why: str) -> None:
 _NO_PANEL = "is for the line magic: a panel measures what its controls show"
 
 
-@magics_class
 class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     """ZeroMQ and ipyparallel benchmark magics. Load with ``%load_ext zmqbench_magic``.
 
@@ -75,85 +75,31 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         assert self.shell is not None, "load the magics with %load_ext zmqbench_magic"
         return self.shell
 
-    @_arguments(ThroughputParams)
-    @line_cell_magic
-    def zmqthr(self, line: str, cell: str | None = None) -> ResultSet | None:
-        """Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
-
-        Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``. As a cell
-        magic, the cell runs once in your namespace and its last expression is the
-        message (bytes, a buffer such as a numpy array, or a list of them: one frame
-        each); ``--size`` is then the message's own.
-        """
-        args = magic_arguments.parse_argstring(self.zmqthr, line)
-        return self._run_zmq(args, cell, ThroughputParams, run_throughput)
-
-    @_arguments(LatencyParams)
-    @line_cell_magic
-    def zmqlat(self, line: str, cell: str | None = None) -> ResultSet | None:
-        """Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
-
-        Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``. As a cell
-        magic, the cell's last expression is the message, as for ``%%zmqthr``.
-        """
-        args = magic_arguments.parse_argstring(self.zmqlat, line)
-        return self._run_zmq(args, cell, LatencyParams, run_latency)
-
-    def _run_zmq(
-        self, args: Any, cell: str | None, params_class: type[BenchParams], measure: Any
-    ) -> ResultSet | None:
-        if cell is not None:
-            _refuse(args.widget, "--widget", _NO_PANEL)
-            _refuse(
-                args.size,
-                SIZE.option,
-                "does not apply to the cell form: the cell's value is the message",
-            )
-            try:
-                measure = partial(measure, payload=cell_value(self.shell, cell))
-            except UserCodeFailed:
-                return None  # the user's traceback is already shown, once
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
-        return self._run(args, params_class, measure)
-
-    @_arguments(FloodParams)
-    @magic_arguments.argument(
-        "--stop",
-        action="store_true",
-        help="stop the cluster this extension started (and measure nothing)",
-    )
-    @line_cell_magic
-    def taskflood(self, line: str, cell: str | None = None) -> ResultSet | None:
-        """Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
-
-        Starts a local cluster (kept for the next call, resized to ``--engines``) unless
-        ``--profile``, ``--cluster-id`` or ``--url-file`` names a running one.
-        ``%taskflood --stop`` stops the cluster it started. As a cell magic, the cell
-        is the task: the names it reads are sent to the engines once, before timing,
-        and the result adds each task's own run time and the overhead around it.
-        """
-        args = magic_arguments.parse_argstring(self.taskflood, line)
-        # Imported here: %load_ext should not pay for ipyparallel until it is used.
-        from .parallel.celltask import engine_traceback
-        from .parallel.clusters import own as own_cluster
-        from .parallel.flood import run_taskflood
-
-        if args.stop:
-            print("\n".join(fit([own_cluster.stop()])))
+    def _magic(self, kind: Kind, line: str, cell: str | None) -> ResultSet | None:
+        """Any kind's magic: ``--stop``, the cell form, or a run of the line's options."""
+        args = magic_arguments.parse_argstring(getattr(self, kind.magic), line)
+        if getattr(args, "stop", False):
+            print("\n".join(fit([kind.load("stop")()])))
             return None
+        measure = kind.load("run")
         if cell is None:
-            return self._run(args, FloodParams, run_taskflood)
+            return self._run(args, kind.params, measure)
         _refuse(args.widget, "--widget", _NO_PANEL)
-        _refuse(args.test, TEST.option, "does not apply to the cell form: the cell is the task")
-        source = self._ip.transform_cell(cell)
         try:
-            return self._run(
-                args, FloodParams, partial(run_taskflood, task=source, namespace=self._ip.user_ns)
-            )
+            given = given_options(kind.params, vars(args))
+            measure = partial(measure, **kind.load("cell")(self._ip, cell, given))
+        except UserCodeFailed:
+            return None  # the user's traceback is already shown, once
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            return self._run(args, kind.params, measure)
         except SyntaxError:
             self._ip.showsyntaxerror()  # the cell's; raised before anything starts
         except RuntimeError as exc:
+            # Imported here: %load_ext should not pay for ipyparallel until it is used.
+            from .parallel.celltask import engine_traceback
+
             remote = engine_traceback(exc)
             if remote is None:
                 raise
@@ -219,6 +165,28 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         if args.variable:
             self._ip.user_ns[args.variable] = panel
         return panel
+
+
+def _magic_for(kind: Kind) -> Callable[..., Any]:
+    """``kind``'s magic, named and documented from its record, with an option per
+    parameter (and ``--stop`` where the kind keeps something between runs)."""
+
+    def magic(self: ZmqBench, line: str, cell: str | None = None) -> ResultSet | None:
+        return self._magic(kind, line, cell)
+
+    magic.__name__, magic.__qualname__ = kind.magic, f"ZmqBench.{kind.magic}"
+    magic.__doc__ = kind.magic_help
+    func = line_cell_magic(magic)
+    if kind.stop:
+        stop = f"stop {kind.keeps} (and measure nothing)"
+        func = magic_arguments.argument("--stop", action="store_true", help=stop)(func)
+    return _arguments(kind.params)(func)
+
+
+for _kind in KINDS.values():
+    if _kind.magic:
+        setattr(ZmqBench, _kind.magic, _magic_for(_kind))
+magics_class(ZmqBench)  # after the magics above: it collects what they registered
 
 
 def _draw(data: dict[str, Any], metadata: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from zmqbench_magic.results import ResultSet
 from zmqbench_magic.results.text import summary_lines
 
 PACKAGE = Path(zmqbench_magic.__file__).parent
-HOOKS = ("run", "where", "figures", "chart", "panel", "notes", "sample", "advice", "after_command")
+HOOKS = ("run", "where", "figures", "chart", "panel", "notes", "sample", "advice", "stop", "cell")
 
 
 @pytest.mark.parametrize("kind", params.KINDS.values(), ids=list(params.KINDS))

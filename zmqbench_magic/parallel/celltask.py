@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..params.taskflood import TEST
+
 _SOURCE_NAME, _CODE_NAME = "__zmqbench_source__", "__zmqbench_code__"
 CELL_FILENAME = "<%%taskflood cell>"
 CELL_TEST = "cell"
@@ -81,6 +83,15 @@ class UserTask:
             names = ", ".join(sorted(self.values)) or "none"
             msg = f"could not send the task's names ({names}) to the engines: {exc}"
             raise ValueError(msg) from exc
+
+
+def cell_task(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell form's task: the cell's source, as IPython would run it, and the user's
+    namespace it reads its names from; ``--test`` has no meaning there."""
+    if TEST.name in given:
+        msg = f"{TEST.option} does not apply to the cell form: the cell is the task"
+        raise ValueError(msg)
+    return {"task": shell.transform_cell(source), "namespace": shell.user_ns}
 
 
 def engine_traceback(exc: BaseException) -> BaseException | None:

@@ -52,8 +52,16 @@ class Kind:
     old_files: Mapping[str, str] = field(default_factory=dict)
     # "module:name": what a result advises, advice(result) -> list[str].
     advice: str = ""
-    # "module:name" a one-shot command calls after a run (a flood stops its cluster).
-    after_command: str = ""
+    # "module:name" that stops what the kind keeps between runs (a flood's cluster):
+    # the CLI calls it after a one-shot run, ``%magic --stop`` when asked.
+    stop: str = ""
+    keeps: str = ""  # what ``stop`` stops, in words: "the cluster this extension started"
+    # Its IPython magic, a line and a cell magic: the name, and its ``%name?`` help.
+    magic: str = ""
+    magic_help: str = ""
+    # "module:name": the cell form, cell(shell, source, given) -> the keyword arguments
+    # the cell adds to ``run`` (a ValueError names an option that has no meaning there).
+    cell: str = ""
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

@@ -356,6 +356,15 @@ THROUGHPUT = Kind(
     sample="zmqbench_magic.sockets.loops:throughput_sample",
     tax_metric="msgs_per_s",
     old_files={"driver": "kernel"},
+    magic="zmqthr",
+    magic_help="""Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
+
+    Lists sweep: ``%zmqthr --size 100 1k 64k 1M --copy true false``. As a cell
+    magic, the cell runs once in your namespace and its last expression is the
+    message (bytes, a buffer such as a numpy array, or a list of them: one frame
+    each); ``--size`` is then the message's own.
+    """,
+    cell="zmqbench_magic.sockets.payload:cell_payload",
 )
 LATENCY = Kind(
     name=LatencyParams.benchmark,
@@ -373,5 +382,12 @@ LATENCY = Kind(
     pooled=True,
     tax_metric="sample_p50_us",
     old_files={"driver": "kernel"},
+    magic="zmqlat",
+    magic_help="""Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
+
+    Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``. As a cell
+    magic, the cell's last expression is the message, as for ``%%zmqthr``.
+    """,
+    cell="zmqbench_magic.sockets.payload:cell_payload",
 )
 _KIND_OF = {kind.name: kind for kind in (THROUGHPUT, LATENCY)}

@@ -322,5 +322,16 @@ FLOOD = Kind(
     panel="zmqbench_magic.widgets:TaskFloodPanel",
     counts_at=(0, 1),
     advice="zmqbench_magic.results.advice:advice",
-    after_command="zmqbench_magic.parallel.clusters.own:stop",
+    stop="zmqbench_magic.parallel.clusters.own:stop",
+    keeps="the cluster this extension started",
+    magic="taskflood",
+    magic_help="""Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
+
+    Starts a local cluster (kept for the next call, resized to ``--engines``) unless
+    ``--profile``, ``--cluster-id`` or ``--url-file`` names a running one.
+    ``%taskflood --stop`` stops the cluster it started. As a cell magic, the cell
+    is the task: the names it reads are sent to the engines once, before timing,
+    and the result adds each task's own run time and the overhead around it.
+    """,
+    cell="zmqbench_magic.parallel.celltask:cell_task",
 )

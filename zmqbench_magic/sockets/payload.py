@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import zmq
+
+from ..params import SIZE
 
 _HOW = (
     "give bytes, a buffer such as a numpy array or memoryview, or a list of them "
@@ -115,4 +118,13 @@ def cell_value(shell: Any, cell: str) -> Any:
         raise UserCodeFailed from None
 
 
-__all__ = ["Payload", "UserCodeFailed", "cell_value"]
+def cell_payload(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell form's message: the cell's value, as ``payload``; ``--size`` is then
+    the message's own, so giving it is an error."""
+    if SIZE.name in given:
+        msg = f"{SIZE.option} does not apply to the cell form: the cell's value is the message"
+        raise ValueError(msg)
+    return {"payload": cell_value(shell, source)}
+
+
+__all__ = ["Payload", "UserCodeFailed", "cell_payload", "cell_value"]
