@@ -87,10 +87,18 @@ class ToyParams(BenchParams):
     metrics = TOY_METRICS
 
 
-def run_toy(settings: ToyParams, progress: object = None, **_: object) -> ResultSet:
-    """Known figures: a point of ``b`` beats runs at ``100 * b`` beats/s."""
+def run_toy(
+    settings: ToyParams, progress: object = None, bonus: float = 0.0, **_: object
+) -> ResultSet:
+    """Known figures: a point of ``b`` beats runs at ``100 * b + bonus`` beats/s."""
     rows = [
-        {"benchmark": "toy", "run": "toy", "sample": sample, "beats": b, "beats_per_s": 100.0 * b}
+        {
+            "benchmark": "toy",
+            "run": "toy",
+            "sample": sample,
+            "beats": b,
+            "beats_per_s": 100.0 * b + bonus,
+        }
         for sample in range(settings.repeat)
         for b in settings.beats
     ]
@@ -103,6 +111,11 @@ def toy_where(point):
 
 def toy_figures(point):
     return f"{point['beats_per_s']:,.0f} beats/s (n={point['n']})"
+
+
+def toy_cell(shell, source, given):
+    """The toy's cell form: the cell's value is a bonus on every figure."""
+    return {"bonus": eval(source, shell.user_ns)}
 
 
 def toy_chart(df, distributions=()):
@@ -120,6 +133,9 @@ TOY = Kind(
     chart="test_kinds:toy_chart",
     panel="",
     counts_at=(0,),
+    magic="toy",
+    magic_help="Count beats: a toy benchmark.",
+    cell="test_kinds:toy_cell",
 )
 
 
@@ -135,6 +151,32 @@ def test_a_fourth_kind_registered_once_is_a_command_with_a_summary_and_a_chart(m
     assert isinstance(default_chart("toy", result.df), alt.Chart)
     assert result.advice() == [] and result.metric_names == ("beats_per_s",)
     assert isinstance(result.df, pd.DataFrame)
+
+
+def test_a_fourth_kind_registered_once_is_a_magic_with_a_cell_form(monkeypatch, ip):
+    from IPython.core.magic import magics_class
+
+    from zmqbench_magic.magics import ZmqBench, _magic_for
+
+    monkeypatch.setitem(params.KINDS, TOY.name, TOY)
+
+    class WithToy(ZmqBench):  # type: ignore[misc]
+        """The project's magics, and the toy's as the package would make it."""
+
+    WithToy.toy = _magic_for(TOY)
+    magics_class(WithToy)
+    toys = WithToy(shell=ip)
+    ip.register_magics(toys)
+    try:
+        line = ip.run_line_magic("toy", "--beats 5 20 --repeat 3 -q -o --no-chart")
+        assert list(line.summary()["beats_per_s"]) == [500.0, 2000.0]
+        cell = ip.run_cell_magic("toy", "--beats 5 --repeat 2 -q -o --no-chart", "3 + 4")
+        assert list(cell.summary()["beats_per_s"]) == [507.0]
+        assert "Count beats: a toy benchmark." in WithToy.toy.__doc__
+    finally:
+        for kind in ("line", "cell"):
+            del ip.magics_manager.magics[kind]["toy"]
+        ip.configurables.remove(toys)
 
 
 # --- no name branched on outside the records ----------------------------------------

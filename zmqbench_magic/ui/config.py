@@ -91,9 +91,10 @@ BenchDefaults: type[Configurable] = type(
 
 
 def configured(owner: Any, params_class: type[BenchParams]) -> dict[str, Any]:
-    """The values configured on ``owner`` that ``params_class`` takes."""
+    """The values configured on ``owner`` that ``params_class`` takes (a kind
+    registered after the traits were made has none configured)."""
     names = [p.name for p in params_class.fields()]
-    return {n: getattr(owner, n) for n in names if getattr(owner, n) is not None}
+    return {n: getattr(owner, n, None) for n in names if getattr(owner, n, None) is not None}
 
 
 __all__ = ["BenchDefaults", "ParamTrait", "configured"]
