@@ -18,7 +18,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.display import display
 
 from .method.schedule import Interrupted
@@ -176,7 +176,8 @@ def _magic_for(kind: Kind) -> Callable[..., Any]:
 
     magic.__name__, magic.__qualname__ = kind.magic, f"ZmqBench.{kind.magic}"
     magic.__doc__ = kind.magic_help
-    func = line_cell_magic(magic)
+    # A kind without a cell form is a line magic alone: %%name then says it is unknown.
+    func = (line_cell_magic if kind.cell else line_magic)(magic)
     if kind.stop:
         stop = f"stop {kind.keeps} (and measure nothing)"
         func = magic_arguments.argument("--stop", action="store_true", help=stop)(func)

@@ -5,7 +5,7 @@ registration, and no code outside the records branches on a kind's or engine's n
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import altair as alt
@@ -164,6 +164,7 @@ def test_a_fourth_kind_registered_once_is_a_magic_with_a_cell_form(monkeypatch, 
         """The project's magics, and the toy's as the package would make it."""
 
     WithToy.toy = _magic_for(TOY)
+    WithToy.toyline = _magic_for(replace(TOY, magic="toyline", cell=""))
     magics_class(WithToy)
     toys = WithToy(shell=ip)
     ip.register_magics(toys)
@@ -173,7 +174,11 @@ def test_a_fourth_kind_registered_once_is_a_magic_with_a_cell_form(monkeypatch, 
         cell = ip.run_cell_magic("toy", "--beats 5 --repeat 2 -q -o --no-chart", "3 + 4")
         assert list(cell.summary()["beats_per_s"]) == [507.0]
         assert "Count beats: a toy benchmark." in WithToy.toy.__doc__
+        # Without a cell form, a line magic alone.
+        assert ip.run_line_magic("toyline", "--beats 1 -r 1 -q -o --no-chart").df["beats"][0] == 1
+        assert "toyline" not in ip.magics_manager.magics["cell"]
     finally:
+        ip.magics_manager.magics["line"].pop("toyline")
         for kind in ("line", "cell"):
             del ip.magics_manager.magics[kind]["toy"]
         ip.configurables.remove(toys)
