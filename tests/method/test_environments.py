@@ -24,7 +24,7 @@ from zmqbench_magic.method.schedule import Schedule
 from zmqbench_magic.params import LatencyParams, ThroughputParams
 from zmqbench_magic.results import noise_floor
 from zmqbench_magic.results.text import comparison_lines
-from zmqbench_magic.sockets.errors import PeerError
+from zmqbench_magic.sockets.peer import PeerError
 
 # Runs of fresh driver processes: samples of 0.02 s.
 QUICK = "-q -o --no-chart --warmup 0 --min-time 0.02"

@@ -31,8 +31,8 @@ from ..method.spawn import child_env, foreign_env, module_command
 from ..params import ZmqParams
 from ..params.interpreter import KERNEL, executable, split
 from ..results.histogram import LogHistogram
-from .errors import PeerError
 from .payload import Payload
+from .peer import PeerError
 from .rounds import point_key
 from .worker import RAISED_AS_THEMSELVES
 

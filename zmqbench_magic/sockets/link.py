@@ -28,8 +28,8 @@ from ..method.spawn import child_env, module_command
 from ..params.address import split_address
 from . import peer as peer_module
 from . import standing
-from .errors import PeerError
 from .malloc import STEADY_MALLOC
+from .peer import PeerError
 from .secret import Keys, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}

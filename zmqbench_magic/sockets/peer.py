@@ -40,6 +40,13 @@ import zmq
 from .secret import Keys, as_client
 
 ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
+
+
+class PeerError(RuntimeError):
+    """The far end died, hung, reported an error or refused this client: one exception
+    type for every kind of far end (a process, a thread, a standing one, one over SSH)."""
+
+
 _PARENT_POLL_S = 0.2
 CURVE_KEYS_ENV = "ZMQBENCH_CURVE_KEYS"
 

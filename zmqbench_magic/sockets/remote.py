@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
 from ..params.far_end import REMOTE_PYTHON, ssh_to
-from .errors import PeerError
+from .peer import PeerError
 from .secret import Keys, read_secret
 
 

@@ -31,8 +31,8 @@ from zmq.utils.monitor import recv_monitor_message
 from ..params.address import is_loopback_url
 from ..params.far_end import CURVE, SECRET_FILE
 from . import peer
-from .errors import PeerError
 from .malloc import steady_malloc
+from .peer import PeerError
 from .secret import Keys, OnlyKey, as_client, as_server
 
 if TYPE_CHECKING:
