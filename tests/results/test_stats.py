@@ -101,6 +101,8 @@ def test_the_tolerance_moves_the_tested_edge():
     )
     with pytest.raises(ValueError, match=r"tolerance must be from 0 to 0\.5, got 0\.7"):
         arms.versus("copy", True, False, tolerance=0.7)
+    with pytest.raises(ValueError, match="'nope' is not a column of this result"):
+        arms.versus("nope", True, False)
     with pytest.raises(ValueError, match="paired samples need equal counts"):
         paired_ratio_test(base, cand[:-1])
 

@@ -121,6 +121,35 @@ def compare(
     return table
 
 
+def arms_versus(
+    result: ResultSet,
+    column: str,
+    baseline: Any,
+    candidate: Any,
+    metric: str | None = None,
+    tolerance: float = TOLERANCE.default,
+) -> pd.DataFrame:
+    """Two arms of one run, ``column == candidate`` against ``column == baseline``, at
+    every point of the run's other swept parameters (see :meth:`ResultSet.versus`)."""
+    df = result.df
+    arms = df[df[column].isin([baseline, candidate])] if column in df.columns else df
+    by = [c for c in result.point_columns if c != column and not _follows(arms, column, c)]
+    metric = metric or result.metric_names[0]
+    return versus(df, column, baseline, candidate, metric, by, tolerance)
+
+
+def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
+    """Whether ``other`` is set by ``column`` in these two arms (one value in each, not
+    the same): inproc's far end is always a thread, tcp's a process, and the arms still
+    pair point by point."""
+    if other not in arms:
+        return False
+    per_arm = arms.groupby(column, dropna=False)[other].agg(["nunique", "first"])
+    if len(per_arm) != 2:  # an arm missing: nothing to pair, nothing follows
+        return False
+    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == 2)
+
+
 def versus(
     df: pd.DataFrame,
     column: str,

@@ -148,12 +148,9 @@ class ResultSet:
         >>> r = run_throughput(size=["1k", "1M"], copy=[True, False])  # doctest: +SKIP
         >>> r.versus("copy", True, False)[["size", "ratio", "verdict"]]  # doctest: +SKIP
         """
-        from .compare import versus
+        from .compare import arms_versus
 
-        metric = metric or self.metric_names[0]
-        arms = self.df[self.df[column].isin([baseline, candidate])]
-        by = [c for c in self.point_columns if c != column and not _follows(arms, column, c)]
-        return versus(self.df, column, baseline, candidate, metric, by, tolerance)
+        return arms_versus(self, column, baseline, candidate, metric, tolerance)
 
     def __add__(self, other: ResultSet) -> ResultSet:
         if not isinstance(other, ResultSet):
@@ -275,15 +272,3 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
         data.get("distributions", ()),
         data.get("runs", {}),
     )
-
-
-def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
-    """Whether ``other`` is set by ``column`` in these two arms (one value in each, not
-    the same): inproc's far end is always a thread, tcp's a process, and the arms still
-    pair point by point."""
-    if other not in arms:
-        return False
-    per_arm = arms.groupby(column, dropna=False)[other].agg(["nunique", "first"])
-    if len(per_arm) != 2:  # an arm missing: nothing to pair, nothing follows
-        return False
-    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == 2)

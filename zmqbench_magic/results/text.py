@@ -15,7 +15,7 @@ from ..params.common import MIN_TIME
 from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
 from ..params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size, plural
-from .compare import point_columns
+from .compare import arms_versus, point_columns
 
 if TYPE_CHECKING:
     from .resultset import ResultSet
@@ -282,7 +282,7 @@ def versus_line(
     df = result.df
     if column not in df.columns or not {baseline, candidate} <= set(df[column]):
         return ""
-    table = result.versus(column, baseline, candidate)
+    table = arms_versus(result, column, baseline, candidate)
     if table.empty:
         return ""
     words_of = KINDS[result.benchmark].params.words
