@@ -132,8 +132,10 @@ def arms_versus(
     """Two arms of one run, ``column == candidate`` against ``column == baseline``, at
     every point of the run's other swept parameters (see :meth:`ResultSet.versus`)."""
     df = result.df
-    arms = df[df[column].isin([baseline, candidate])] if column in df.columns else df
-    by = [c for c in result.point_columns if c != column and not _follows(arms, column, c)]
+    by = [c for c in result.point_columns if c != column]
+    if column in df.columns:  # else versus() names the columns there are
+        arms = df[df[column].isin([baseline, candidate])]
+        by = [c for c in by if not _follows(arms, column, c)]
     metric = metric or result.metric_names[0]
     return versus(df, column, baseline, candidate, metric, by, tolerance)
 
