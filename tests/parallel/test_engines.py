@@ -144,6 +144,29 @@ def _kill_a_worker_mid_flood(backend: str) -> str:
     return str(err.value)
 
 
+@pytest.mark.slow  # a real Dask cluster
+def test_dask_stages_are_the_samples_own_tasks_however_far_a_workers_clock_estimate_is():
+    """A worker shifts its tasks' stamps by its estimate of its clock's offset from the
+    scheduler's (from heartbeats; a busy machine's are late). Set 60 s out, its stamps
+    fall outside any wall-clock window of the sample: the run stage still comes from
+    the sample's own tasks."""
+    from zmqbench_magic.parallel.engines import session_for
+
+    session = session_for("dask", workers=1, timeout=30, test="flood")
+    try:
+
+        def clock_estimate_60_s_out(dask_worker):
+            dask_worker.periodic_callbacks["heartbeat"].stop()  # no estimate replaces it
+            dask_worker.scheduler_delay = 60.0
+
+        session.client.run(clock_estimate_60_s_out)
+        row = session.sample({"tasks": 16})
+        assert row["run_s"] > 0 and row["run_s"] < row["roundtrip_s"]
+    finally:
+        session.close()
+    assert tagged_processes() == []
+
+
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", FUTURES)
 def test_a_worker_killed_mid_flood_is_named(backend):

@@ -176,11 +176,27 @@ class DaskSession(FuturesSession):
                 f"{self.client.status}); {self._after()}"
             )
 
-    def _stages(self, began: float, ended: float) -> dict[str, float]:
+    # The sample's tasks are those the task stream recorded after its count before the
+    # sample, not those of a wall-clock window: each worker shifts its stamps by its
+    # estimate of its clock's offset from the scheduler's (from its heartbeats), which
+    # a busy machine gets wrong by more than a short sample lasts, and none is kept.
+    # The functions run on the scheduler are nested, so they travel by value.
+    def _stages_mark(self) -> int:
+        def stream_count(dask_scheduler: Any) -> int:
+            return int(dask_scheduler.plugins["task-stream"].index)
+
+        return int(self.client.run_on_scheduler(stream_count))
+
+    def _stages(self, mark: int) -> dict[str, float]:
         import numpy as np
 
+        def stream_since(mark: int, dask_scheduler: Any) -> list[dict[str, Any]]:
+            plugin = dask_scheduler.plugins["task-stream"]
+            recorded = min(plugin.index - mark, len(plugin.buffer))
+            return list(plugin.buffer)[len(plugin.buffer) - recorded :]
+
         stages = dict(nan_stages())
-        stream = self.client.get_task_stream(start=began, stop=ended)
+        stream = self.client.run_on_scheduler(stream_since, mark)
         runs = [
             span["stop"] - span["start"]
             for task in stream

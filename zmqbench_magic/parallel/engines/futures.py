@@ -112,7 +112,12 @@ class FuturesSession:
             pass
         return "exit status unknown (not the kernel's child)"
 
-    def _stages(self, began: float, ended: float) -> dict[str, float]:
+    def _stages_mark(self) -> Any:
+        """Where the backend's record of its tasks stands before a sample (none here)."""
+        return None
+
+    def _stages(self, mark: Any) -> dict[str, float]:
+        """The stages of the tasks recorded since ``mark`` (none here: not measured)."""
         return dict(nan_stages())
 
     def close(self) -> None:
@@ -125,13 +130,13 @@ class FuturesSession:
             for _ in range(self.warmup):
                 self._measure(point)
             self.warmed.add(key)
-        began = time.time()
+        mark = self._stages_mark()
         try:
             row = with_other_load(lambda: self._measure(point), self.pids)
         except (WorkerLost, TimeoutError) as exc:
             where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
             raise type(exc)(f"{where}: {exc}") from exc
-        stages = self._stages(began, time.time())
+        stages = self._stages(mark)
         return {
             "scheme": point.get("scheme"),
             "benchmark": FloodParams.benchmark,
