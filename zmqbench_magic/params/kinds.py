@@ -56,7 +56,8 @@ class Kind:
     # the CLI calls it after a one-shot run, ``%magic --stop`` when asked.
     stop: str = ""
     keeps: str = ""  # what ``stop`` stops, in words: "the cluster this extension started"
-    # Its IPython magic, a line and a cell magic: the name, and its ``%name?`` help.
+    # Its IPython magic (a cell magic too where it has a cell form): the name, and its
+    # ``%name?`` help.
     magic: str = ""
     magic_help: str = ""
     # "module:name": the cell form, cell(shell, source, given) -> the keyword arguments
