@@ -230,7 +230,7 @@ def _serve_one(
 
 def main(bind: str, secret: Keys | None, *, over_ssh: bool = False) -> int:
     """``zmqbench peer``: serve until Ctrl-C or SIGTERM. ``over_ssh``: started by a
-    driver over SSH (:mod:`.ssh`): the secret comes on stdin, the far end listens on
+    driver over SSH (:mod:`.remote`): the secret comes on stdin, the far end listens on
     the address the SSH connection came in on, and it ends the moment stdin closes
     (the driver stopped it, or its kernel died and took the SSH session with it)."""
     import signal
