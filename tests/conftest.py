@@ -286,9 +286,36 @@ def no_leftovers(process_singletons: None) -> Iterator[None]:
     assert leaked == {}, "file descriptors left open"
 
 
+# What must run in one test process, in order, when the suite runs in several
+# (pytest-xdist, --dist loadgroup): a notebook's cells share its kernel; Ray's clusters
+# and the test hosts' namespaces are machine-wide, so their tests take turns.
+_SHARED_BY_FILE = {
+    "test_remote.py": "test-hosts",
+    "06_two_hosts.ipynb": "test-hosts",
+    "test_engines.py": "ray",
+    "09_engines.ipynb": "ray",
+}
+_RAY_BENCH = "test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing"
+
+
+def _group(item: pytest.Item) -> str | None:
+    if item.path.name in _SHARED_BY_FILE:
+        return _SHARED_BY_FILE[item.path.name]
+    if item.name == _RAY_BENCH:
+        return "ray"
+    if item.path.suffix == ".ipynb":
+        return item.path.stem
+    return None
+
+
+# First, so that pytest-xdist's own hook sees the groups.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The example notebooks (collected by nbval beside these tests) run real
     benchmarks in a real kernel, two of them on a cluster: all in the slow set."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

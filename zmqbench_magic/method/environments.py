@@ -10,12 +10,14 @@ machine with no package index).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..results.environment import cache_dir
@@ -41,6 +43,24 @@ def build(
     python = folder / "bin" / "python"
     if (folder / _BUILT).exists():
         return python
+    # Two kernels (or a notebook and a test) asking for the same environment at once:
+    # the second waits for the first's build rather than removing it half-made.
+    with _held(folder.with_name(folder.name + ".lock")):
+        if not (folder / _BUILT).exists():
+            _make(folder, wanted, base_python, pip_args)
+    return python
+
+
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[None]:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
+def _make(folder: Path, wanted: list[str], base_python: str, pip_args: Sequence[str]) -> None:
+    python = folder / "bin" / "python"
     shutil.rmtree(folder, ignore_errors=True)  # a build that did not finish
     try:
         _run([base_python, "-m", "venv", str(folder)])
@@ -62,7 +82,6 @@ def build(
         shutil.rmtree(folder, ignore_errors=True)
         raise
     (folder / _BUILT).write_text(" ".join(wanted) + "\n")
-    return python
 
 
 def _run(command: list[str]) -> str:
