@@ -5,6 +5,7 @@ the memory a run takes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -20,6 +21,7 @@ from conftest import FLOOD_QUICK, started_by_this_run, tagged_processes, wait_un
 from IPython.core.error import UsageError
 
 from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
+from zmqbench_magic.parallel.engines.futures import FuturesSession
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.params.taskflood import STAGE_COLUMNS
 
@@ -108,11 +110,20 @@ def _command(process: psutil.Process) -> str:
         return ""
 
 
-def _kill_a_worker_mid_flood(backend: str) -> str:
-    """Flood ``backend`` with 20,000 tasks and SIGKILL one of its workers while they
-    run; return what the error said and how long after the kill it came."""
+def _kill_a_worker_mid_flood(backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Flood ``backend`` with 20,000 tasks and SIGKILL one of its workers once the
+    sample has begun (not while the workers start, however slow the machine); return
+    what the error said."""
     killed_at: list[float] = []
     parent = psutil.Process()
+    sampling = threading.Event()
+    sample = FuturesSession.sample
+
+    def sample_begun(session: FuturesSession, point: dict) -> dict:
+        sampling.set()
+        return sample(session, point)
+
+    monkeypatch.setattr(FuturesSession, "sample", sample_begun)
 
     def workers() -> list[psutil.Process]:
         if backend == "processpool":
@@ -130,8 +141,9 @@ def _kill_a_worker_mid_flood(backend: str) -> str:
         return [p for p in tagged if "spawn_main" in _command(p)]
 
     def kill() -> None:
-        victims = wait_until(lambda: len(workers()) >= 2 and workers(), 120, "workers")
-        time.sleep(1.0)  # well into the flood
+        wait_until(sampling.is_set, 120, "the sample to begin")
+        victims = wait_until(lambda: len(workers()) >= 2 and workers(), 10, "the workers")
+        time.sleep(0.2)  # into the 20,000 tasks, which last seconds on any machine
         killed_at.append(time.monotonic())
         victims[-1].kill()
 
@@ -142,6 +154,30 @@ def _kill_a_worker_mid_flood(backend: str) -> str:
     killer.join(5)
     assert killed_at, f"no worker was killed: {err.value}"
     return str(err.value)
+
+
+@pytest.mark.slow  # a real Dask cluster
+def test_a_dask_flood_looking_out_for_its_tasks_leaves_nothing_waiting_per_look():
+    """Each quarter-second look at a sample's tasks adds at most one waiter to the
+    client's loop, not one per task: 20 looks at 2,000 tasks not yet run added 40,000
+    (gigabytes a minute, on a busy machine, in a flood of 20,000)."""
+    from zmqbench_magic.parallel.engines import session_for
+
+    async def tasks_on_the_loop() -> int:
+        return len(asyncio.all_tasks())
+
+    session = session_for("dask", workers=1, timeout=30, test="flood")
+    try:
+        futures = session._submit_many(time.sleep, [5.0] * 2000)
+        before = session.client.sync(tasks_on_the_loop)
+        for _ in range(20):
+            assert session._wait(futures, 0.01) < len(futures)
+        added = session.client.sync(tasks_on_the_loop) - before
+        assert added <= 20, f"{added} tasks were left on the client's loop by 20 looks"
+        session.client.cancel(futures)
+    finally:
+        session.close()
+    assert tagged_processes() == []
 
 
 @pytest.mark.slow  # a real Dask cluster
@@ -169,8 +205,8 @@ def test_dask_stages_are_the_samples_own_tasks_however_far_a_workers_clock_estim
 
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", FUTURES)
-def test_a_worker_killed_mid_flood_is_named(backend):
-    said = _kill_a_worker_mid_flood(backend)
+def test_a_worker_killed_mid_flood_is_named(backend, monkeypatch):
+    said = _kill_a_worker_mid_flood(backend, monkeypatch)
     assert "20,000 tasks on 2" in said, said
     assert re.search(rf"{backend} worker \d \(pid \d+\) exited: ", said), said
     if backend == "processpool":  # the kernel's own child: how it ended is known
