@@ -36,4 +36,4 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 # a fixed length), so three processes share two cores well.
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-sanitize-with examples/sanitize.cfg \
-    --nbval-cell-timeout=600 --durations=25 -n "${ZMQBENCH_TEST_PROCESSES:-3}" --dist loadgroup "$@"
+    --nbval-cell-timeout=600 --durations=25 -n "${ZMQBENCH_TEST_PROCESSES:-3}" "$@"

@@ -287,35 +287,44 @@ def no_leftovers(process_singletons: None) -> Iterator[None]:
 
 
 # What must run in one test process, in order, when the suite runs in several
-# (pytest-xdist, --dist loadgroup): a notebook's cells share its kernel; Ray's clusters
-# and the test hosts' namespaces are machine-wide, so their tests take turns.
+# (pytest-xdist): a notebook's cells share its kernel; Ray's clusters and the test
+# hosts' network namespaces are the machine's, so their tests take turns.
 _SHARED_BY_FILE = {
-    "test_remote.py": "test-hosts",
-    "06_two_hosts.ipynb": "test-hosts",
-    "test_engines.py": "ray",
-    "09_engines.ipynb": "ray",
+    "tests/sockets/test_remote.py": "test-hosts",
+    "examples/06_two_hosts.ipynb": "test-hosts",
+    "tests/parallel/test_engines.py": "ray",
+    "examples/09_engines.ipynb": "ray",
+    "tests/test_bench.py::test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing": (
+        "ray"
+    ),
 }
-_RAY_BENCH = "test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing"
 
 
-def _group(item: pytest.Item) -> str | None:
-    if item.path.name in _SHARED_BY_FILE:
-        return _SHARED_BY_FILE[item.path.name]
-    if item.name == _RAY_BENCH:
-        return "ray"
-    if item.path.suffix == ".ipynb":
-        return item.path.stem
-    return None
+def _scope(nodeid: str) -> str:
+    """The unit one test process runs whole: a group above, a notebook, or one test."""
+    path = nodeid.split("::")[0]
+    if nodeid in _SHARED_BY_FILE or path in _SHARED_BY_FILE:
+        return _SHARED_BY_FILE.get(nodeid) or _SHARED_BY_FILE[path]
+    return path if path.endswith(".ipynb") else nodeid
 
 
-# First, so that pytest-xdist's own hook sees the groups.
-@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Units dealt out whole, the largest first (pytest-xdist's loadscope scheduler,
+    scoped by :func:`_scope`). Not ``--dist loadgroup``'s marks: pytest 9.2's node ids
+    lose the group it writes into them (pytest-xdist #1386), and cells of one notebook
+    then ran in fresh kernels."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return Grouped(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The example notebooks (collected by nbval beside these tests) run real
     benchmarks in a real kernel, two of them on a cluster: all in the slow set."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-        group = _group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
+from zmqbench_magic.parallel.clusters.reaper import processes_of
 from zmqbench_magic.parallel.flood import run_taskflood
 
 # Every test here runs a real ipyparallel cluster.
@@ -262,8 +264,16 @@ def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatc
         assert len(client.ids) == 1
 
 
-def test_engines_that_never_register_time_out_and_leave_nothing():
+def test_engines_that_never_register_time_out_and_leave_nothing(tmp_path, monkeypatch):
     own_cluster.stop()
+    # Engines that hang before they register, however fast the machine or late the wait.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys, time\n"
+        "if 'ipyparallel.engine' in ' '.join(sys.orig_argv):\n"
+        "    time.sleep(600)\n"
+    )
+    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     stalled = r"registered, not 2: no engine registered or left for 0\.5 s"
     with pytest.raises(TimeoutError, match=stalled):
         run_taskflood(tasks=4, engines=2, timeout=0.5)
@@ -297,8 +307,13 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
             [psutil.Process(p) for p in started["pids"] if psutil.pid_exists(p)], timeout=30
         )
         assert alive == []
-        wait_until(lambda: cluster_processes() == [], 10, "every cluster process gone")
-        assert not __import__("os").path.exists(started["profile_dir"])
+        # Its own cluster's processes, not another this test process still holds.
+        wait_until(
+            lambda: processes_of(started["profile_dir"]) == [],
+            60,
+            "every process of its cluster gone",
+        )
+        assert not os.path.exists(started["profile_dir"])
     finally:
         kernel.kill()
         kernel.stdout.close()
