@@ -30,10 +30,9 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
 # The upgrade notebook builds its environment from those wheels too (pip reads these).
-# In ${ZMQBENCH_TEST_PROCESSES:-3} processes (pytest-xdist): a notebook's cells, Ray's tests and the test
-# hosts' each stay in one (conftest.py names these groups); the rest is dealt out
-# a test at a time. Most of the time goes to waiting (clusters starting, samples of
-# a fixed length), so three processes share two cores well.
+# In three processes (pytest-xdist; -n 0 after test.sh runs one): tests/conftest.py
+# keeps a notebook's cells, Ray's tests and the test hosts' each in one, and deals
+# the rest out a test at a time.
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-sanitize-with examples/sanitize.cfg \
-    --nbval-cell-timeout=600 --durations=25 -n "${ZMQBENCH_TEST_PROCESSES:-3}" "$@"
+    --nbval-cell-timeout=600 --durations=25 -n 3 "$@"

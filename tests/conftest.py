@@ -28,7 +28,10 @@ from zmqbench_magic.params.units import format_size
 # kernels, servers): the checks for folders left behind then see this run's alone,
 # whatever else runs beside it (another test run, a benchmark). Short, since Ray and
 # ipc endpoints put socket paths (at most 107 bytes) under it.
-RUN_TEMP = tempfile.mkdtemp(prefix="zt", dir=tempfile.gettempdir())
+# Each test process's beside the others' (pytest-xdist's workers inherit TMPDIR), never
+# inside them: a path nested twice is too long for Ray's sockets.
+_TEMP_BASE = os.environ.setdefault("ZMQBENCH_TESTS_TEMP_BASE", tempfile.gettempdir())
+RUN_TEMP = tempfile.mkdtemp(prefix="zt", dir=_TEMP_BASE)
 os.environ["TMPDIR"] = RUN_TEMP
 tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 # Removed last (atexit runs in reverse): after the IPython shell has closed its history.
@@ -301,11 +304,10 @@ _SHARED_BY_FILE = {
 
 
 def _scope(nodeid: str) -> str:
-    """The unit one test process runs whole: a group above, a notebook, or one test."""
+    """The unit one test process runs whole, in order: a group above, or a file (a
+    notebook's cells share its kernel, a module's tests its fixtures)."""
     path = nodeid.split("::")[0]
-    if nodeid in _SHARED_BY_FILE or path in _SHARED_BY_FILE:
-        return _SHARED_BY_FILE.get(nodeid) or _SHARED_BY_FILE[path]
-    return path if path.endswith(".ipynb") else nodeid
+    return _SHARED_BY_FILE.get(nodeid) or _SHARED_BY_FILE.get(path) or path
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
