@@ -95,11 +95,17 @@ def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftove
 
 @pytest.fixture
 def configured(ip):
-    """``%config ZmqBench.*`` for one test; every trait is back to its default after."""
+    """``%config ZmqBench.*`` for one test; every trait is back to its default after,
+    and the shell's config as it was (a refused value stays in it, and a magics class
+    made later, in another test, would read it)."""
     magics = next(c for c in ip.configurables if type(c).__name__ == "ZmqBench")
+    before = ip.config["ZmqBench"].copy() if "ZmqBench" in ip.config else None
     yield lambda line: ip.run_line_magic("config", f"ZmqBench.{line}")
     for name, trait in magics.traits(config=True).items():
         setattr(magics, name, trait.default_value)
+    ip.config.pop("ZmqBench", None)
+    if before is not None:
+        ip.config["ZmqBench"] = before
 
 
 def test_config_sets_defaults_that_the_line_overrides(ip, configured, no_leftovers):

@@ -38,6 +38,9 @@ STAGES_NOTE = (
 )
 
 
+# The reason distributed gives the futures it cancels when its client loses the scheduler.
+_LOST_CONNECTION = "scheduler-connection-lost"
+
 # What a user checks when a scheduler does not answer.
 _CHECK = (
     "the scheduler is running and that the port is its scheduler port (8786 by default, "
@@ -159,15 +162,26 @@ class DaskSession(FuturesSession):
         if last is not None:
             # This client, never a default one the user may have made.
             with self.client.as_current(), contextlib.suppress(TimeoutError):
-                wait([last], timeout=timeout)
+                try:
+                    wait([last], timeout=timeout)
+                except BaseException as exc:
+                    self._name_a_lost_scheduler(exc)
+                    raise
         return sum(future.done() for future in futures)
 
     def _gather(self, futures: Sequence[Any]) -> list[Any]:
         try:
             return list(self.client.gather(futures))
-        except BaseException:  # a lost scheduler's futures: asyncio's CancelledError
-            self._check_scheduler()
+        except BaseException as exc:  # a lost scheduler's futures: asyncio's CancelledError
+            self._name_a_lost_scheduler(exc)
             raise
+
+    def _name_a_lost_scheduler(self, exc: BaseException) -> None:
+        """The futures cancelled because the connection to the scheduler is gone say
+        so before the client's own status does (a busy machine's client lags)."""
+        if _LOST_CONNECTION in str(exc):
+            raise self._scheduler_lost() from None
+        self._check_scheduler()
 
     def _look(self) -> None:
         self._check_scheduler()
@@ -176,11 +190,13 @@ class DaskSession(FuturesSession):
     def _check_scheduler(self) -> None:
         """A scheduler that stopped answering is named at once, not after --timeout."""
         if self.client.status != "running":
-            where = f" at {self.address}" if self.address else ""
-            raise WorkerLost(
-                f"the dask scheduler{where} stopped answering (this client is "
-                f"{self.client.status}); {self._after()}"
-            )
+            raise self._scheduler_lost()
+
+    def _scheduler_lost(self) -> WorkerLost:
+        where = f" at {self.address}" if self.address else ""
+        status = self.client.status
+        how = "its connection was lost" if status == "running" else f"this client is {status}"
+        return WorkerLost(f"the dask scheduler{where} stopped answering ({how}); {self._after()}")
 
     # The sample's tasks are those the task stream recorded after its count before the
     # sample, not those of a wall-clock window: each worker shifts its stamps by its
