@@ -29,11 +29,11 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff format --check $LINTED
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
-# The upgrade notebook builds its environment from those wheels too (pip reads these).
 # In one process: several (-n 3 after test.sh) take about half the time, but three
 # processes on two cores starve what must keep pace (Ray's start-up, a notebook's
 # link-bound figures). tests/conftest.py keeps what must stay together in one process
 # when there are several.
+# The upgrade notebook builds its environment from those wheels too (pip reads these).
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-sanitize-with examples/sanitize.cfg \
     --nbval-cell-timeout=600 --durations=25 "$@"

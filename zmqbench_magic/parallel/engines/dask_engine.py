@@ -161,9 +161,11 @@ class DaskSession(FuturesSession):
         last = next((future for future in reversed(futures) if not future.done()), None)
         if last is not None:
             # This client, never a default one the user may have made.
-            with self.client.as_current(), contextlib.suppress(TimeoutError):
+            with self.client.as_current():
                 try:
                     wait([last], timeout=timeout)
+                except TimeoutError:
+                    pass  # not done yet: the caller looks out, then waits again
                 except BaseException as exc:
                     self._name_a_lost_scheduler(exc)
                     raise
