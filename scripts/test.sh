@@ -29,7 +29,7 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff format --check $LINTED
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
-# In one process: several (-n 3 after test.sh) take about half the time, but three
+# In one process: three (-n 3 after test.sh) took 14 to 17 minutes here against 27, but three
 # processes on two cores starve what must keep pace (Ray's start-up, a notebook's
 # link-bound figures). tests/conftest.py keeps what must stay together in one process
 # when there are several.

@@ -292,7 +292,7 @@ def no_leftovers(process_singletons: None) -> Iterator[None]:
 # What must run in one test process, in order, when the suite runs in several
 # (pytest-xdist): a notebook's cells share its kernel; Ray's clusters and the test
 # hosts' network namespaces are the machine's, so their tests take turns.
-_SHARED_BY_FILE = {
+_TOGETHER = {
     "tests/sockets/test_remote.py": "test-hosts",
     "examples/06_two_hosts.ipynb": "test-hosts",
     "tests/parallel/test_engines.py": "ray",
@@ -307,7 +307,7 @@ def _scope(nodeid: str) -> str:
     """The unit one test process runs whole, in order: a group above, or a file (a
     notebook's cells share its kernel, a module's tests its fixtures)."""
     path = nodeid.split("::")[0]
-    return _SHARED_BY_FILE.get(nodeid) or _SHARED_BY_FILE.get(path) or path
+    return _TOGETHER.get(nodeid) or _TOGETHER.get(path) or path
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -47,7 +47,7 @@ def build(
     # the second waits for the first's build rather than removing it half-made.
     with _held(folder.with_name(folder.name + ".lock")):
         if not (folder / _BUILT).exists():
-            _make(folder, wanted, base_python, pip_args)
+            _make(folder, python, wanted, base_python, pip_args)
     return python
 
 
@@ -59,8 +59,9 @@ def _held(lock: Path) -> Iterator[None]:
         yield
 
 
-def _make(folder: Path, wanted: list[str], base_python: str, pip_args: Sequence[str]) -> None:
-    python = folder / "bin" / "python"
+def _make(
+    folder: Path, python: Path, wanted: list[str], base_python: str, pip_args: Sequence[str]
+) -> None:
     shutil.rmtree(folder, ignore_errors=True)  # a build that did not finish
     try:
         _run([base_python, "-m", "venv", str(folder)])
