@@ -203,6 +203,22 @@ def test_dask_stages_are_the_samples_own_tasks_however_far_a_workers_clock_estim
     assert tagged_processes() == []
 
 
+def test_a_pool_broken_before_its_flood_is_sent_names_the_worker_that_died():
+    """A worker killed before (or while) the tasks are submitted breaks the pool in
+    ``submit``, not in the wait for results: still the worker and its end are named."""
+    from zmqbench_magic.parallel.engines import session_for
+    from zmqbench_magic.parallel.engines.futures import WorkerLost
+
+    session = session_for("processpool", workers=2, timeout=30, test="flood")
+    try:
+        os.kill(session.pids[1], signal.SIGKILL)  # not reaped here: the pool reaps its own
+        wait_until(lambda: session.executor._broken, 30, "the pool to find its worker gone")
+        with pytest.raises(WorkerLost, match=r"worker 1 \(pid \d+\) exited: killed by signal 9"):
+            session.sample({"tasks": 100})
+    finally:
+        session.close()
+
+
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", FUTURES)
 def test_a_worker_killed_mid_flood_is_named(backend, monkeypatch):

@@ -56,6 +56,9 @@ class PoolSession(FuturesSession):
         try:
             return self.executor.submit(task, *args)
         except concurrent.futures.process.BrokenProcessPool as exc:
+            # A worker killed while the flood is still being sent breaks the pool here,
+            # not in _gather: on a busy machine the sending is the longer part.
+            self._look()
             raise WorkerLost(_BROKEN.format(exc)) from exc
 
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
