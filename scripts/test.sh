@@ -29,11 +29,11 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff format --check $LINTED
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
-# In one process: three (-n 3 after test.sh) took 14 to 17 minutes here against 27, but three
-# processes on two cores starve what must keep pace (Ray's start-up, a notebook's
-# link-bound figures). tests/conftest.py keeps what must stay together in one process
-# when there are several.
+# In two processes, one a core (pytest-xdist): tests/conftest.py deals the work out a
+# file (or a group that must stay together) at a time, the longest first. Three
+# processes on two cores starved what must keep pace (Ray's start-up, a notebook's
+# link-bound figures); one process took 25 to 27 minutes.
 # The upgrade notebook builds its environment from those wheels too (pip reads these).
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-sanitize-with examples/sanitize.cfg \
-    --nbval-cell-timeout=600 --durations=25 "$@"
+    --nbval-cell-timeout=600 --durations=25 -n 2 "$@"

@@ -310,23 +310,61 @@ def _scope(nodeid: str) -> str:
     return _TOGETHER.get(nodeid) or _TOGETHER.get(path) or path
 
 
+# The units that take longest in one process (about a minute to three each, measured
+# on the 2-core machine), dealt out first and longest first, so that no process is
+# left with a long one while the other has finished; the rest follow, largest first.
+# A stale order costs only time.
+_LONGEST_FIRST = (
+    "ray",
+    "tests/test_browser.py",
+    "test-hosts",
+    "tests/test_bench.py",
+    "examples/03_taskflood.ipynb",
+    "examples/08_upgrade_ab.ipynb",
+    "tests/parallel/test_flood.py",
+    "examples/05_python_vs_native.ipynb",
+    "tests/parallel/test_cluster_faults.py",
+    "examples/01_throughput.ipynb",
+    "examples/04_dashboard.ipynb",
+)
+
+
+def _dealing_order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` grouped by unit, the units in dealing order; a unit's own order kept."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_scope(item.nodeid), []).append(item)
+
+    def rank(scope: str) -> tuple[int, int]:
+        known = _LONGEST_FIRST.index(scope) if scope in _LONGEST_FIRST else len(_LONGEST_FIRST)
+        return known, -len(units[scope])
+
+    return [item for scope in sorted(units, key=rank) for item in units[scope]]
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Units dealt out whole, the largest first (pytest-xdist's loadscope scheduler,
-    scoped by :func:`_scope`). Not ``--dist loadgroup``'s marks: pytest 9.2's node ids
-    lose the group it writes into them (pytest-xdist #1386), and cells of one notebook
-    then ran in fresh kernels."""
+    """Units dealt out whole, in the order the collection puts them in
+    (:func:`_dealing_order`): pytest-xdist's loadscope scheduler, scoped by
+    :func:`_scope`. Not ``--dist loadgroup``'s marks: pytest 9.2's node ids lose the
+    group it writes into them (pytest-xdist #1386), and cells of one notebook then ran
+    in fresh kernels."""
     from xdist.scheduler import LoadScopeScheduling
 
     class Grouped(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return _scope(nodeid)
 
+    # Its own reordering counts tests, which says nothing of how long a unit takes.
+    config.option.loadscopereorder = False
     return Grouped(config, log)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The example notebooks (collected by nbval beside these tests) run real
-    benchmarks in a real kernel, two of them on a cluster: all in the slow set."""
+    benchmarks in a real kernel, two of them on a cluster: all in the slow set. In a
+    process of several (pytest-xdist's workers), the items in dealing order."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):
+        items[:] = _dealing_order(items)
