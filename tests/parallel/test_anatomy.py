@@ -3,6 +3,7 @@ push, map chunksize, the process-pool baseline and the advisor, on a real cluste
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -126,12 +127,14 @@ def test_broadcast_views_run_each_task_on_every_engine_and_push_to_all():
 
 def _pool_workers() -> list[psutil.Process]:
     """The pool's workers (not multiprocessing's resource tracker, which spawn starts
-    once and which ends with this process)."""
-    return [
-        p
-        for p in psutil.Process().children(recursive=True)
-        if "spawn_main" in " ".join(p.cmdline())
-    ]
+    once and which ends with this process). A child that ends as it is looked at (a
+    zombie by then: a stopping cluster's engine) runs nothing, and is not one."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.append(child)
+    return found
 
 
 @pytest.mark.slow  # a real cluster beside the pool

@@ -127,9 +127,7 @@ def _kill_a_worker_mid_flood(backend: str, monkeypatch: pytest.MonkeyPatch) -> s
 
     def workers() -> list[psutil.Process]:
         if backend == "processpool":
-            return [
-                p for p in parent.children(recursive=True) if "spawn_main" in " ".join(p.cmdline())
-            ]
+            return [p for p in parent.children(recursive=True) if "spawn_main" in _command(p)]
         tagged = tagged_processes()
         if backend == "ray":  # Ray names its worker processes by what they run
             helpers = ("ray::Dashboard", "ray::RuntimeEnv")
