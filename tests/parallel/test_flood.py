@@ -375,12 +375,14 @@ def test_a_cell_task_reads_the_users_names_and_its_times_are_what_it_did(ip):
     )
     df = result.df
     assert set(df["test"]) == {"cell"} and len(df) == 2 * 2
-    # Each task sleeps 20 ms: its own time on the engine is that, give or take the
-    # scheduler's wake-up; 8 tasks on 2 engines are 4 naps each, 80 ms of work per
-    # engine, 16 tasks 160 ms; the round trip cannot be shorter than that work.
-    assert df["task_s"].between(0.02, 0.04).all(), df["task_s"]
+    # Each task sleeps 20 ms: its own time on the engine is at least that (how much
+    # more is the scheduler's wake-up, which a busy machine makes long), and lies
+    # within its sample's round trip; 8 tasks on 2 engines are 4 naps each, 80 ms of
+    # work per engine, 16 tasks 160 ms; the round trip cannot be shorter than that
+    # work, and the two engines' work cannot be longer than two round trips.
+    assert (df["task_s"] >= 0.02).all() and (df["task_s"] <= df["roundtrip_s"]).all()
     work = df["tasks"].map({8: 0.08, 16: 0.16})
-    assert (df["compute_s"] >= work).all() and (df["compute_s"] < 2 * work).all()
+    assert (df["compute_s"] >= work).all() and (df["compute_s"] <= 2 * df["roundtrip_s"]).all()
     assert (df["roundtrip_s"] >= work).all()
     assert df["overhead_s"].between(0, df["roundtrip_s"]).all()
     assert df["overhead_fraction"].between(0, 1).all()
