@@ -31,15 +31,20 @@ def _left_nothing() -> None:
 
 def _new_process(kind: str, besides: set[int]) -> Callable[[], psutil.Process | None]:
     """A finder for a process of the project's clusters (``engine`` or
-    ``controller``, not an engine's nanny) not in ``besides``."""
+    ``controller``, not an engine's nanny) not in ``besides``. The controller's
+    schedulers are forks of it, with its command line: the controller is the one whose
+    parent is not one of them (process ids wrap, so the lowest is not always it)."""
 
     def find() -> psutil.Process | None:
         for process in cluster_processes():
             try:
                 command = " ".join(process.cmdline()).split(" --")[0].rstrip()
+                parent = process.parent()
+                forked = parent is not None and parent.cmdline() == process.cmdline()
             except psutil.Error:
                 continue
-            if command.endswith(f"-m ipyparallel.{kind}") and process.pid not in besides:
+            ours = command.endswith(f"-m ipyparallel.{kind}") and not forked
+            if ours and process.pid not in besides:
                 return process
         return None
 
