@@ -148,6 +148,20 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
 
 
 @pytest.mark.slow  # a real cluster
+def test_a_scheduler_of_the_controller_killed_mid_flood_is_named_at_once():
+    run_taskflood(tasks=16, engines=2, **ONE_ROUND)
+    controller = psutil.Process(own_cluster.current().cluster.controller.pid)
+    killer, killed_at = _kill_when(lambda: controller.children()[-1], _mid_submission)
+    named = r"a scheduler of the controller \(pid \d+\) exited"
+    with pytest.raises(RuntimeError, match=named) as err:
+        run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
+    killer.join(5)
+    assert _noticed(err.value) >= killed_at[0], str(err.value)
+    assert "the cluster was stopped" in str(err.value)
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
 def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     victim = next(iter(own_cluster.current().engine_of_pid))

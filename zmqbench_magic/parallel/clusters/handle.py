@@ -24,6 +24,7 @@ from .watch import (
     HEARTBEAT_NOTE,
     ClusterLost,
     EngineLost,
+    Schedulers,
     ask_pids,
     engine_exit,
     engine_processes,
@@ -52,6 +53,7 @@ class ClusterHandle:
     # Idle and whole: False while it resizes, and after a sample that could not wait
     # out its aborted tasks (the next run must not inherit them).
     settled: bool = True
+    schedulers: Schedulers = field(default_factory=Schedulers)
 
     @property
     def managed(self) -> bool:
@@ -126,9 +128,9 @@ class ClusterHandle:
             self.client.history.clear()
 
     def check_alive(self, engine_ids: tuple[int, ...] | None = None) -> None:
-        """Raise :class:`ClusterLost` if the controller has exited, :class:`EngineLost`
-        if an engine process of a cluster the project started has, or if one of
-        ``engine_ids`` is no longer registered."""
+        """Raise :class:`ClusterLost` if the controller or one of its schedulers has
+        exited, :class:`EngineLost` if an engine process of a cluster the project
+        started has, or if one of ``engine_ids`` is no longer registered."""
         if self.cluster is not None:
             controller = self.cluster.controller
             gone = exited(controller, f"the controller (pid {getattr(controller, 'pid', '?')})")
@@ -136,6 +138,13 @@ class ClusterHandle:
                 msg = (
                     f"{gone.words()}: nothing can register, resize or report engines any "
                     "more; the cluster was stopped (the next run starts a fresh one)"
+                )
+                raise ClusterLost(msg)
+            gone = self.schedulers.exit(controller)
+            if gone is not None:
+                msg = (
+                    f"{gone.words()}: the tasks it routes are never answered; the cluster "
+                    "was stopped (the next run starts a fresh one)"
                 )
                 raise ClusterLost(msg)
             gone = engine_exit(self.cluster, self._engine_name)

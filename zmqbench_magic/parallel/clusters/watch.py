@@ -1,5 +1,6 @@
-"""Watching a cluster's processes while the project uses it: an engine or the
-controller that exits is named at once, with how it ended and what it last wrote.
+"""Watching a cluster's processes while the project uses it: an engine, the
+controller or one of its schedulers that exits is named at once, with how it ended
+and what it last wrote.
 
 For a cluster the project started, the launchers' processes are the kernel's own
 children: their exit is seen in the next look (every quarter second while a sample
@@ -16,7 +17,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # ipyparallel's defaults (HeartMonitor.period, max_heartmonitor_misses).
@@ -108,6 +109,44 @@ def _last_lines(path: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
+@dataclass
+class Schedulers:
+    """The controller's schedulers: ipyparallel forks a process for each (with the
+    controller's command line), which the kernel cannot wait on, as they are the
+    controller's children, not its own. Each is known from the first look that finds
+    it, and is gone once its process no longer runs (a zombie the controller has not
+    reaped counts as gone): tasks routed through it are never answered."""
+
+    known: dict[int, Any] = field(default_factory=dict)
+
+    def exit(self, controller: Any) -> Exited | None:
+        """The first scheduler of ``controller``'s process found gone, or None."""
+        import psutil
+
+        pid = getattr(controller, "pid", None)
+        if pid is None:
+            return None
+        try:
+            parent = psutil.Process(pid)
+            command, children = parent.cmdline(), parent.children()
+        except psutil.Error:
+            return None  # the controller's own end is its launcher's to name
+        for child in children:
+            if child.pid not in self.known:
+                with contextlib.suppress(psutil.Error):  # one ending now: seen next look
+                    if child.cmdline() == command:
+                        self.known[child.pid] = child
+        for scheduler_pid, process in self.known.items():
+            try:
+                running = process.status() != psutil.STATUS_ZOMBIE
+            except psutil.Error:
+                running = False
+            if not running:
+                what = f"a scheduler of the controller (pid {scheduler_pid})"
+                return Exited(what, _status(None), ())
+        return None
+
+
 def engine_exit(cluster: Any, name: Callable[[Any, str], str]) -> Exited | None:
     """The first engine of ``cluster`` found to have exited, named by ``name(pid,
     host)``; None while all run."""
@@ -166,6 +205,7 @@ __all__ = [
     "ClusterLost",
     "EngineLost",
     "Exited",
+    "Schedulers",
     "ask_pids",
     "engine_exit",
     "engine_processes",
