@@ -138,7 +138,8 @@ class Schedulers:
                         self.known[child.pid] = child
         for scheduler_pid, process in self.known.items():
             try:
-                running = process.status() != psutil.STATUS_ZOMBIE
+                # is_running() also tells a new process that took a wrapped pid.
+                running = process.is_running() and process.status() != psutil.STATUS_ZOMBIE
             except psutil.Error:
                 running = False
             if not running:
