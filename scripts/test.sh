@@ -32,7 +32,7 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 # In two processes, one a core (pytest-xdist): tests/conftest.py deals the work out a
 # file (or a group that must stay together) at a time, the longest first. Three
 # processes on two cores starved what must keep pace (Ray's start-up, a notebook's
-# link-bound figures). Two took 16 to 18 minutes here, one 25 to 27.
+# link-bound figures). Two took 16 to 21 minutes here, one 25 to 27.
 # The upgrade notebook builds its environment from those wheels too (pip reads these).
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
     --nbval-sanitize-with examples/sanitize.cfg \
