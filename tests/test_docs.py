@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from zmqbench_magic import run_latency, run_taskflood, run_throughput
+from zmqbench_magic import load, run_latency, run_taskflood, run_throughput
 from zmqbench_magic.params import BENCHMARKS, FLOOD_METRICS, LAT_METRICS, THR_METRICS
 from zmqbench_magic.params.columns import SAMPLE_COLUMNS
 
@@ -207,3 +207,58 @@ def test_the_site_works_offline_in_a_browser(served):
             browser.close()
     assert not errors, errors
     assert not elsewhere, elsewhere
+
+
+def _recipe_steps() -> list[tuple[str, str]]:
+    """The CI page's job: each step's name and ``run:`` script, in order."""
+    import yaml
+
+    page = (DOCS / "ci.md").read_text()
+    (job,) = re.findall(r"```yaml\n(.*?)```", page, re.DOTALL)
+    (gate,) = yaml.safe_load(job)["jobs"].values()
+    return [(step.get("name", ""), step["run"]) for step in gate["steps"] if "run" in step]
+
+
+@pytest.mark.slow  # builds an environment from wheels and runs both, interleaved
+def test_the_ci_recipe_runs_here_and_its_exit_status_follows_its_verdicts(tmp_path):
+    """The job's steps, as written, in one shell each: the baseline environment built
+    from the wheels the test command fetched (pip reads PIP_FIND_LINKS and PIP_NO_INDEX
+    from the environment, as a CI runner's pip reads its own settings), the candidate
+    this test's environment (in place of the install step)."""
+    import os
+
+    wheels = ROOT / ".wheelhouse"
+    assert wheels.is_dir(), "scripts/test.sh fetches .wheelhouse before the tests"
+    steps = _recipe_steps()
+    assert steps[0][0] == "install"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md"),
+    }
+    status = {}
+    for name, script in steps[1:]:
+        done = subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        status[name] = done.returncode
+        assert done.returncode in (0, 1), f"{name}: {done.stderr[-3000:]}"
+    assert status["baseline environment"] == 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| point | figures |" in summary and "pyzmq 26.4.0" in summary
+    (verdicts,) = [line for line in summary.splitlines() if "python candidate vs base" in line]
+    # The gate follows the printed verdicts, whichever way this machine's run went.
+    slower = re.search(r"\bslower at\b", verdicts) is not None
+    assert status["both environments, interleaved, gated"] == int(slower), summary
+    (gate_line,) = [line for line in summary.splitlines() if line.startswith("**gate ")]
+    assert gate_line.startswith("**gate --fail-on slower: " + ("FAILED" if slower else "passed"))
+    assert (tmp_path / "step-summary.md").read_text() == summary
+    assert load(tmp_path / "ab.json").df["python"].nunique() == 2

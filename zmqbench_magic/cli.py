@@ -1,11 +1,12 @@
-"""``zmqbench thr|lat|flood|compare|noise|env|peer``: the benchmarks from a shell, with
-the magics' options, a comparison of two saved runs, this host's noise floor, cached
-environments to compare, and a standing far end.
+"""``zmqbench thr|lat|flood|compare|show|noise|env|peer``: the benchmarks from a shell,
+with the magics' options, a comparison of two saved runs, a saved run printed again,
+this host's noise floor, cached environments to compare, and a standing far end.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
-peer died or timed out), 130 after Ctrl-C (what was measured in whole rounds is
-still printed and saved).
+peer died or timed out) or a ``--fail-on`` gate fails (a point called what it names),
+130 after Ctrl-C (what was measured in whole rounds is still printed and saved; a
+gated run fails).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import sys
 from collections.abc import Callable
 
 from .method.schedule import Interrupted
-from .params import KINDS, SECRET_FILE, TOLERANCE, BenchParams, Kind
-from .results import ResultSet, load
+from .params import KINDS, PYTHON, SECRET_FILE, BenchParams, Kind
+from .results import ResultSet
+from .results.gate import gate
+from .results.text import python_arms
 from .ui.environment_commands import add_commands, env_command, noise_command
 from .ui.options import (
     CLI_OUTPUT_OPTIONS,
@@ -24,8 +27,16 @@ from .ui.options import (
     param_options,
     params_from_options,
 )
-from .ui.present import Output, present, show
+from .ui.present import present
 from .ui.progress import ProgressLine, stream_writer
+from .ui.result_commands import (
+    FAIL_ON_OPTION,
+    compare_command,
+    output_of,
+    report_gate,
+    show_command,
+)
+from .ui.result_commands import add_commands as add_result_commands
 
 
 def _runner(kind: Kind) -> Callable[..., ResultSet]:
@@ -52,6 +63,8 @@ EXAMPLES = (
     ("zmqbench lat -t inproc ipc tcp", "round-trip percentiles per transport"),
     ("zmqbench flood --engines 1 2 --json flood.json", "tiny tasks per second, saved"),
     ("zmqbench compare old.json new.json", "faster, slower, same or inconclusive, per point"),
+    ("zmqbench compare old.json new.json --fail-on slower", "exit 1 on a slower point (CI)"),
+    ("zmqbench show new.json --markdown", "a saved run's summary for a PR comment"),
     ("zmqbench noise thr", "how much this host's runs differ by themselves"),
     ("zmqbench thr --help", "every option of one command"),
 )
@@ -75,33 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(kind.name, help=kind.title, description=kind.title)
         for flags, kwargs in param_options(kind.params):
             sub.add_argument(*flags, **kwargs)
+        if PYTHON in kind.params.fields():
+            flags, kwargs = FAIL_ON_OPTION
+            help_text = f"with --python BASE CANDIDATE: {kwargs['help']}"
+            sub.add_argument(*flags, **{**kwargs, "help": help_text})
         _output_options(sub)
-    compare = commands.add_parser(
-        "compare",
-        help="compare two saved runs point by point",
-        description="Is the candidate faster, slower or the same as the baseline, per point, "
-        "or can the data not tell (inconclusive)? Ratio with its interval, Mann-Whitney "
-        "p-value adjusted across the points (Holm), verdict and reason. Two arms of one "
-        "run compare better paired: ResultSet.versus() in Python.",
-    )
-    compare.add_argument("baseline", help="a result file (--json) of the baseline run")
-    compare.add_argument("candidate", help="a result file of the run compared with it")
-    compare.add_argument(
-        "--match",
-        nargs="+",
-        metavar="COLUMN",
-        help="pair points on these columns only (e.g. size), default every shared one",
-    )
-    compare.add_argument("--metric", help="the metric compared, default the headline one")
-    compare.add_argument(
-        TOLERANCE.option,
-        type=TOLERANCE.parse,
-        default=None,
-        metavar="FRACTION",
-        help=f"{TOLERANCE.help}; default this host's noise floor at each point (zmqbench "
-        f"noise), at least {TOLERANCE.label(TOLERANCE.default)}".replace("%", "%%"),
-    )
-    _output_options(compare)
+    add_result_commands(commands)
     add_commands(commands)
     peer = commands.add_parser(
         "peer",
@@ -132,7 +124,13 @@ def _output_options(sub: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    others = {"compare": _compare, "peer": _peer, "noise": noise_command, "env": env_command}
+    others = {
+        "compare": compare_command,
+        "show": show_command,
+        "peer": _peer,
+        "noise": noise_command,
+        "env": env_command,
+    }
     if args.benchmark in others:
         return others[args.benchmark](parser, args)
     kind = KINDS[args.benchmark]
@@ -140,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         params = params_from_options(params_class, vars(args))
+        fail_on = getattr(args, "fail_on", [])
+        if fail_on:
+            _check_gated(params)
         for path in (args.json, args.csv, args.svg, args.png):
             check_output_path(path)
         for caution in params.cautions():
@@ -154,8 +155,25 @@ def main(argv: list[str] | None = None) -> int:
     except (TimeoutError, RuntimeError) as exc:  # PeerError is a RuntimeError
         print(f"zmqbench: {exc}", file=sys.stderr)
         return 1
-    present(result, _output(args), draw=None)
+    output = output_of(args)
+    present(result, output, draw=None)
+    if fail_on and status == 0:  # an interrupted run is no pass
+        baseline, candidate = python_arms(result)
+        failed = gate(result.versus("python", baseline, candidate), fail_on)
+        status = status or report_gate(failed, fail_on, output)
     return status
+
+
+def _check_gated(params: BenchParams) -> None:
+    """--fail-on gates the two environments one run compared: exactly two."""
+    arms = getattr(params, "python", ())
+    if len(arms) != 2:
+        msg = (
+            f"--fail-on gates two environments measured in one run: give --python BASE "
+            f"CANDIDATE (2 interpreters), got {len(arms)}; to gate two saved runs use "
+            f"zmqbench compare BASE.json CAND.json --fail-on ..."
+        )
+        raise ValueError(msg)
 
 
 def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool) -> ResultSet:
@@ -188,33 +206,6 @@ def _peer(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
     return standing.main(args.bind, secret, over_ssh=args.over_ssh)
-
-
-def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    try:
-        baseline, candidate = load(args.baseline), load(args.candidate)
-        table = baseline.compare(
-            candidate, match=args.match, metric=args.metric, tolerance=args.tolerance
-        )
-    except (OSError, ValueError) as exc:
-        parser.error(str(exc))
-    if not args.quiet:
-        from .results.text import comparison_lines
-
-        print("\n".join(comparison_lines(table)))
-    if args.json:
-        table.to_json(args.json, orient="records", indent=1)
-    if args.csv:
-        table.to_csv(args.csv, index=False)
-    if args.svg or args.png:
-        from .charts import comparison_chart
-
-        show(comparison_chart(table), _output(args), draw=None)
-    return 0
-
-
-def _output(args: argparse.Namespace) -> Output:
-    return Output(args.quiet, True, args.svg, args.png, args.json, args.csv)
 
 
 if __name__ == "__main__":

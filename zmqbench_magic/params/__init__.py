@@ -12,6 +12,7 @@ the same declarations.
 from __future__ import annotations
 
 from .common import (
+    FAIL_ON,
     LABEL,
     MAX_TIME,
     MIN_TIME,
@@ -83,6 +84,7 @@ __all__ = [
     "CURVE",
     "DRIVER",
     "DURATION",
+    "FAIL_ON",
     "FLOOD",
     "FLOOD_METRICS",
     "HELD_FRACTION",

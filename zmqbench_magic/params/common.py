@@ -56,6 +56,13 @@ TOLERANCE = Param(
     "1 ± this, and same only when its whole interval lies within it",
     "tolerance", "fraction", low=0.0, high=0.5,
 )
+FAIL_ON = Param(
+    "fail_on", (),
+    "exit with status 1 when any point of the comparison is called this (after Holm's "
+    "adjustment): slower, faster, any (slower or faster) or inconclusive; several may "
+    "be given; none: always 0",
+    "failing verdicts", "choice", choices=("slower", "faster", "any", "inconclusive"),
+)
 TIMEOUT = Param(
     "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
     "timeout", "float", unit="s", low=0.1, high=3600.0,

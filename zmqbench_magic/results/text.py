@@ -12,6 +12,7 @@ import pandas as pd
 from ..params import COPY, KINDS
 from ..params.backends import BACKENDS
 from ..params.common import MIN_TIME
+from ..params.interpreter import arm_names
 from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
 from ..params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size, plural
@@ -226,6 +227,14 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
             f"ratio {row['ratio']:.3f} ({row['ci_level']:.0%} CI {row['ci_low']:.3f} to "
             f"{row['ci_high']:.3f}, n={row['n']}): {verdict}"
         )
+    return lines + comparison_notes(table)
+
+
+def comparison_notes(table: pd.DataFrame) -> list[str]:
+    """What a comparison's table as a whole says, after its points: how the points were
+    compared and called, where the tolerance came from, a shift every point shares, and
+    what else the two runs differ in."""
+    lines = []
     tolerance = table.attrs.get("tolerance")
     if tolerance is not None:
         how = "paired by round" if table["paired"].all() else "unpaired (separate runs)"
@@ -259,14 +268,26 @@ _ARMS = (
 def verdict_lines(result: ResultSet) -> list[str]:
     """For each two-arm parameter measured both ways, the paired verdicts in one line:
     ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
-    df = result.df
     arms = list(_ARMS)
-    if "python" in df.columns and df["python"].nunique() == 2:
+    environments = python_arms(result)
+    if len(environments) == 2:
         # Environments side by side: the first named is the baseline.
-        old, new = df["python"].unique().tolist()
+        old, new = environments
         arms.append(("python", old, new, f"python {new} vs {old}"))
     lines = [versus_line(result, *arm) for arm in arms]
     return [line for line in lines if line]
+
+
+def python_arms(result: ResultSet) -> list[str]:
+    """The environments a run compared side by side (its ``python`` column), in the
+    order ``--python`` named them: the first is the baseline."""
+    df = result.df
+    if "python" not in df.columns:
+        return []
+    measured = df["python"].dropna().unique().tolist()
+    given = result.settings.get("python") or ()
+    named = list(arm_names([given] if isinstance(given, str) else given).values())
+    return [arm for arm in named if arm in measured] if set(named) >= set(measured) else measured
 
 
 def versus_line(

@@ -48,10 +48,14 @@ CLI_OUTPUT_OPTIONS: list[OptionSpec] = [
     (("--json",), {"metavar": "PATH", "help": "save the result as JSON"}),
     (("--csv",), {"metavar": "PATH", "help": "save one row per sample as CSV"}),
     *_CHART_FILES,
+    (
+        ("--markdown",),
+        {"action": "store_true", "help": "print the summary as Markdown (a PR comment)"},
+    ),
 ]
 
 
-def _type_for(param: Param) -> Callable[[str], Any]:
+def type_for(param: Param) -> Callable[[str], Any]:
     """argparse's ``type``: parse and validate, reporting our message verbatim."""
 
     def convert(text: str) -> Any:
@@ -81,7 +85,7 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
         sweep = " Several values sweep." if param.sweep else ""
         kwargs: dict[str, Any] = {
             "dest": param.name,
-            "type": _type_for(param),
+            "type": type_for(param),
             "default": None,
             "metavar": param.name.upper(),
             # argparse formats help with %: a literal one (5%) is written %%.

@@ -24,6 +24,7 @@ class Output:
     png: str | None = None
     json: str | None = None
     csv: str | None = None
+    markdown: bool = False  # the summary as Markdown (a pull request's comment)
 
     @property
     def files(self) -> tuple[str | None, ...]:
@@ -36,7 +37,12 @@ def present(
     """Print, save and show ``result``. ``draw(data, metadata)`` shows a chart's display
     bundle (a kernel's ``display``); None where nothing can be drawn (a terminal)."""
     if not output.quiet:
-        print(result)
+        if output.markdown:
+            from ..results.markdown import result_markdown
+
+            print(result_markdown(result))
+        else:
+            print(result)
     if output.json:
         result.save(output.json)
     if output.csv:
@@ -62,7 +68,8 @@ def show(chart: Any, output: Output, draw: Callable[..., None] | None) -> None:
         if path:
             saved = save_chart(chart, path, kind)
             if not output.quiet:
-                print(f"chart saved to {saved}")
+                # Beside Markdown, on stderr: what stdout carries is pasted as it is.
+                print(f"chart saved to {saved}", file=sys.stderr if output.markdown else sys.stdout)
     if output.chart and draw is not None:
         draw(*chart_bundle(chart))
 

@@ -1,0 +1,98 @@
+"""``zmqbench compare --fail-on``, ``zmqbench thr --python A B --fail-on`` and ``zmqbench
+show``, run as a CI job runs them: the exit status is the gate, stdout what a pull
+request's comment shows (``--markdown``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TINY
+
+from zmqbench_magic.results.synthetic import unpaired_run
+
+ZMQBENCH = Path(sys.executable).with_name("zmqbench")
+# Two rounds of one 100 B point: a second or two a run.
+QUICK = ["-s", "100", "-r", "2", "--warmup", "0", "--min-time", "0.02"]
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [str(ZMQBENCH), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_a_synthetic_run_against_itself_passes_the_gate(tmp_path):
+    rng = np.random.default_rng(3)  # a pair this seed calls "same" or "inconclusive"
+    base = unpaired_run(rng, 1.0, points=3).save(tmp_path / "base.json")
+    cand = unpaired_run(rng, 1.0, points=3).save(tmp_path / "cand.json")
+    done = _run("compare", base, cand, "--fail-on", "slower", "faster")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "gate --fail-on slower faster: passed"
+    # Without --fail-on, as before: 0 whatever the verdicts, and no gate line.
+    slower = unpaired_run(rng, 0.8, points=3).save(tmp_path / "slower.json")
+    done = _run("compare", base, slower)
+    assert done.returncode == 0 and "gate" not in done.stdout
+
+
+def test_a_real_slower_pair_fails_the_gate_with_its_points(tmp_path):
+    """CurveZMQ encrypts every 64 kB message: about half the plain rate here, a real
+    slower candidate (compared on size alone, the one column they share)."""
+    base, cand = tmp_path / "plain.json", tmp_path / "curve.json"
+    rounds = ["-s", "64k", "-r", "6", "--warmup", "0", "--min-time", "0.05", "-q"]
+    assert _run("thr", *rounds, "--json", base).returncode == 0
+    assert _run("thr", *rounds, "--curve", "true", "--json", cand).returncode == 0
+    done = _run("compare", base, cand, "--match", "size", "--fail-on", "slower", "-q")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "gate --fail-on slower: FAILED at 1 point(s)",
+        done.stdout.splitlines()[1],
+    ]
+    assert done.stdout.splitlines()[1].startswith("  size=65536: slower, ratio 0.")
+    # The same pair as Markdown: a table, then the gate in bold.
+    done = _run("compare", base, cand, "--match", "size", "--fail-on", "slower", "--markdown")
+    assert done.returncode == 1
+    assert "| size=65536 | msgs_per_s |" in done.stdout and "| **slower** |" in done.stdout
+    assert "**gate --fail-on slower: FAILED at 1 point(s)**" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["compare", "missing.json", "missing.json", "--fail-on", "slower"], "No such file"),
+        (["compare", "a.json", "a.json", "--fail-on", "slowr"], "fail_on must be one of slower"),
+        (["thr", *QUICK, "--fail-on", "slower"], "give --python BASE CANDIDATE"),
+    ],
+)
+def test_bad_gate_input_exits_2_naming_it(args, words):
+    done = _run(*args)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+
+
+def test_an_interleaved_pair_of_environments_is_gated_by_its_own_verdict(tmp_path):
+    """Two rounds cannot call anything (the smallest p-value 2 pairs give is 0.5), so
+    the verdict is known: inconclusive. The gate follows it, whatever the figures."""
+    python = f"a={sys.executable}", f"b={sys.executable}"
+    passed = _run("thr", *QUICK, "--python", *python, "--fail-on", "slower", "any")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "python b vs a, msgs_per_s paired by round" in passed.stdout  # a is the baseline
+    assert passed.stdout.splitlines()[-1] == "gate --fail-on slower any: passed"
+    failed = _run("thr", *QUICK, "--python", *python, "--fail-on", "inconclusive", "-q")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert failed.stdout.splitlines()[1].startswith("  size=100: inconclusive, ratio ")
+
+
+def test_show_prints_a_saved_run_as_it_was_printed(tmp_path):
+    saved = tmp_path / "r.json"
+    tiny = ["-n", str(TINY["count"]), "-r", str(TINY["repeat"]), "--warmup", "0"]
+    run = _run("lat", "-s", "1", "1k", *tiny, "--json", saved)
+    assert run.returncode == 0, run.stderr
+    shown = _run("show", saved)
+    assert shown.returncode == 0 and shown.stdout == run.stdout
+    markdown = _run("show", saved, "--markdown")
+    lines = markdown.stdout.splitlines()
+    assert lines[0].startswith("**REQ/REP round-trip latency** on ")
+    assert "| point | figures |" in lines and sum(line.startswith("| tcp ") for line in lines) == 2
+    assert _run("show", tmp_path / "none.json").returncode == 2
