@@ -104,6 +104,15 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     assert out.strip() in written
 
 
+def test_history_bench_quick_prints_its_rates_and_a_real_history():
+    out = _run_bench("bench_history.py")
+    rows = [ln.split() for ln in out.splitlines() if ln[:5].strip().isdigit()]
+    assert len(rows) == 12  # 3 lengths x 4 noises
+    assert all(0 <= float(row[2]) <= 1 for row in rows)  # the false-step share
+    assert "real: 3 runs, then 3 with a busy loop on each core beside them" in out
+    assert "steps called at the change (run 3): " in out
+
+
 def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
     from conftest import cluster_processes
 

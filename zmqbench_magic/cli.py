@@ -1,6 +1,7 @@
-"""``zmqbench thr|lat|flood|compare|show|noise|env|peer``: the benchmarks from a shell,
-with the magics' options, a comparison of two saved runs, a saved run printed again,
-this host's noise floor, cached environments to compare, and a standing far end.
+"""``zmqbench thr|lat|flood|compare|show|history|noise|env|peer``: the benchmarks from a
+shell, with the magics' options; a comparison of two saved runs, a saved run printed
+again, many saved runs in order with the steps in them; this host's noise floor,
+cached environments to compare, and a standing far end.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
@@ -32,6 +33,7 @@ from .ui.progress import ProgressLine, stream_writer
 from .ui.result_commands import (
     FAIL_ON_OPTION,
     compare_command,
+    history_command,
     output_of,
     report_gate,
     show_command,
@@ -65,6 +67,7 @@ EXAMPLES = (
     ("zmqbench compare old.json new.json", "faster, slower, same or inconclusive, per point"),
     ("zmqbench compare old.json new.json --fail-on slower", "exit 1 on a slower point (CI)"),
     ("zmqbench show new.json --markdown", "a saved run's summary for a PR comment"),
+    ("zmqbench history runs/ --svg history.svg", "where a figure stepped, run after run"),
     ("zmqbench noise thr", "how much this host's runs differ by themselves"),
     ("zmqbench thr --help", "every option of one command"),
 )
@@ -127,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     others = {
         "compare": compare_command,
         "show": show_command,
+        "history": history_command,
         "peer": _peer,
         "noise": noise_command,
         "env": env_command,

@@ -4,6 +4,7 @@ request's comment shows (``--markdown``)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,27 @@ def test_show_prints_a_saved_run_as_it_was_printed(tmp_path):
     assert lines[0].startswith("**REQ/REP round-trip latency** on ")
     assert "| point | figures |" in lines and sum(line.startswith("| tcp ") for line in lines) == 2
     assert _run("show", tmp_path / "none.json").returncode == 2
+
+
+def test_history_of_a_folder_names_the_run_where_a_figure_stepped(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    rng = np.random.default_rng(6)
+    for i in range(10):  # 1k is 8% slower from the 7th run on
+        result = unpaired_run(rng, 0.92 if i >= 6 else 1.0, n=6, points=1)
+        meta = {"run": f"night-{i}", "run_id": f"id-{i}", "date": f"2026-11-{i + 1:02d}T03:00"}
+        rows = tuple({**row, "run": f"night-{i}"} for row in result.rows)
+        type(result)("thr", rows, metadata=meta).save(runs / f"night-{i}.json")
+    done = _run("history", runs, "--tolerance", "2%", "--json", tmp_path / "h.json",
+                "--svg", tmp_path / "h.svg")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("16 B: 10 runs (2026-11-01 to 2026-11-10), last ")
+    assert "; step at run night-6 (2026-11-07): " in first, first
+    saved = json.loads((tmp_path / "h.json").read_text())
+    assert len(saved["series"]) == 10 and saved["steps"][0]["run"] == "night-6"
+    assert (tmp_path / "h.svg").read_text().lstrip().startswith("<svg")
+    markdown = _run("history", runs, "--markdown").stdout
+    assert markdown.startswith("```text\n16 B: 10 runs") and markdown.rstrip().endswith("```")
+    lonely = _run("history", runs / "night-0.json")
+    assert lonely.returncode == 2 and "a history needs at least 2 runs, got 1" in lonely.stderr

@@ -20,6 +20,7 @@ from .figures import (
     throughput_chart,
 )
 from .flood_charts import echo_chart, engines_chart, flood_chart, map_chart
+from .history_chart import history_chart
 from .offered_rate import load_chart
 from .render import (
     VEGA_MIMETYPE,
@@ -48,6 +49,7 @@ __all__ = [
     "echo_chart",
     "engines_chart",
     "flood_chart",
+    "history_chart",
     "latency_cdf_chart",
     "latency_chart",
     "load_chart",

@@ -152,6 +152,24 @@ class ResultSet:
 
         return arms_versus(self, column, baseline, candidate, metric, tolerance)
 
+    def history(
+        self,
+        metric: str | None = None,
+        by: str = "date",
+        tolerance: float | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Each point's figure across the runs this result holds (``a + b + c``, or
+        :func:`~zmqbench_magic.results.history.load_runs` of a folder), in date order or
+        by the version of ``by`` they ran with (``"pyzmq"``), and the runs where it
+        stepped: ``(series, steps)``, see :func:`.history.history`.
+
+        >>> series, steps = load_runs(["runs/"]).history()  # doctest: +SKIP
+        >>> steps[["size", "run", "ratio", "p_adjusted"]]    # doctest: +SKIP
+        """
+        from .history import history
+
+        return history(self, metric, by, tolerance)
+
     def __add__(self, other: ResultSet) -> ResultSet:
         if not isinstance(other, ResultSet):
             return NotImplemented

@@ -1,5 +1,6 @@
-"""``zmqbench compare`` (two saved runs, gated in CI with ``--fail-on``) and ``zmqbench
-show`` (a saved run printed again): the shell commands over result files."""
+"""``zmqbench compare`` (two saved runs, gated in CI with ``--fail-on``), ``zmqbench
+show`` (a saved run printed again) and ``zmqbench history`` (many saved runs in order,
+and the steps in them): the shell commands over result files."""
 
 from __future__ import annotations
 
@@ -62,6 +63,33 @@ def add_commands(commands: Any) -> None:
     )
     show_command.add_argument("file", help="a result file (--json)")
     _output_options(show_command, saving=False)
+    from ..results.history import ORDERS
+
+    history = commands.add_parser(
+        "history",
+        help="each point's figure across saved runs, and where it stepped",
+        description="Each point's median across result files (and every *.json in the "
+        "folders given), in date order or by a version the runs ran with, and the runs "
+        "where it stepped beyond the tolerance (a permutation test per point, "
+        "Holm-adjusted across the points). --json saves the series and the steps.",
+    )
+    history.add_argument("paths", nargs="+", metavar="FILE|DIR", help="result files or folders")
+    history.add_argument("--metric", help="the metric followed, default the headline one")
+    history.add_argument(
+        "--by",
+        choices=ORDERS,
+        default="date",
+        help="order the runs by date (default) or by the version of this they ran with",
+    )
+    history.add_argument(
+        TOLERANCE.option,
+        type=type_for(TOLERANCE),
+        default=None,
+        metavar="FRACTION",
+        help="the smallest step called; default this host's noise floor at each point "
+        f"(zmqbench noise), at least {TOLERANCE.label(TOLERANCE.default)}".replace("%", "%%"),
+    )
+    _output_options(history)
 
 
 def _output_options(sub: argparse.ArgumentParser, saving: bool = True) -> None:
@@ -133,6 +161,41 @@ def report_gate(failed: list[str], fail_on: list[str], output: Output) -> int:
     return 1 if failed else 0
 
 
+def history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    import json
+
+    from ..results.history import history_lines, load_runs
+
+    try:
+        series, steps = load_runs(args.paths).history(args.metric, args.by, args.tolerance)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    output = output_of(args)
+    if not output.quiet:
+        lines = history_lines(series, steps)
+        if output.markdown:
+            from ..results.markdown import lines_markdown
+
+            print(lines_markdown(lines))
+        else:
+            print("\n".join(lines))
+    if args.json:
+        both = {
+            "series": json.loads(series.to_json(orient="records")),
+            "steps": json.loads(steps.to_json(orient="records")),
+            **{key: value for key, value in series.attrs.items()},
+        }
+        with open(args.json, "w") as file:
+            json.dump(both, file, indent=1)
+    if args.csv:
+        series.to_csv(args.csv, index=False)
+    if args.svg or args.png:
+        from ..charts import history_chart
+
+        show(history_chart(series, steps), output, draw=None)
+    return 0
+
+
 def show_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         result = load(args.file)
@@ -146,6 +209,7 @@ __all__ = [
     "FAIL_ON_OPTION",
     "add_commands",
     "compare_command",
+    "history_command",
     "output_of",
     "print_comparison",
     "report_gate",

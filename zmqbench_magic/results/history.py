@@ -1,0 +1,405 @@
+"""A history of saved runs: each point's headline figure run after run, and the runs
+where it stepped.
+
+``zmqbench history DIR`` and :meth:`ResultSet.history` (of ``a + b + c``, a result
+holding several runs) put each point's median, with its interval, in the runs' order
+(their dates, or a version they ran with). What a step is, and how it is found:
+
+- **The series** of one point is the log of its median in each run. Runs are
+  independent measurements of the same thing when nothing changed, so their order
+  carries no information: any order of them is as likely as the one observed.
+- **The statistic** is binary segmentation's: for each split of the series in two,
+  the difference of the two sides' means weighted by ``sqrt(k (n - k) / n)`` (the
+  likelihood ratio of a single shift in a mean), and its largest value over the splits.
+- **Its p-value** comes from permutations of the series (every order equally likely
+  when nothing changed), so it holds whatever the runs' noise is, without a model of
+  it: a flat series is called stepped in at most ``alpha`` of cases. The points of one
+  history are adjusted together (Holm), as a comparison's are.
+- **A step is called** where that p-value is under ``alpha`` and the two sides'
+  medians differ by more than the tolerance (this host's noise floor at the point,
+  ``zmqbench noise``, at least 1%). Each side is then searched again for a further
+  step, as asv's step detection does, to a minimum of one run a side.
+
+How often this finds a 5% step within one run of where it was put, and how often it
+calls a step in a flat series, is measured on synthetic series in the tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..params import TOLERANCE
+from . import noise_floor
+from .stats import holm
+
+if TYPE_CHECKING:
+    from .resultset import ResultSet
+
+ALPHA = 0.05
+PERMUTATIONS = 999
+# What a run can be ordered by besides its date: a version it ran with.
+ORDERS = ("date", "python", "pyzmq", "libzmq", "ipyparallel", "zmqbench_magic")
+HISTORY_COLUMNS = ["order", "run", "date", "version", "median", "ci_low", "ci_high", "n"]
+STEP_COLUMNS = ["run", "date", "at", "runs_before", "runs_after", "before", "after", "ratio"]
+# (The steps table adds p_value, p_adjusted, called and reason.)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step in one series: at index ``at`` (the first run after it)."""
+
+    at: int
+    before: float  # the median of the medians on each side of it, within its segment
+    after: float
+    p_value: float
+
+
+def find_steps(
+    values: Sequence[float],
+    tolerance: float = TOLERANCE.default,
+    alpha: float = ALPHA,
+    seed: int = 0,
+) -> tuple[list[Step], Step | None]:
+    """The steps in one series of positive figures (a point's medians, run after run),
+    in order; and the whole series' best split, called or not (None for fewer than 3
+    values): its p-value is what the adjustment across a history's points takes.
+    ``tolerance``: a step smaller than this fraction is not called."""
+    logs = np.log(np.asarray(values, dtype=float))
+    rng = np.random.default_rng(seed)
+    steps: list[Step] = []
+    best = _segment(logs, 0, len(logs), tolerance, alpha, rng, steps)
+    return sorted(steps, key=lambda step: step.at), best
+
+
+def _segment(
+    logs: np.ndarray,
+    start: int,
+    end: int,
+    tolerance: float,
+    alpha: float,
+    rng: np.random.Generator,
+    steps: list[Step],
+) -> Step | None:
+    """Search ``logs[start:end]`` for a step, and each side of one found; this
+    segment's best split, called or not."""
+    part = logs[start:end]
+    if len(part) < 3:
+        return None
+    at, p_value = _best_split(part, rng)
+    before, after = float(np.exp(np.median(part[:at]))), float(np.exp(np.median(part[at:])))
+    best = Step(start + at, before, after, p_value)
+    if p_value >= alpha or abs(after / before - 1) <= tolerance:
+        return best
+    steps.append(best)
+    _segment(logs, start, start + at, tolerance, alpha, rng, steps)
+    _segment(logs, start + at, end, tolerance, alpha, rng, steps)
+    return best
+
+
+def _best_split(part: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
+    """The split with the largest weighted shift in the mean, and the share of the
+    series' permutations whose largest is at least as large (with the observed one)."""
+    observed = _shift_statistics(part[np.newaxis, :])[0]
+    at = int(np.argmax(observed)) + 1
+    shuffled = rng.permuted(np.tile(part, (PERMUTATIONS, 1)), axis=1)
+    largest = _shift_statistics(shuffled).max(axis=1)
+    exceed = int(np.sum(largest >= observed.max() - 1e-12))
+    return at, (1 + exceed) / (1 + PERMUTATIONS)
+
+
+def _shift_statistics(series: np.ndarray) -> np.ndarray:
+    """Per row, for each split k = 1 .. n-1: sqrt(k (n-k) / n) |mean(left) - mean(right)|."""
+    n = series.shape[1]
+    k = np.arange(1, n)
+    left = np.cumsum(series, axis=1)[:, :-1]
+    total = series.sum(axis=1, keepdims=True)
+    difference = left / k - (total - left) / (n - k)
+    return np.sqrt(k * (n - k) / n) * np.abs(difference)
+
+
+def run_order(result: ResultSet, by: str = "date") -> list[str]:
+    """The result's runs in time order, or by the version of ``by`` they ran with
+    (dates break ties); a ``ValueError`` names a key that is not one of :data:`ORDERS`."""
+    if by not in ORDERS:
+        msg = f"history order must be one of {', '.join(ORDERS)}, got {by!r}"
+        raise ValueError(msg)
+
+    def key(name: str) -> tuple[Any, ...]:
+        meta = result.runs[name]
+        date = str(meta.get("date", ""))
+        return (date,) if by == "date" else (_version_key(meta.get(by)), date)
+
+    return sorted(result.runs, key=key)
+
+
+def _version_key(version: Any) -> tuple[Any, ...]:
+    """``27.10.0`` after ``27.9.1``: numbers compared as numbers."""
+    parts = str(version or "").replace("-", ".").split(".")
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def history(
+    result: ResultSet,
+    metric: str | None = None,
+    by: str = "date",
+    tolerance: float | None = None,
+    alpha: float = ALPHA,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each point's figure across the runs ``result`` holds, and the steps found in it.
+
+    Returns
+    -------
+    (series, steps)
+        ``series``: per point and run (in ``by`` order), :data:`HISTORY_COLUMNS`: its
+        place ``order``, ``run``, ``date``, the ``version`` of ``by`` (the date when
+        ordered by date), the metric's ``median`` with its interval and sample count,
+        ``level`` (the median of the runs' medians between steps) and ``band`` (the
+        tolerance: a level's band is ``level * (1 ± band)``).
+        ``steps``: per step, the point, :data:`STEP_COLUMNS` (``run`` and ``date`` of
+        the first run after it, ``before``/``after`` levels and their ``ratio``),
+        ``p_value`` and ``p_adjusted`` (Holm, over the points' first steps).
+        ``attrs`` of both: ``metric``, ``by``, ``alpha``, and ``noise_floor`` (where the
+        tolerance came from).
+    """
+    if len(result.runs) < 2:
+        msg = f"a history needs at least 2 runs, got {len(result.runs)}: give more result files"
+        raise ValueError(msg)
+    metric = metric or result.metric_names[0]
+    if metric not in result.df.columns:
+        msg = f"metric must be one of {', '.join(result.metric_names)}, got {metric!r}"
+        raise ValueError(msg)
+    order = run_order(result, by)
+    keys = [c for c in result.point_columns if c not in ("run", "python")]
+    floors = noise_floor.floor_for(result) if tolerance is None else {}
+    series = _series(result, metric, keys, order, by)
+    frames, found = [], []
+    for point, rows in _by_point(series, keys):
+        band = tolerance if tolerance is not None else noise_floor.tolerance_at(floors, point)
+        medians = rows["median"].tolist()
+        steps, best = find_steps(medians, band, alpha)
+        rows = rows.assign(level=_levels(medians, steps), band=band)
+        frames.append(rows)
+        found.append((point, rows, steps, best))
+    series = pd.concat(frames, ignore_index=True)
+    steps_table = _steps_table(found, keys, alpha)
+    attrs = {
+        "metric": metric,
+        "by": by,
+        "alpha": alpha,
+        "noise_floor": noise_floor.describe(floors) if tolerance is None else "",
+        "benchmark": result.benchmark,
+    }
+    series.attrs.update(attrs)
+    steps_table.attrs.update(attrs)
+    return series, steps_table
+
+
+def _series(
+    result: ResultSet, metric: str, keys: list[str], order: list[str], by: str
+) -> pd.DataFrame:
+    from .stats import median_ci
+
+    df = result.df
+    rows = []
+    for place, run in enumerate(order):
+        meta = result.runs[run]
+        mine = df[df["run"] == run] if "run" in df.columns else df
+        for point, samples in _by_point(mine, keys):
+            values = samples[metric].dropna().tolist()
+            if not values:
+                continue
+            low, high, _ = median_ci(values)
+            rows.append(
+                {
+                    **point,
+                    "order": place,
+                    "run": run,
+                    "date": meta.get("date", ""),
+                    "version": str(meta.get(by, "")),
+                    "median": float(np.median(values)),
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n": len(values),
+                }
+            )
+    return pd.DataFrame(rows, columns=[*keys, *HISTORY_COLUMNS])
+
+
+def _by_point(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
+    if not keys:
+        yield {}, df
+        return
+    for values, rows in df.groupby(keys, sort=False, dropna=False):
+        yield dict(zip(keys, values, strict=True)), rows
+
+
+def _levels(medians: list[float], steps: list[Step]) -> list[float]:
+    """Each run's level: the median of the medians between the steps around it."""
+    bounds = [0, *(step.at for step in steps), len(medians)]
+    levels: list[float] = []
+    for start, end in itertools.pairwise(bounds):
+        levels += [float(np.median(medians[start:end]))] * (end - start)
+    return levels
+
+
+def _steps_table(
+    found: list[tuple[dict[str, Any], pd.DataFrame, list[Step], Step | None]],
+    keys: list[str],
+    alpha: float,
+) -> pd.DataFrame:
+    """One row per step found (``called``), and for a point with none its best split
+    (not called, ``reason`` saying why). A point's steps stand only where its first
+    test survives Holm's adjustment across the points (the later ones are tests within
+    it)."""
+    adjusted = holm([best.p_value if best else 1.0 for *_, best in found]).tolist()
+    rows = []
+    for (point, series, steps, best), p_adjusted in zip(found, adjusted, strict=True):
+        band = float(series["band"].iloc[0])
+        called = steps if p_adjusted < alpha else []
+        shown = called or ([best] if best else [])
+        for step in shown:
+            after = series.iloc[step.at]
+            ratio = step.after / step.before
+            reason = ""
+            if not called:
+                reason = (
+                    f"p {p_adjusted:.3g} after Holm's adjustment is not under {alpha:.2g}"
+                    if p_adjusted >= alpha or step.p_value >= alpha
+                    else f"the shift is within the ±{band:.1%} tolerance"
+                )
+            rows.append(
+                {
+                    **point,
+                    "run": after["run"],
+                    "date": after["date"],
+                    "at": step.at,
+                    "runs_before": step.at,
+                    "runs_after": len(series) - step.at,
+                    "before": step.before,
+                    "after": step.after,
+                    "ratio": ratio,
+                    "p_value": step.p_value,
+                    "p_adjusted": p_adjusted,
+                    "called": bool(called),
+                    "reason": reason,
+                }
+            )
+    columns = [*keys, *STEP_COLUMNS, "p_value", "p_adjusted", "called", "reason"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def history_lines(series: pd.DataFrame, steps: pd.DataFrame) -> list[str]:
+    """A history in words: per point, its runs and last figure, then each step found
+    (where, from what to what, how sure), or that none was; then how steps are called::
+
+        tcp 1k B: 12 runs (2026-11-01 to 2026-11-20), last 132,004 msgs/s; step at run
+          r7 (2026-11-10): 120,112 -> 132,004, ratio 1.099 (p 0.001, Holm 0.002)
+    """
+    from ..params import KINDS
+    from .text import figure
+
+    if series.empty:
+        return ["no run measured a point of this history"]
+    metric, by = series.attrs["metric"], series.attrs["by"]
+    unit = _unit_of(series.attrs["benchmark"], metric)
+    keys = [c for c in series.columns if c not in (*HISTORY_COLUMNS, "level", "band")]
+    words_of = KINDS[series.attrs["benchmark"]].params.words
+    lines = []
+    for point, rows in _by_point(series, keys):
+        # The settings that tell the points apart (the first alone where none does).
+        varied = {k: v for k, v in point.items() if series[k].nunique() > 1}
+        varied = varied or dict(list(point.items())[:1])
+        first, last = rows.iloc[0], rows.iloc[-1]
+        span = f"{first['version']} to {last['version']}"
+        if by == "date":
+            span = _date_span(str(first["date"]), str(last["date"]))
+        head = (
+            f"{words_of(varied) or 'all'}: {len(rows)} runs ({span}), "
+            f"last {figure(last['median'])} {unit}"
+        )
+        mine = steps
+        for key, value in point.items():
+            mine = mine[mine[key] == value]
+        found = []
+        for s in mine.to_dict("records"):
+            where = f"at run {s['run']} ({str(s['date'])[:10]}): {figure(s['before'])} -> "
+            where += f"{figure(s['after'])}, ratio {s['ratio']:.3f}"
+            if s["called"]:
+                found.append(f"step {where} (p {s['p_value']:.3f}, Holm {s['p_adjusted']:.3f})")
+            else:
+                found.append(f"no step; the likeliest {where}: {s['reason']}")
+        lines.append("; ".join([head, *found]) if found else f"{head}; too few runs to test")
+    order = "date" if by == "date" else f"{by} version"
+    lines.append(
+        f"runs in {order} order; a step: the runs' medians shift beyond the tolerance, with "
+        f"a permutation p-value under {series.attrs['alpha']:.2g} after Holm's adjustment "
+        f"across {len(list(_by_point(series, keys)))} point(s)"
+    )
+    if series.attrs.get("noise_floor"):
+        lines.append(f"tolerance: {series.attrs['noise_floor']}")
+    return lines
+
+
+def _date_span(first: str, last: str) -> str:
+    """``2026-11-01 to 2026-11-20``; within one day, its times: ``2026-11-26 01:10 to
+    03:40``."""
+    if first[:10] != last[:10] or len(first) < 16:
+        return f"{first[:10]} to {last[:10]}"
+    return f"{first[:10]} {first[11:16]} to {last[11:16]}"
+
+
+def _unit_of(benchmark: str, metric: str) -> str:
+    from ..params import KINDS
+
+    for declared in KINDS[benchmark].metrics:
+        if declared.name == metric:
+            return declared.unit
+    return ""
+
+
+def load_runs(paths: Iterable[str | os.PathLike[str]]) -> ResultSet:
+    """The runs of result files, and of every ``*.json`` in folders, as one result (a
+    history's input). A ``ValueError`` names a file that is missing, not a result, or of
+    another benchmark than the first."""
+    from .resultset import load
+
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                msg = f"{path} holds no result file (*.json)"
+                raise ValueError(msg)
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            msg = f"{path}: no such file or folder"
+            raise ValueError(msg)
+    joined = None
+    for file in files:
+        try:
+            result = load(file)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            msg = f"{file} is not a readable result file: {exc}"
+            raise ValueError(msg) from None
+        if joined is not None and result.benchmark != joined.benchmark:
+            msg = (
+                f"{file} holds a {result.benchmark} run, the files before it "
+                f"{joined.benchmark} runs: a history is of one benchmark"
+            )
+            raise ValueError(msg)
+        joined = result if joined is None else joined + result
+    if joined is None:
+        msg = "no result file given"
+        raise ValueError(msg)
+    return joined
