@@ -5,6 +5,7 @@ accumulation, export and the engines slider, on real sockets and a real cluster.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 
@@ -120,6 +121,9 @@ def _another_value(control, name: str = "", benchmark: str = ""):
         return "tcp://127.0.0.1:8786", "tcp://127.0.0.1:8786"
     if name == "python":  # an interpreter: this one, by its path
         return sys.executable, sys.executable
+    if name == "cpu":  # a CPU this process may use
+        first = str(min(os.sched_getaffinity(0)))
+        return first, first
     if isinstance(control, widgets.SelectionRangeSlider):
         low, high = control.options[1][1], control.options[2][1]
         return (low, high), [low, high]

@@ -1,7 +1,8 @@
-"""``zmqbench thr|lat|flood|compare|show|history|noise|env|peer``: the benchmarks from a
-shell, with the magics' options; a comparison of two saved runs, a saved run printed
-again, many saved runs in order with the steps in them; this host's noise floor,
-cached environments to compare, and a standing far end.
+"""``zmqbench thr|lat|flood|compare|show|history|noise|system|env|peer``: the benchmarks
+from a shell, with the magics' options; a comparison of two saved runs, a saved run
+printed again, many saved runs in order with the steps in them; this host's noise
+floor and what it does to a figure's stability, cached environments to compare, and a
+standing far end.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
@@ -21,7 +22,7 @@ from .params import KINDS, PYTHON, SECRET_FILE, BenchParams, Kind
 from .results import ResultSet
 from .results.gate import gate
 from .results.text import python_arms
-from .ui.environment_commands import add_commands, env_command, noise_command
+from .ui.environment_commands import add_commands, env_command, noise_command, system_command
 from .ui.options import (
     CLI_OUTPUT_OPTIONS,
     check_output_path,
@@ -69,6 +70,7 @@ EXAMPLES = (
     ("zmqbench show new.json --markdown", "a saved run's summary for a PR comment"),
     ("zmqbench history runs/ --svg history.svg", "where a figure stepped, run after run"),
     ("zmqbench noise thr", "how much this host's runs differ by themselves"),
+    ("zmqbench system", "what this host does to a figure's stability, and what to do"),
     ("zmqbench thr --help", "every option of one command"),
 )
 
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "peer": _peer,
         "noise": noise_command,
         "env": env_command,
+        "system": system_command,
     }
     if args.benchmark in others:
         return others[args.benchmark](parser, args)

@@ -16,6 +16,7 @@ from ..params.common import MAX_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.environment import environment
 from ..results.stats import precision_rule
+from ..results.system import system_facts
 from .load import busy_warnings
 from .schedule import Point, Row, Schedule, order_seed
 
@@ -29,10 +30,13 @@ class RunAssembly:
     started: float = field(default_factory=time.perf_counter)
     identity: dict[str, str] = field(init=False)
     seed: int = field(init=False)  # of the visiting order within each round
+    # The host's conditions as the run starts (its load then, not its own).
+    system: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identity = run_identity(self.params.benchmark, self.params.label)
         self.seed = order_seed(self.params.seed)
+        self.system = system_facts()
 
     def schedule(
         self, points: Sequence[Point], group_of: Callable[[Point], Any], arm: str | None = None
@@ -84,6 +88,7 @@ class RunAssembly:
             **self.identity,
             "gc": gc,
             "order_seed": self.seed,
+            "system": self.system,
             "notes": self.notes,
             **(metadata or {}),
         }

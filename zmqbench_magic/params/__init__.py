@@ -12,6 +12,7 @@ the same declarations.
 from __future__ import annotations
 
 from .common import (
+    CPU,
     FAIL_ON,
     LABEL,
     MAX_TIME,
@@ -81,6 +82,7 @@ __all__ = [
     "COPY",
     "COPY_THRESHOLD",
     "COUNT",
+    "CPU",
     "CURVE",
     "DRIVER",
     "DURATION",

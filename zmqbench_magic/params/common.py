@@ -56,6 +56,13 @@ TOLERANCE = Param(
     "1 ± this, and same only when its whole interval lies within it",
     "tolerance", "fraction", low=0.0, high=0.5,
 )
+CPU = Param(
+    "cpu", "",
+    "pin the run's processes on this host to these CPUs (e.g. isolated ones): 2-3 "
+    "every one; 0/1 the driver (a flood's client) on 0 and the far end (a flood's "
+    "controller and engines) on 1; empty: wherever the scheduler puts them",
+    "pinned to CPUs", "cpus",
+)
 FAIL_ON = Param(
     "fail_on", (),
     "exit with status 1 when any point of the comparison is called this (after Holm's "

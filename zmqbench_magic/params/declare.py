@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Protocol
 
 from .address import check_address
 from .columns import Column, Metric, with_unit
+from .cpus import ALLOWED as CPUS_ALLOWED
+from .cpus import parse_cpus
 from .interpreter import ALLOWED as INTERPRETERS_ALLOWED
 from .interpreter import check_arms, parse_interpreter
 from .units import (
@@ -103,6 +105,8 @@ class Param:
         """The allowed values, in words, for error messages and help."""
         if self.choices:
             return "one of " + ", ".join(_spell(c) for c in self.choices)
+        if self.kind == "cpus":
+            return CPUS_ALLOWED
         if self.kind == "address":
             return "an interface, optionally with a port: 127.0.0.1, 127.0.0.1:5555, [::1]"
         if self.kind == "interpreter":
@@ -181,6 +185,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "choice": _parse_choice,
     "str": str,
     "interpreter": parse_interpreter,
+    "cpus": parse_cpus,
 }
 
 

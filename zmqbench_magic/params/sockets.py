@@ -8,7 +8,7 @@ from typing import Any
 
 import zmq
 
-from .common import LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
+from .common import CPU, LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
@@ -225,6 +225,7 @@ class ZmqParams(BenchParams):
     remote: str = param_field(REMOTE)
     secret_file: str = param_field(SECRET_FILE)
     remote_python: str = param_field(REMOTE_PYTHON)
+    cpu: str = param_field(CPU)
     seed: int = param_field(SEED)
     label: str = param_field(LABEL)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .address import split_url
 from .backends import BACKENDS
-from .common import LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
+from .common import CPU, LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
 from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import REMOTE_PYTHON
 from .kinds import Kind
@@ -214,6 +214,7 @@ class FloodParams(BenchParams):
     remote_python: str = param_field(REMOTE_PYTHON)
     ssh_tunnel: str = param_field(SSH_TUNNEL)
     on_engine_loss: str = param_field(ON_ENGINE_LOSS)
+    cpu: str = param_field(CPU)
     seed: int = param_field(SEED)
     label: str = param_field(LABEL)
 
@@ -264,6 +265,12 @@ class FloodParams(BenchParams):
             raise ValueError(msg)
         if self.address:
             self._check_address()
+        if self.cpu and (self.existing or self.hosts or self.address):
+            msg = (
+                f"cpu {self.cpu}: pins the processes a run starts on this host; a cluster "
+                "someone else started, or engines on other hosts, are not the run's"
+            )
+            raise ValueError(msg)
         if self.hosts and self.existing:
             msg = "ssh_hosts starts a cluster: leave out --profile, --cluster-id and --url-file"
             raise ValueError(msg)

@@ -79,6 +79,13 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines + _listed(comparison_notes(table)))
 
 
+def table_markdown(header: list[str], rows: Iterable[Iterable[object]]) -> str:
+    """A Markdown table: one row per item, every cell kept in its column."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(str(cell)) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def lines_markdown(lines: Iterable[str]) -> str:
     """Text as a command printed it, in a fenced block: its columns stay aligned."""
     return "\n".join(["```text", *lines, "```"])

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..method.spawn import child_env, foreign_env, module_command
 from ..params import ZmqParams
+from ..params.cpus import cpu_plan
 from ..params.interpreter import KERNEL, executable, split
 from ..results.histogram import LogHistogram
 from .payload import Payload
@@ -93,6 +94,8 @@ class ProcessDrivers:
         job = {
             "benchmark": self.params.benchmark,
             "settings": {name: getattr(self.params, name) for name in _SETTINGS},
+            # Its far end's CPUs (--cpu): the process itself inherits the driver's.
+            "far_cpus": sorted(cpu_plan(self.params.cpu)[1]),
             "group": [_inner(p) for p in group],
             "counts": [
                 [list(point_key(_inner(p))), self.counts[point_key(_inner(p))]]

@@ -24,6 +24,7 @@ from typing import Any
 
 import zmq
 
+from ..method.pinning import pin_process, pin_this_thread
 from ..method.spawn import child_env, module_command
 from ..params.address import split_address
 from . import peer as peer_module
@@ -76,8 +77,10 @@ class Link:
         curve: Keys | None = None,
         remote: str = "",
         secret: Keys | None = None,
+        cpus: set[int] | frozenset[int] = frozenset(),
     ) -> None:
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
+        self.cpus = set(cpus)  # the far end's, with --cpu; empty: not pinned
         self.hwm, self.remote, self.curve = hwm, remote, curve  # curve: data path keys
         self.ipv6 = False
         self.exit_code: int | None = None
@@ -167,7 +170,10 @@ class Link:
         args = (self.role, ctrl_url, data_url, self.timeout, hwm, self.curve)
         if self.peer == "thread":
             self._thread = threading.Thread(
-                target=peer_module.serve, args=(self.ctx, *args), name="zmqbench-peer", daemon=True
+                target=_pinned_serve,
+                args=(self.cpus, self.ctx, *args),
+                name="zmqbench-peer",
+                daemon=True,
             )
             self._thread.start()
             return
@@ -193,6 +199,8 @@ class Link:
             stderr=subprocess.PIPE,
             env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
         )
+        # At once: it measures nothing until it has said it is ready.
+        pin_process(self._process.pid, self.cpus)
 
     def _keys_env(self) -> dict[str, str]:
         """An encrypted data path's keys, for a far end in its own process."""
@@ -279,6 +287,12 @@ class Link:
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
         _open_links.discard(self)
+
+
+def _pinned_serve(cpus: set[int], *args: Any) -> None:
+    """A far end's thread: on its CPUs (with --cpu) before it serves."""
+    pin_this_thread(cpus)
+    peer_module.serve(*args)
 
 
 def _how_it_ended(code: int) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..method.assembly import RunAssembly
 from ..method.control import Progress, StopFlag
+from ..method.pinning import pinned
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
     LOOP,
@@ -29,6 +30,7 @@ from ..params import (
     ZmqParams,
     check_memory,
 )
+from ..params.cpus import cpu_plan
 from ..params.interpreter import interpreter_words
 from ..results import ResultSet, noise_floor
 from ..results.environment import environment
@@ -146,13 +148,19 @@ def _run(
         arm="python" if len(params.python) > 1 else None,
     )
     remote = getattr(params, "remote", "")
-    with reach(
-        remote,
-        getattr(params, "secret_file", ""),
-        getattr(params, "remote_python", ""),
-        params.timeout,
-    ) as (url, secret):
+    # Pinned first: what the run starts from this thread inherits the driver's CPUs
+    # (--cpu); its far ends are pinned to theirs as they start.
+    with (
+        pinned(params.cpu),
+        reach(
+            remote,
+            getattr(params, "secret_file", ""),
+            getattr(params, "remote_python", ""),
+            params.timeout,
+        ) as (url, secret),
+    ):
         state = RunState(params, role, sample, payload, remote=url, secret=secret)
+        state.far_cpus = cpu_plan(params.cpu)[1]
         try:
             schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)
         except Interrupted as interrupt:

@@ -46,6 +46,7 @@ class RunState:
     remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
     secret: Keys | None = None  # shared with a remote far end
     local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
+    far_cpus: set[int] = field(default_factory=set)  # the far end's, with --cpu
 
     @contextlib.contextmanager
     def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[FarEnd]:
@@ -66,6 +67,7 @@ class RunState:
                 curve=keys if first["curve"] else None,
                 remote=remote,
                 secret=self.secret,
+                cpus=self.far_cpus,
             ) as link:
                 session.link = link
                 yield session

@@ -70,6 +70,7 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     frames = job.get("payload")
     payload = Payload.of([base64.b64decode(f) for f in frames]) if frames else None
     state = RunState(params, kind.far_end, kind.load("sample"), payload)
+    state.far_cpus = set(job.get("far_cpus", ()))
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
     with state.far_end(job["group"]) as far_end:
         assert far_end.link is not None

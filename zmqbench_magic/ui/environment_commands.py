@@ -1,5 +1,6 @@
-"""``zmqbench noise`` (this host's noise floor) and ``zmqbench env`` (environments to
-compare with ``--python``): the shell commands for comparing environments."""
+"""``zmqbench noise`` (this host's noise floor), ``zmqbench system`` (what the host does
+to a figure's stability) and ``zmqbench env`` (environments to compare with
+``--python``): the shell commands about where figures are measured."""
 
 from __future__ import annotations
 
@@ -38,6 +39,18 @@ def add_commands(commands: Any) -> None:
         )
         sub.add_argument("--store", metavar="PATH", help="the floor file (default: the cache's)")
         sub.add_argument("-q", "--quiet", action="store_true", help="print no progress")
+    system = commands.add_parser(
+        "system",
+        help="check what this host does to a figure's stability",
+        description="Read the CPU governor, turbo, isolated and tickless CPUs, the cgroup's "
+        "CPU quota and memory limit, transparent huge pages, SMT, load and frequency, and "
+        "say of each whether it helps or hurts a stable figure and what to do (as pyperf's "
+        "system show). Every result keeps the same facts in its metadata (system).",
+    )
+    system.add_argument("--json", metavar="PATH", help="save the facts and the checks as JSON")
+    system.add_argument(
+        "--markdown", action="store_true", help="print the checks as a Markdown table"
+    )
     env = commands.add_parser(
         "env",
         help="build cached virtual environments to compare with --python",
@@ -102,6 +115,31 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return 0
 
 
+def system_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from ..results.system import check_lines, system_checks, system_facts
+
+    facts = system_facts()
+    checks = system_checks(facts)
+    if args.markdown:
+        from ..results.markdown import table_markdown
+
+        rows = [[c.name, c.verdict, c.value, c.advice] for c in checks]
+        print(table_markdown(["check", "verdict", "value", "what to do"], rows))
+        print(f"\n{check_lines(checks)[-1]}")
+    else:
+        print("\n".join(check_lines(checks)))
+    if args.json:
+        saved = {"facts": facts, "checks": [dataclasses.asdict(c) for c in checks]}
+        try:
+            Path(args.json).write_text(json.dumps(saved, indent=1) + "\n")
+        except OSError as exc:
+            parser.error(str(exc))
+    return 0
+
+
 def env_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from ..method.environments import build
 
@@ -115,4 +153,4 @@ def env_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     return 0
 
 
-__all__ = ["add_commands", "env_command", "noise_command"]
+__all__ = ["add_commands", "env_command", "noise_command", "system_command"]

@@ -67,6 +67,19 @@ class ClusterHandle:
     def engine_ids(self) -> list[int]:
         return sorted(self.client.ids)
 
+    def local_pids(self) -> list[int]:
+        """The processes of this cluster on this machine that its launchers started
+        (the controller, the engines or their nannies; their children are theirs), and
+        its reaper: none for a cluster the project did not start."""
+        if self.cluster is None:
+            return []
+        pids = [getattr(self.cluster.controller, "pid", None)]
+        if self.reaper is not None:
+            pids.append(self.reaper.pid)
+        if not self.hosts:
+            pids += engine_pids(self.cluster, list(self.cluster.engines))
+        return [pid for pid in pids if isinstance(pid, int) and pid > 0]
+
     def resize(self, engines: int, timeout: float, say: Say | None = None) -> None:
         """Grow or shrink to ``engines`` by starting or stopping single-engine sets,
         saying how far it got (``say``)."""

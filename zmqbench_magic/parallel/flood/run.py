@@ -23,6 +23,7 @@ from typing import Any
 
 from ...method.assembly import RunAssembly
 from ...method.control import Deadline, Progress, StopFlag, say_phase
+from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
 from ...params.taskflood import TASKS
@@ -71,7 +72,8 @@ def run_taskflood(
     run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
     existing = existing_cluster.connect_for(params) if params.existing else None
     try:
-        run.measure(existing, Deadline(stop, params.max_time), progress)
+        with pinned(params.cpu) as run.pinning:
+            run.measure(existing, Deadline(stop, params.max_time), progress)
     except Interrupted as interrupt:
         interrupt.result = run.result()
         _after_interrupt(existing)
@@ -106,6 +108,7 @@ class _FloodRun:
     rows: list[dict[str, Any]] = field(default_factory=list)
     # One visiting-order seed and one clock for every block of the run.
     assembly: RunAssembly = field(init=False)
+    pinning: Pinning = field(default_factory=lambda: Pinning(None))
 
     def __post_init__(self) -> None:
         self.assembly = RunAssembly(self.params)
@@ -148,9 +151,12 @@ class _FloodRun:
                     connect_timeout=self.params.connect_timeout,
                 )
                 self.notes.extend(n for n in futures.notes if n not in self.notes)
+                self.pinning.pin_new()  # workers its own threads started
                 session = futures
             else:
                 handle = existing or managed(self.params, engines, scheme, progress)
+                # Started (or kept from an earlier run) by ipyparallel's own threads.
+                self.pinning.pin_tree(handle.local_pids())
                 self.notes.extend(_take_events(handle))
                 if existing is not None and HEARTBEAT_NOTE not in self.notes:
                     self.notes.append(HEARTBEAT_NOTE)
