@@ -124,3 +124,18 @@ def test_bad_histories_are_named(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no result file"):
         load_runs([tmp_path / "empty"])
+
+
+def test_a_run_of_one_environment_is_ordered_by_the_versions_that_ran_its_loops():
+    from zmqbench_magic.results.history import ran_with, run_order
+
+    kernel = {"pyzmq": "27.3.0", "date": "2026-11-02"}
+    older = {**kernel, "date": "2026-11-01", "environments": {"old": {"pyzmq": "26.4.0"}}}
+    assert ran_with(older, "pyzmq") == "26.4.0" and ran_with(kernel, "pyzmq") == "27.3.0"
+    both = {**kernel, "environments": {"a": {"pyzmq": "26.4.0"}, "b": {"pyzmq": "25.1.2"}}}
+    assert ran_with(both, "pyzmq") == "27.3.0"  # two arms: no one version ran the run
+    result = _runs([1000.0, 1000.0], ["x", "y"])
+    runs = dict(result.runs)
+    runs["r0"], runs["r1"] = {**runs["r0"], **kernel}, {**runs["r1"], **older}
+    reordered = ResultSet("thr", result.rows, metadata=result.metadata, runs=runs)
+    assert run_order(reordered, "pyzmq") == ["r1", "r0"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,9 +136,19 @@ def run_order(result: ResultSet, by: str = "date") -> list[str]:
     def key(name: str) -> tuple[Any, ...]:
         meta = result.runs[name]
         date = str(meta.get("date", ""))
-        return (date,) if by == "date" else (_version_key(meta.get(by)), date)
+        return (date,) if by == "date" else (_version_key(ran_with(meta, by)), date)
 
     return sorted(result.runs, key=key)
+
+
+def ran_with(meta: Mapping[str, Any], key: str) -> Any:
+    """A run's ``key`` (a date, a version): for the versions, those of the interpreter
+    that ran its loops (a run with one ``--python`` environment ran them there, not in
+    the kernel whose versions head its metadata)."""
+    arms = list((meta.get("environments") or {}).values())
+    if key != "date" and len(arms) == 1 and arms[0].get(key) is not None:
+        return arms[0][key]
+    return meta.get(key)
 
 
 def _version_key(version: Any) -> tuple[Any, ...]:
@@ -224,7 +234,7 @@ def _series(
                     "order": place,
                     "run": run,
                     "date": meta.get("date", ""),
-                    "version": str(meta.get(by, "")),
+                    "version": str(ran_with(meta, by) or ""),
                     "median": float(np.median(values)),
                     "ci_low": low,
                     "ci_high": high,
