@@ -26,10 +26,12 @@ def result_markdown(result: ResultSet) -> str:
     where, figures = kind.load("where"), kind.load("figures")
     meta = result.metadata
     on = ", ".join(str(meta[key]) for key in ("host", "cpu", "date") if meta.get(key))
+    # The kernel's versions, unless environments side by side ran the loops (the notes
+    # then name each one's).
     versions = " · ".join(
         f"{name} {meta[key]}"
         for name, key in (("Python", "python"), ("pyzmq", "pyzmq"), ("libzmq", "libzmq"))
-        if meta.get(key)
+        if meta.get(key) and len(meta.get("environments") or {}) < 2
     )
     lines = [f"**{kind.title}**" + (f" on {on}" if on else ""), ""]
     if versions:
