@@ -304,12 +304,15 @@ def test_zmqbench_noise_keeps_the_floor_in_the_store_it_is_given(tmp_path):
             "--store",
             str(store),
             "-q",
+            "--markdown",
         ],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "```text" and lines[-1] == "```"  # as a comment shows it
     assert f"noise floor saved to {store}" in done.stdout
     assert "runs within" in done.stdout
     (entry,) = json.loads(store.read_text())["floors"].values()

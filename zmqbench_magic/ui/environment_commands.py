@@ -39,6 +39,9 @@ def add_commands(commands: Any) -> None:
         )
         sub.add_argument("--store", metavar="PATH", help="the floor file (default: the cache's)")
         sub.add_argument("-q", "--quiet", action="store_true", help="print no progress")
+        sub.add_argument(
+            "--markdown", action="store_true", help="print the floor in a Markdown block"
+        )
     system = commands.add_parser(
         "system",
         help="check what this host does to a figure's stability",
@@ -103,15 +106,22 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             progress.close()
 
     floors = floor_of(results)
+    lines = []
     for point in results[0].summary().to_dict("records"):
         found = floors.get(point_key({c: point[c] for c in results[0].point_columns}))
         if found is not None:
-            print(
+            lines.append(
                 f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "
                 f"({found['runs']} runs), samples within a run up to "
                 f"{found['within_run']:.0%} stdev over mean"
             )
-    print(f"noise floor saved to {path}")
+    lines.append(f"noise floor saved to {path}")
+    if args.markdown:
+        from ..results.markdown import lines_markdown
+
+        print(lines_markdown(lines))
+    else:
+        print("\n".join(lines))
     return 0
 
 
