@@ -61,16 +61,17 @@ def measure(turns: int, quick: bool) -> pd.DataFrame:
 
 def table(df: pd.DataFrame) -> None:
     print(
-        f"{'benchmark':<9} {'size':>6} {'configuration':<11} {'cpu':<5} {'median':>12} "
+        f"{'benchmark':<9} {'size':>6} {'configuration':<13} {'cpu':<5} {'median':>16} "
         f"{'within a run':>12} {'run to run':>10}"
     )
     for (benchmark, size), point in df.groupby(["benchmark", "size"], sort=False):
         for name, runs in point.groupby("configuration", sort=False):
             medians = runs["median"]
+            median = f"{medians.median():,.0f} {runs['unit'].iloc[0]}"
             print(
-                f"{benchmark:<9} {size:>6} {name:<11} {CONFIGURATIONS[name] or '-':<5} "
-                f"{medians.median():>9,.0f} {runs['unit'].iloc[0]:<2} "
-                f"{runs['within'].median():>12.1%} {medians.max() / medians.min() - 1:>10.1%}"
+                f"{benchmark:<9} {size:>6} {name:<13} {CONFIGURATIONS[name] or '-':<5} "
+                f"{median:>16} {runs['within'].median():>12.1%} "
+                f"{medians.max() / medians.min() - 1:>10.1%}"
             )
 
 

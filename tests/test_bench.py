@@ -113,6 +113,14 @@ def test_history_bench_quick_prints_its_rates_and_a_real_history():
     assert "steps called at the change (run 3): " in out
 
 
+def test_pinning_bench_quick_prints_each_configuration_and_its_spreads():
+    out = _run_bench("bench_pinning.py")
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr ", "lat "))]
+    assert len(rows) == 6  # (thr 1k, lat 64) x (not pinned, split, one CPU)
+    assert all(row[-1].endswith("%") and row[-2].endswith("%") for row in rows)
+    assert "split narrower than not pinned (within): at " in out
+
+
 def test_flood_soak_bench_quick_prints_memory_per_flood_and_leaves_no_cluster():
     from conftest import cluster_processes
 
