@@ -201,6 +201,15 @@ def test_compare_lists_host_count_and_hwm_differences():
         "count calibrated vs 5,000",
     ]
     assert run().compare(run(), tolerance=0.01).attrs["unlike"] == []
+    # The host's conditions, where both runs kept them (a file from before has none).
+    tuned = {"governors": ["performance"], "turbo": False, "cpu_quota": None, "smt": "0"}
+    loose = {**tuned, "governors": ["powersave"], "turbo": True}
+    table = run(system=tuned).compare(run(system=loose), tolerance=0.01)
+    assert table.attrs["unlike"] == [
+        "CPU governor performance vs powersave",
+        "turbo off vs on",
+    ]
+    assert run().compare(run(system=loose), tolerance=0.01).attrs["unlike"] == []
 
 
 @pytest.mark.slow  # several independent runs

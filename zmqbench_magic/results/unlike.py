@@ -1,7 +1,8 @@
 """What two results differ in besides what was compared: the Python, pyzmq and
-libzmq that ran them, the host and its CPU, the driver, the count and the high-water
-marks. Each is part of every ratio a comparison of them gives; a comparison lists
-them rather than leave them unsaid.
+libzmq that ran them, the host and its CPU, the host's conditions (governor, turbo,
+cgroup quota, SMT), the driver, the count and the high-water marks. Each is part of
+every ratio a comparison of them gives; a comparison lists them rather than leave them
+unsaid.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ _ENVIRONMENT = (
     ("driver", "driver"),
 )
 _RAN_THE_LOOPS = ("python", "pyzmq", "libzmq")
+# The host's conditions that move a figure (``metadata["system"]``, .system): compared
+# where both runs recorded them (files from before it was kept have none).
+_HOST_CONDITIONS = (
+    ("governors", "CPU governor"),
+    ("turbo", "turbo"),
+    ("cpu_quota", "cgroup CPU quota"),
+    ("smt", "SMT"),
+)
 
 
 def differences(baseline: ResultSet, candidate: ResultSet) -> list[str]:
@@ -34,6 +43,10 @@ def differences(baseline: ResultSet, candidate: ResultSet) -> list[str]:
     for key, words in _ENVIRONMENT:
         before, after = _environment(baseline, key), _environment(candidate, key)
         if before != after:
+            found.append(f"{words} {_spell(before)} vs {_spell(after)}")
+    for key, words in _HOST_CONDITIONS:
+        before, after = _condition(baseline, key), _condition(candidate, key)
+        if before and after and before != after:
             found.append(f"{words} {_spell(before)} vs {_spell(after)}")
     for key, words in (("count", "count"), ("hwm", "high-water mark")):
         before, after = _settings(baseline, key), _settings(candidate, key)
@@ -53,6 +66,24 @@ def _environment(result: ResultSet, key: str) -> list[str]:
         elif meta.get(key) is not None:
             values.append(str(meta[key]))
     return list(dict.fromkeys(values))
+
+
+def _condition(result: ResultSet, key: str) -> list[str]:
+    values = [
+        _said(meta["system"].get(key))
+        for meta in result.runs.values()
+        if isinstance(meta.get("system"), Mapping)
+    ]
+    return list(dict.fromkeys(values))
+
+
+def _said(value: Any) -> str:
+    """A host fact in words: ``powersave``, ``on``, ``none``."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return "/".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
 
 
 def _settings(result: ResultSet, key: str) -> list[str]:
