@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if fail_on and status == 0:  # an interrupted run is no pass
         baseline, candidate = python_arms(result)
         failed = gate(result.versus("python", baseline, candidate), fail_on)
-        status = status or report_gate(failed, fail_on, output)
+        status = report_gate(failed, fail_on, output)
     return status
 
 

@@ -77,6 +77,9 @@ def test_a_history_orders_runs_and_calls_the_step_where_it_is():
     assert step["ratio"] == pytest.approx(1.1, rel=0.01) and step["p_adjusted"] < 0.05
     (flat,) = steps[~steps["called"]].to_dict("records")
     assert flat["size"] == 65536 and "not under 0.05" in flat["reason"]
+    # The levels step only where a step was called.
+    levels = series.groupby("size")["level"].nunique().to_dict()
+    assert levels == {1024: 2, 65536: 1}
     lines = history_lines(series, steps)
     assert lines[0].startswith("1k B: 12 runs (2026-11-10 to 2026-11-21), last ")
     assert "step at run r6 (2026-11-16)" in lines[0] and "no step; the likeliest" in lines[1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .common import (
     CPU,
     FAIL_ON,
+    HISTORY_ORDER,
     LABEL,
     MAX_TIME,
     MIN_TIME,
@@ -90,6 +91,7 @@ __all__ = [
     "FLOOD",
     "FLOOD_METRICS",
     "HELD_FRACTION",
+    "HISTORY_ORDER",
     "KINDS",
     "LABEL",
     "LATENCY",

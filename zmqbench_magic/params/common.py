@@ -63,6 +63,13 @@ CPU = Param(
     "controller and engines) on 1; empty: wherever the scheduler puts them",
     "pinned to CPUs", "cpus",
 )
+HISTORY_ORDER = Param(
+    "by", "date",
+    "order a history's runs by their date, or by the version of this they ran with "
+    "(27.10 after 27.9)",
+    "run order", "choice",
+    choices=("date", "python", "pyzmq", "libzmq", "ipyparallel", "zmqbench_magic"),
+)
 FAIL_ON = Param(
     "fail_on", (),
     "exit with status 1 when any point of the comparison is called this (after Holm's "

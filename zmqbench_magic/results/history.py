@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import TOLERANCE
+from ..params import HISTORY_ORDER, TOLERANCE
 from . import noise_floor
 from .stats import holm
 
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 ALPHA = 0.05
 PERMUTATIONS = 999
-# What a run can be ordered by besides its date: a version it ran with.
-ORDERS = ("date", "python", "pyzmq", "libzmq", "ipyparallel", "zmqbench_magic")
 HISTORY_COLUMNS = ["order", "run", "date", "version", "median", "ci_low", "ci_high", "n"]
 STEP_COLUMNS = ["run", "date", "at", "runs_before", "runs_after", "before", "after", "ratio"]
 # (The steps table adds p_value, p_adjusted, called and reason.)
@@ -128,9 +126,10 @@ def _shift_statistics(series: np.ndarray) -> np.ndarray:
 
 def run_order(result: ResultSet, by: str = "date") -> list[str]:
     """The result's runs in time order, or by the version of ``by`` they ran with
-    (dates break ties); a ``ValueError`` names a key that is not one of :data:`ORDERS`."""
-    if by not in ORDERS:
-        msg = f"history order must be one of {', '.join(ORDERS)}, got {by!r}"
+    (dates break ties); a ``ValueError`` names a ``by`` that is not one of the
+    choices of ``HISTORY_ORDER``."""
+    if by not in HISTORY_ORDER.choices:
+        msg = f"history order must be one of {', '.join(HISTORY_ORDER.choices)}, got {by!r}"
         raise ValueError(msg)
 
     def key(name: str) -> tuple[Any, ...]:
@@ -191,16 +190,23 @@ def history(
     keys = [c for c in result.point_columns if c not in ("run", "python")]
     floors = noise_floor.floor_for(result) if tolerance is None else {}
     series = _series(result, metric, keys, order, by)
-    frames, found = [], []
+    found = []
     for point, rows in _by_point(series, keys):
         band = tolerance if tolerance is not None else noise_floor.tolerance_at(floors, point)
-        medians = rows["median"].tolist()
-        steps, best = find_steps(medians, band, alpha)
-        rows = rows.assign(level=_levels(medians, steps), band=band)
-        frames.append(rows)
-        found.append((point, rows, steps, best))
-    series = pd.concat(frames, ignore_index=True)
-    steps_table = _steps_table(found, keys, alpha)
+        steps, best = find_steps(rows["median"].tolist(), band, alpha)
+        found.append((point, rows.assign(band=band), steps, best))
+    # A point's steps stand only where its first test survives Holm's adjustment across
+    # the points (the later ones are tests within it).
+    adjusted = holm([best.p_value if best else 1.0 for *_, best in found]).tolist()
+    called = [steps if p < alpha else [] for (*_, steps, _), p in zip(found, adjusted, strict=True)]
+    series = pd.concat(
+        [
+            rows.assign(level=_levels(rows["median"].tolist(), steps))
+            for (_, rows, _, _), steps in zip(found, called, strict=True)
+        ],
+        ignore_index=True,
+    )
+    steps_table = _steps_table(found, called, adjusted, keys, alpha)
     attrs = {
         "metric": metric,
         "by": by,
@@ -263,18 +269,18 @@ def _levels(medians: list[float], steps: list[Step]) -> list[float]:
 
 def _steps_table(
     found: list[tuple[dict[str, Any], pd.DataFrame, list[Step], Step | None]],
+    called_steps: list[list[Step]],
+    adjusted: list[float],
     keys: list[str],
     alpha: float,
 ) -> pd.DataFrame:
-    """One row per step found (``called``), and for a point with none its best split
-    (not called, ``reason`` saying why). A point's steps stand only where its first
-    test survives Holm's adjustment across the points (the later ones are tests within
-    it)."""
-    adjusted = holm([best.p_value if best else 1.0 for *_, best in found]).tolist()
+    """One row per step called, and for a point with none its best split (not called,
+    ``reason`` saying why)."""
     rows = []
-    for (point, series, steps, best), p_adjusted in zip(found, adjusted, strict=True):
+    for (point, series, _, best), called, p_adjusted in zip(
+        found, called_steps, adjusted, strict=True
+    ):
         band = float(series["band"].iloc[0])
-        called = steps if p_adjusted < alpha else []
         shown = called or ([best] if best else [])
         for step in shown:
             after = series.iloc[step.at]
@@ -311,8 +317,8 @@ def history_lines(series: pd.DataFrame, steps: pd.DataFrame) -> list[str]:
     """A history in words: per point, its runs and last figure, then each step found
     (where, from what to what, how sure), or that none was; then how steps are called::
 
-        tcp 1k B: 12 runs (2026-11-01 to 2026-11-20), last 132,004 msgs/s; step at run
-          r7 (2026-11-10): 120,112 -> 132,004, ratio 1.099 (p 0.001, Holm 0.002)
+        1k B: RUNS runs (FIRST to LAST), last MEDIAN msgs/s; step at run RUN (DATE):
+            BEFORE -> AFTER, ratio RATIO (p P, Holm P)
     """
     from ..params import KINDS
     from .text import figure

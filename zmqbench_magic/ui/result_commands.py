@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..params import FAIL_ON, TOLERANCE
+from ..params import FAIL_ON, HISTORY_ORDER, TOLERANCE
 from ..results import load
 from .options import CLI_OUTPUT_OPTIONS, OptionSpec, type_for
 from .present import Output, present, show
@@ -26,7 +26,8 @@ FAIL_ON_OPTION: OptionSpec = (
 
 
 def add_commands(commands: Any) -> None:
-    """The ``compare`` and ``show`` subcommands, on ``zmqbench``'s subparsers."""
+    """The ``compare``, ``show`` and ``history`` subcommands, on ``zmqbench``'s
+    subparsers."""
     compare = commands.add_parser(
         "compare",
         help="compare two saved runs point by point",
@@ -63,8 +64,6 @@ def add_commands(commands: Any) -> None:
     )
     show_command.add_argument("file", help="a result file (--json)")
     _output_options(show_command, saving=False)
-    from ..results.history import ORDERS
-
     history = commands.add_parser(
         "history",
         help="each point's figure across saved runs, and where it stepped",
@@ -76,10 +75,11 @@ def add_commands(commands: Any) -> None:
     history.add_argument("paths", nargs="+", metavar="FILE|DIR", help="result files or folders")
     history.add_argument("--metric", help="the metric followed, default the headline one")
     history.add_argument(
-        "--by",
-        choices=ORDERS,
-        default="date",
-        help="order the runs by date (default) or by the version of this they ran with",
+        HISTORY_ORDER.option,
+        type=type_for(HISTORY_ORDER),
+        default=HISTORY_ORDER.default,
+        metavar="|".join(HISTORY_ORDER.choices),
+        help=f"{HISTORY_ORDER.help}; default {HISTORY_ORDER.default}",
     )
     history.add_argument(
         TOLERANCE.option,
