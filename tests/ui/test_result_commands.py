@@ -64,6 +64,7 @@ def test_a_real_slower_pair_fails_the_gate_with_its_points(tmp_path):
     [
         (["compare", "missing.json", "missing.json", "--fail-on", "slower"], "No such file"),
         (["compare", "a.json", "a.json", "--fail-on", "slowr"], "fail_on must be one of slower"),
+        (["show", "/dev/null"], "/dev/null is not a zmqbench result file (not JSON: "),
         (["thr", *QUICK, "--fail-on", "slower"], "give --python BASE CANDIDATE"),
     ],
 )

@@ -27,7 +27,6 @@ calls a step in a flat series, is measured on synthetic series in the tests.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -405,8 +404,8 @@ def load_runs(paths: Iterable[str | os.PathLike[str]]) -> ResultSet:
     for file in files:
         try:
             result = load(file)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            msg = f"{file} is not a readable result file: {exc}"
+        except OSError as exc:
+            msg = f"{file} cannot be read: {exc}"
             raise ValueError(msg) from None
         if joined is not None and result.benchmark != joined.benchmark:
             msg = (

@@ -268,7 +268,11 @@ def _plain(value: Any) -> Any:
 
 def load(path: str | os.PathLike[str]) -> ResultSet:
     """Read a result file written by :meth:`ResultSet.save` (this version or 1)."""
-    data = json.loads(Path(path).read_text())
+    try:
+        data = json.loads(Path(path).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        msg = f"{path} is not a zmqbench result file (not JSON: {exc})"
+        raise ValueError(msg) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         msg = f"{path} is not a zmqbench result file (no 'format': {FORMAT!r})"
         raise ValueError(msg)
