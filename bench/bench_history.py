@@ -12,8 +12,8 @@ Two parts, each a table:
 2. **Real runs.** A history of real throughput runs on this machine, each run a fresh
    set of processes: ``--runs`` runs as they are (nothing changes: any step called
    among them is false), then as many with a busy loop on every core beside them (a
-   neighbour's job: a real step, whose size this machine decides). The history should
-   find it at the first busy run.
+   neighbour's job: a real change, whose effect on the figure this machine decides).
+   The last line says whether a step was called at the first busy run, and elsewhere.
 
     python bench/bench_history.py            # ~3 minutes on 2 cores
     python bench/bench_history.py --quick    # seconds; checks the script
@@ -90,11 +90,22 @@ def real(runs: int, quick: bool) -> int:
     return 0
 
 
+# A busy loop that ends by itself once the bench that started it is gone (killed
+# before it could stop it), so it never loads the machine for later runs.
+_SPIN = """
+import os, sys
+parent = int(sys.argv[1])
+while os.getppid() == parent:
+    for _ in range(1_000_000):
+        pass
+"""
+
+
 @contextlib.contextmanager
 def _neighbours(busy: bool) -> Iterator[None]:
     """With ``busy``: a process spinning on each core for as long as the block runs."""
     spinning = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        subprocess.Popen([sys.executable, "-c", _SPIN, str(os.getpid())])
         for _ in range((os.cpu_count() or 1) if busy else 0)
     ]
     try:

@@ -168,6 +168,9 @@ def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, 
     assert [build.returncode for build in builds] == [0, 0], said
     other = said[0]
     assert said[1] == other and other.endswith(f"pyzmq=={OTHER_PYZMQ}/bin/python"), said
+    # Built already: at once, and as a comment shows it.
+    again = subprocess.run([*command, "--markdown"], capture_output=True, text=True, timeout=60)
+    assert again.stdout.splitlines() == ["```text", f"pyzmq=={OTHER_PYZMQ}: {other}", "```"]
     both = ip.run_line_magic("zmqlat", f"{QUICK} --size 100 -r 4 --python kernel {other}")
     arms = both.metadata["environments"]
     assert arms[f"pyzmq=={OTHER_PYZMQ}"]["pyzmq"] == OTHER_PYZMQ

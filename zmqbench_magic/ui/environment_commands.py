@@ -81,6 +81,9 @@ def add_commands(commands: Any) -> None:
         help="an option for pip, e.g. --pip-arg=--no-index "
         "--pip-arg=--find-links=DIR on a machine with no package index",
     )
+    env.add_argument(
+        "--markdown", action="store_true", help="print the interpreters in a Markdown block"
+    )
 
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -153,13 +156,20 @@ def system_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 def env_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from ..method.environments import build
 
+    built = []
     for requirements in args.requirements:
         try:
             python = build(requirements, base_python=args.base_python, pip_args=args.pip_arg)
         except ValueError as exc:
             print(f"zmqbench env: {exc}", file=sys.stderr)
             return 1
-        print(python, flush=True)
+        if not args.markdown:  # one line as each is ready, for a script to read
+            print(python, flush=True)
+        built.append(f"{requirements}: {python}")
+    if args.markdown:
+        from ..results.markdown import lines_markdown
+
+        print(lines_markdown(built))
     return 0
 
 
