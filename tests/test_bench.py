@@ -110,7 +110,7 @@ def test_history_bench_quick_prints_its_rates_and_a_real_history():
     assert len(rows) == 12  # 3 lengths x 4 noises
     assert all(0 <= float(row[2]) <= 1 for row in rows)  # the false-step share
     assert "real: 3 runs, then 3 with a busy loop on each core beside them" in out
-    assert "steps called at the change (run 3): " in out
+    assert "steps called within one run of the change (run 3): " in out
 
 
 def test_pinning_bench_quick_prints_each_configuration_and_its_spreads():
