@@ -44,9 +44,10 @@ LENGTHS = (10, 20, 40)
 def synthetic(trials: int) -> None:
     rng = np.random.default_rng(20261126)
     print(f"synthetic: {trials} series each; a run's median off by its own noise (lognormal)")
-    print(f"{'runs':>5} {'noise':>6} {'false':>7}   " + "   ".join(
-        f"{f'found {step:.0%}':>9} {'off by':>6}" for step in STEPS
-    ))  # fmt: skip
+    print(
+        f"{'runs':>5} {'noise':>6} {'false':>7}   "
+        + "   ".join(f"{f'found {step:.0%}':>9} {'off by':>6}" for step in STEPS)
+    )
     for runs in LENGTHS:
         for noise in NOISES:
             false = np.mean(

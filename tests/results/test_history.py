@@ -55,13 +55,23 @@ def _runs(levels: list[float], versions: list[str], seed: int = 1) -> ResultSet:
     joined = None
     for i, (level, version) in enumerate(zip(levels, versions, strict=True)):
         rows = [
-            {"size": size, "copy": True, "transport": "tcp", "run": f"r{i}", "sample": j,
-             "msgs_per_s": (level if size == 1024 else 1000) * rng.lognormal(0, 0.005)}
+            {
+                "size": size,
+                "copy": True,
+                "transport": "tcp",
+                "run": f"r{i}",
+                "sample": j,
+                "msgs_per_s": (level if size == 1024 else 1000) * rng.lognormal(0, 0.005),
+            }
             for size in (1024, 65536)
             for j in range(6)
-        ]  # fmt: skip
-        meta = {"run": f"r{i}", "run_id": f"id{i}", "pyzmq": version,
-                "date": f"2026-11-{10 + i:02d}T00:00:00+00:00"}  # fmt: skip
+        ]
+        meta = {
+            "run": f"r{i}",
+            "run_id": f"id{i}",
+            "pyzmq": version,
+            "date": f"2026-11-{10 + i:02d}T00:00:00+00:00",
+        }
         run = ResultSet("thr", tuple(rows), metadata=meta)
         joined = run if joined is None else joined + run
     assert joined is not None

@@ -109,8 +109,16 @@ def test_history_of_a_folder_names_the_run_where_a_figure_stepped(tmp_path):
         meta = {"run": f"night-{i}", "run_id": f"id-{i}", "date": f"2026-11-{i + 1:02d}T03:00"}
         rows = tuple({**row, "run": f"night-{i}"} for row in result.rows)
         type(result)("thr", rows, metadata=meta).save(runs / f"night-{i}.json")
-    done = _run("history", runs, "--tolerance", "2%", "--json", tmp_path / "h.json",
-                "--svg", tmp_path / "h.svg")  # fmt: skip
+    done = _run(
+        "history",
+        runs,
+        "--tolerance",
+        "2%",
+        "--json",
+        tmp_path / "h.json",
+        "--svg",
+        tmp_path / "h.svg",
+    )
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()[0]
     assert first.startswith("16 B: 10 runs (2026-11-01 to 2026-11-10), last ")

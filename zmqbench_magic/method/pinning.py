@@ -7,10 +7,10 @@ side goes to its own CPUs (the same ones unless ``--cpu`` names two sets): a far
 process by pid as it starts, its thread by itself (:func:`pin_this_thread`), and a
 flood's cluster or workers by pid once they are up (:meth:`Pinning.pin_tree`,
 :meth:`Pinning.pin_new`: ipyparallel's launchers run on a loop of their own; Dask's and
-Ray's workers are started by theirs). At the end
-the thread gets its own CPUs back, and so does every process pinned by pid that is
-still there (a cluster kept for the next run, which may have inherited the pinning
-when it started), so a later run without ``--cpu`` is not pinned unknowingly.
+Ray's workers are started by theirs). At the end the thread gets its own CPUs back, and
+so does every process pinned by pid that is still there (a cluster kept for the next
+run, which may have inherited the pinning when it started), so a later run without
+``--cpu`` is not pinned unknowingly.
 """
 
 from __future__ import annotations
