@@ -33,7 +33,7 @@ class _Seen:
     def __call__(self, _done: int, _total: int) -> None:
         for process in psutil.Process().children(recursive=True):
             try:
-                module = next(a for a in process.cmdline() if a.startswith(("zmqbench", "ipyp")))
+                module = next(_role(arg) for arg in process.cmdline() if _role(arg))
                 affinity = tuple(process.cpu_affinity())
             except (psutil.Error, StopIteration):
                 continue
@@ -43,6 +43,13 @@ class _Seen:
                 status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
                 allowed = next(ln for ln in status.splitlines() if ln.startswith("Cpus_allowed_"))
                 self.threads.add(_cpus(allowed.split()[-1]))
+
+
+def _role(arg: str) -> str:
+    """The module a process runs (``-m`` or a process pool's ``-c``), or ""."""
+    if arg.startswith(("zmqbench", "ipyparallel")):
+        return arg
+    return "pool worker" if arg.startswith("from multiprocessing") else ""
 
 
 def _cpus(text: str) -> tuple[int, ...]:
@@ -87,6 +94,15 @@ def test_a_flood_pins_its_cluster_and_gives_a_kept_cluster_its_cpus_back():
             assert psutil.Process(pid).cpu_affinity() == USABLE
     finally:
         own_cluster.stop()
+
+
+def test_a_process_pools_workers_are_pinned_as_its_far_end():
+    seen = _Seen()
+    run_taskflood(
+        backend="processpool", tasks=[8], engines=2, cpu=PLAN, progress=seen, **FLOOD_QUICK
+    )
+    assert seen.processes["pool worker"] == {(FAR,)}, seen.processes
+    assert sorted(os.sched_getaffinity(0)) == USABLE
 
 
 @pytest.mark.parametrize(
