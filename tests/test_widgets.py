@@ -121,6 +121,8 @@ def _another_value(control, name: str = "", benchmark: str = ""):
         return "tcp://127.0.0.1:8786", "tcp://127.0.0.1:8786"
     if name == "python":  # an interpreter: this one, by its path
         return sys.executable, sys.executable
+    if name == "idle":  # a pause shorter than the far end's wait (--timeout)
+        return 0.001, 0.001
     if name == "cpu":  # a CPU this process may use
         first = str(min(os.sched_getaffinity(0)))
         return first, first

@@ -49,7 +49,10 @@ def _role(arg: str) -> str:
     """The module a process runs (``-m`` or a process pool's ``-c``), or ""."""
     if arg.startswith(("zmqbench", "ipyparallel")):
         return arg
-    return "pool worker" if arg.startswith("from multiprocessing") else ""
+    # A pool's workers, not multiprocessing's resource tracker (the process's own, for
+    # its lifetime: not the run's).
+    pooled = arg.startswith("from multiprocessing") and "resource_tracker" not in arg
+    return "pool worker" if pooled else ""
 
 
 def _cpus(text: str) -> tuple[int, ...]:

@@ -70,6 +70,14 @@ RATE = Param(
     "offered rate", "rate", unit="msgs/s", low=10, high=10_000_000, sweep=True,
     off=0.0, off_means="closed loop",
 )
+IDLE = Param(
+    "idle", 0.0,
+    "pause before each round trip (a closed loop), so each is the first after that "
+    "long idle: what a pair costs when it wakes (libzmq #4673, #3577); a sample is "
+    "--count round trips, by default enough pauses to last min-time",
+    "idle before each round trip", "duration", unit="s", low=0.001, high=60.0, sweep=True,
+    off=0.0, off_means="back to back", phrase="after {} idle",
+)
 # One round trip, as the latency charts draw them (a distribution's x, a load curve's y).
 RTT = Metric("rtt_us", "round trip", "one round trip's time", "lower", unit="µs")
 # An open-loop sample "held" its rate when it answered at least this share of it.
@@ -312,6 +320,7 @@ class LatencyParams(ZmqParams):
     """
 
     rate: tuple[float, ...] = param_field(RATE)
+    idle: tuple[float, ...] = param_field(IDLE)
 
     benchmark = "lat"
     metrics = LAT_METRICS
@@ -326,12 +335,35 @@ class LatencyParams(ZmqParams):
         ),
     )
 
+    def applies(self, name: str) -> bool:
+        # A column only where a pause was asked for: back to back is every other run.
+        return super().applies(name) and (name != "idle" or any(self.idle))
+
     def _check_combinations(self) -> None:
         super()._check_combinations()
+        self._check_idle()
         if self.count == 1 and any(self.rate):
             msg = (
                 "count must be 0 (calibrate) or at least 2 with an offered rate: the rate "
                 "achieved is timed from the first to the last reply, got 1"
+            )
+            raise ValueError(msg)
+
+    def _check_idle(self) -> None:
+        """A pause is a closed loop's, in Python, shorter than the far end's wait."""
+        if not any(self.idle):
+            return
+        if any(self.rate):
+            msg = f"{IDLE.option} pauses a closed loop: leave out {RATE.option}"
+            raise ValueError(msg)
+        if "native" in self.loop:
+            msg = f"{IDLE.option}: the native loop runs back to back; use {LOOP.option} python"
+            raise ValueError(msg)
+        if max(self.idle) >= self.timeout:
+            msg = (
+                f"idle {IDLE.label(max(self.idle))}: the far end waits at most "
+                f"{TIMEOUT.option} {TIMEOUT.label(self.timeout)} for each message; give a "
+                f"longer {TIMEOUT.option}"
             )
             raise ValueError(msg)
 

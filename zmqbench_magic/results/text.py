@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params import COPY, KINDS
+from ..params import COPY, IDLE, KINDS
 from ..params.backends import BACKENDS
 from ..params.common import MIN_TIME
 from ..params.interpreter import arm_names
@@ -133,6 +133,8 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
         extra.append(f"python {point['python']}")
     if point.get("rate", 0):
         extra.append(f"at {format_rate(point['rate'])} msgs/s")
+    if point.get("idle", 0):
+        extra.append(IDLE.words(point["idle"]))
     return [*words, " ".join(extra)]
 
 
@@ -269,6 +271,11 @@ def verdict_lines(result: ResultSet) -> list[str]:
     """For each two-arm parameter measured both ways, the paired verdicts in one line:
     ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
     arms = list(_ARMS)
+    df = result.df
+    if "idle" in df.columns and df["idle"].nunique() == 2 and 0 in set(df["idle"]):
+        # After a pause against back to back: the question --idle asks.
+        paused = max(df["idle"])
+        arms.append(("idle", 0.0, paused, f"{IDLE.words(paused)} vs back to back"))
     environments = python_arms(result)
     if len(environments) == 2:
         # Environments side by side: the first named is the baseline.

@@ -216,6 +216,66 @@ def latency_sample(
     }, elapsed
 
 
+def idle_sample(
+    link: Link, payload: Payload, count: int, copy: bool, loop: str = "python", *, idle: float
+) -> tuple[dict[str, Any], float]:
+    """One sample of ``count`` round trips, each after ``idle`` seconds with nothing
+    sent: each is timed on its own, from its send to its reply."""
+    frames = len(payload.frames)
+    timed = timed_sample(
+        link,
+        "echo",
+        payload,
+        count,
+        copy,
+        loop,
+        python=lambda: _ping_after_pauses(link, payload.message, frames, copy, count, idle),
+        native_loop=lambda _frame: _no_native_pause(),
+        # The far end reports once the last reply is out: after the last pause.
+        report_timeout=link.timeout + idle,
+    )
+    start, rtts = timed.result
+    rtt_us = np.asarray(rtts) * 1e6
+    elapsed = time.perf_counter() - start
+    return {
+        **latency_columns(rtt_us, elapsed, timed.send_cpu, timed.report),
+        "achieved_per_s": count / elapsed,
+        "send_lag_p99_us": math.nan,
+        "held": True,
+        "other_load": timed.other_load,
+    }, elapsed
+
+
+def _ping_after_pauses(
+    link: Link, message: Any, frames: int, copy: bool, count: int, idle: float
+) -> tuple[float, list[float]]:
+    """``count`` round trips, each after ``idle`` seconds of nothing: when the first
+    pause began, and each round trip's own time."""
+    send: Any
+    recv: Any
+    if frames == 1:
+        send, recv = link.data.send, link.data.recv
+    else:
+        send, recv = link.data.send_multipart, link.data.recv_multipart
+    now, rtts = time.perf_counter, []
+    start = now()
+    for _ in range(count):
+        time.sleep(idle)
+        sent = now()
+        send(message, copy=copy)
+        try:
+            recv(copy=copy)
+        except zmq.Again:
+            _await_reply(link, recv, copy)  # late: see whether the far end still is
+        rtts.append(now() - sent)
+    return start, rtts
+
+
+def _no_native_pause() -> Any:
+    msg = "the native loop runs back to back; a pause before each round trip is Python's"
+    raise ValueError(msg)
+
+
 def latency_columns(
     rtt_us: np.ndarray, elapsed: float, send_cpu: float, echoed: dict[str, Any]
 ) -> dict[str, Any]:

@@ -7,15 +7,17 @@ under another environment's interpreter, which has only those.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from ..method.calibrate import calibrate
-from ..params import COPY, RATE, ZmqParams, high_water_mark
+from ..params import COPY, IDLE, RATE, ZmqParams, high_water_mark
 from ..params.units import format_size
 from .link import Link, PeerError
+from .loops import idle_sample
 from .paced import paced_sample
 from .payload import Payload
 from .secret import Keys
@@ -89,12 +91,16 @@ class FarEnd:
         run, link = self.run, self.link
         link.data.copy_threshold = point["copy_threshold"]
         message = run.payload or Payload.blank(point["size"])
-        sample = partial(paced_sample, rate=point["rate"]) if point.get("rate") else run.sample
+        sample = run.sample
+        if point.get("rate"):
+            sample = partial(paced_sample, rate=point["rate"])
+        elif point.get("idle"):
+            sample = partial(idle_sample, idle=point["idle"])
         one = partial(sample, link, message, copy=point["copy"], loop=point["loop"])
         key = point_key(point)
         # A stalled loop asks the link itself whether the far end is alive (loops.py).
         if key not in run.counts:
-            run.counts[key] = run.params.count or calibrate(one, run.params.min_time)
+            run.counts[key] = run.params.count or _calibrated(one, run.params.min_time, point)
         count = run.counts[key]
         for _ in range(run.params.warmup):
             one(max(2, count // _WARMUP_FRACTION))
@@ -107,6 +113,14 @@ class FarEnd:
             "far_end": link.far_end_id,
             **measured,
         }
+
+
+def _calibrated(one: Any, min_time: float, point: Mapping[str, Any]) -> int:
+    """A count whose sample lasts ``min_time``: measured, or for pauses before each
+    round trip, as many pauses as fill it (calibrating would sit through ten or more)."""
+    if point.get("idle"):
+        return max(1, math.ceil(min_time / point["idle"]))
+    return calibrate(one, min_time)
 
 
 def far_role(role: str, point: Mapping[str, Any]) -> str:
@@ -125,7 +139,8 @@ def describe(point: Mapping[str, Any]) -> str:
     if point.get("python", "kernel") != "kernel":
         words += f", python {point['python']}"
     rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
-    return f"{words}){rate}"
+    idle = f" {IDLE.words(point['idle'])}" if point.get("idle") else ""
+    return f"{words}){rate}{idle}"
 
 
 __all__ = ["LINK_KEY", "FarEnd", "RunState", "SampleFn", "describe", "far_role", "point_key"]
