@@ -71,7 +71,7 @@ def test_the_magic_sweeps_the_loop(ip, no_leftovers):
             "zmqlat", "-q -o --no-chart -n 200 -r 2 --warmup 0 --loop native -t inproc"
         )
     assert set(result.df["loop"]) == {"native"}
-    with pytest.raises(UsageError, match="loop must be one of python, native, got rust"):
+    with pytest.raises(UsageError, match="loop must be one of python, asyncio, native, got rust"):
         ip.run_line_magic("zmqthr", "--loop rust")
 
 

@@ -38,10 +38,12 @@ PEER = Param(
 )
 LOOP = Param(
     "loop", "python",
-    "the language of both ends' hot loops: python (pyzmq calls, as in pyzmq's perf.py) "
-    "or native (C over the same libzmq, sockets and options, with the GIL released; "
-    "built once with the machine's C compiler)",
-    "loop", "choice", choices=("python", "native"), sweep=True, phrase="{} loop",
+    "the language of both ends' hot loops: python (pyzmq calls, as in pyzmq's perf.py), "
+    "asyncio (the driver awaits each send and receive on zmq.asyncio sockets, on an "
+    "event loop of its own; the far end is python's) or native (C over the same libzmq, "
+    "sockets and options, with the GIL released; built once with the machine's C "
+    "compiler)",
+    "loop", "choice", choices=("python", "asyncio", "native"), sweep=True, phrase="{} loop",
 )
 COPY_THRESHOLD = Param(
     "copy_threshold", zmq.COPY_THRESHOLD,
@@ -342,6 +344,9 @@ class LatencyParams(ZmqParams):
     def _check_combinations(self) -> None:
         super()._check_combinations()
         self._check_idle()
+        if any(self.rate) and "asyncio" in self.loop:
+            msg = f"{LOOP.option} asyncio runs closed loops: leave out {RATE.option}"
+            raise ValueError(msg)
         if self.count == 1 and any(self.rate):
             msg = (
                 "count must be 0 (calibrate) or at least 2 with an offered rate: the rate "
@@ -356,8 +361,9 @@ class LatencyParams(ZmqParams):
         if any(self.rate):
             msg = f"{IDLE.option} pauses a closed loop: leave out {RATE.option}"
             raise ValueError(msg)
-        if "native" in self.loop:
-            msg = f"{IDLE.option}: the native loop runs back to back; use {LOOP.option} python"
+        if set(self.loop) - {"python"}:
+            msg = f"{IDLE.option}: the {'/'.join(self.loop)} loop runs back to back; use "
+            msg += f"{LOOP.option} python"
             raise ValueError(msg)
         if max(self.idle) >= self.timeout:
             msg = (

@@ -264,6 +264,7 @@ def comparison_notes(table: pd.DataFrame) -> list[str]:
 _ARMS = (
     ("copy", True, False, "zero-copy vs copy"),
     ("loop", "python", "native", "native loop vs python"),
+    ("loop", "python", "asyncio", "asyncio loop vs python"),
 )
 
 

@@ -24,7 +24,8 @@ from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..params.sockets import SEND_ONLY_MIN_QUEUES
 from ..results.histogram import LogHistogram
-from . import native
+from . import async_loops, native
+from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
@@ -56,7 +57,10 @@ def timed_sample(
     """The frame every sampler shares: arm the far end for ``command``, then run the
     hot loop (``python()``, or ``native_loop`` on the one frame as bytes) with the
     garbage collector off and the CPU metered, and take the far end's report."""
-    link.command(cmd=command, count=count, copy=copy, frames=len(payload.frames), loop=loop)
+    # The far end runs Python's loop for an asyncio driver (async_loops: what awaiting
+    # costs the side that awaits).
+    far_loop = "native" if loop == "native" else "python"
+    link.command(cmd=command, count=count, copy=copy, frames=len(payload.frames), loop=far_loop)
     link.reply()  # armed: the far end sits in its loop
     # The native loop's frame is copied to bytes before the clocks start.
     frame = native_bytes(link, payload) if loop == "native" else None
@@ -67,6 +71,11 @@ def timed_sample(
         result = python() if frame is None else native_loop(frame)
         send_cpu = cpu() - cpu_start
         report = link.reply(timeout=report_timeout)
+    if isinstance(result, OwnThread):
+        # An event loop's own thread did the work: its CPU, unless the process clock
+        # (a far end in another process) counted it already.
+        send_cpu = send_cpu if link.peer == "process" else result.cpu
+        result = result.value
     return Timed(result, send_cpu, meter.stop(), report)
 
 
@@ -87,7 +96,11 @@ def throughput_sample(
         count,
         copy,
         loop,
-        python=lambda: _seconds(partial(_send_all, link, send, payload.message, copy, count)),
+        python=lambda: (
+            async_loops.send_all(link, payload.message, len(payload.frames), copy, count)
+            if loop == "asyncio"
+            else _seconds(partial(_send_all, link, send, payload.message, copy, count))
+        ),
         native_loop=lambda message: _seconds(partial(_send_all_native, link, message, copy, count)),
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
@@ -196,7 +209,11 @@ def latency_sample(
         count,
         copy,
         loop,
-        python=lambda: _ping(link, payload.message, frames, copy, count),
+        python=lambda: (
+            async_loops.ping(link, payload.message, frames, copy, count)
+            if loop == "asyncio"
+            else _ping(link, payload.message, frames, copy, count)
+        ),
         native_loop=lambda message: _ping_native(link, message, copy, count),
     )
     stamps, send_cpu, other_load, echoed = (

@@ -1,0 +1,113 @@
+"""The driver's hot loops with ``zmq.asyncio`` (``--loop asyncio``): the same PUSH/PULL
+and REQ/REP protocol over the same socket, each send and receive awaited on an event
+loop, as a notebook's own asyncio code does it.
+
+Which loop: a fresh one, on a thread of its own, made for the sample and closed after
+it. A kernel's own loop is busy serving the kernel (its messages, its output, the
+widgets), and a loop cannot run inside another one on the same thread; a fresh loop
+also keeps what the kernel's loop happens to be doing out of the figure. The far end
+is the Python one either way: the question is what awaiting costs the side that
+awaits.
+
+The async socket is a shadow of the link's own (``zmq.asyncio.Socket.shadow``), made on
+the loop's thread. It keeps the link's short receive and send timeouts, so a stall is
+noticed as in the other loops: the far end is asked whether it is alive, and the wait
+goes on until ``--timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from .link import LIVENESS_S, Link
+
+_JOIN_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class OwnThread:
+    """What a loop on a thread of its own gives back: its result, and that thread's own
+    CPU seconds (the caller's thread only waited)."""
+
+    value: Any
+    cpu: float
+
+
+def in_fresh_loop(link: Link, main: Callable[[zmq.asyncio.Socket], Awaitable[Any]]) -> OwnThread:
+    """Run ``main(async_socket)`` to its end on a new event loop, on a new thread."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            socket = zmq.asyncio.Socket.shadow(link.data.underlying)
+            start = time.thread_time()
+            outcome["value"] = loop.run_until_complete(main(socket))
+            outcome["cpu"] = time.thread_time() - start
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = exc
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name="zmqbench-asyncio", daemon=True)
+    thread.start()
+    # Every await inside gives up within --timeout (the link's stall check), so the
+    # thread ends on its own; the grace only covers the loop's own shutdown.
+    thread.join(link.timeout * 2 + _JOIN_GRACE_S)
+    if thread.is_alive():
+        msg = f"the {link.describe()}'s asyncio loop did not finish"
+        raise TimeoutError(msg)
+    if "error" in outcome:
+        raise outcome["error"]
+    return OwnThread(outcome["value"], outcome["cpu"])
+
+
+def send_all(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
+    """``count`` awaited sends; the seconds they took."""
+
+    async def main(socket: zmq.asyncio.Socket) -> float:
+        send = socket.send if frames == 1 else socket.send_multipart
+        start, stalled_at = time.perf_counter(), 0.0
+        sent = 0
+        while sent < count:
+            try:
+                await send(message, copy=copy)
+                sent, stalled_at = sent + 1, 0.0
+            except zmq.Again:
+                stalled_at = stalled_at or time.monotonic() - LIVENESS_S
+                link.check_stall(stalled_at)
+        return time.perf_counter() - start
+
+    return in_fresh_loop(link, main)
+
+
+def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
+    """``count`` awaited round trips; their stamps (``[0]``: the start)."""
+
+    async def main(socket: zmq.asyncio.Socket) -> list[float]:
+        send = socket.send if frames == 1 else socket.send_multipart
+        recv = socket.recv if frames == 1 else socket.recv_multipart
+        now = time.perf_counter
+        stamps = [now()]
+        for _ in range(count):
+            await send(message, copy=copy)
+            stalled_at = 0.0
+            while True:
+                try:
+                    await recv(copy=copy)
+                    break
+                except zmq.Again:  # the reply is late: is the far end still there?
+                    stalled_at = stalled_at or time.monotonic() - LIVENESS_S
+                    link.check_stall(stalled_at)
+            stamps.append(now())
+        return stamps
+
+    return in_fresh_loop(link, main)
