@@ -11,6 +11,11 @@ process, as it once was, paid 2 x 256 page faults per 1 MB round trip and report
 flaw as the project, so it could not catch it.
 
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000
+    python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --asyncio
+
+With ``--asyncio`` the driving side (the pusher, the requester) awaits each send and
+receive on an asyncio loop, written as pyzmq's asyncio examples write it; the measuring
+of delivered messages and round trips is unchanged.
 
 Unlike perf.py, every send and receive has a timeout, the far end is joined with
 a timeout, and the timed loop follows an untimed warm-up of ``count`` messages
@@ -55,6 +60,50 @@ def _echo(url: str, count: int, size: int, hwm: int) -> None:
             sock.send(sock.recv())
 
 
+def _pusher_async(url: str, count: int, size: int, hwm: int) -> None:
+    """The sender as pyzmq's asyncio examples write one: a zmq.asyncio context and
+    socket, each send awaited on the running loop."""
+    import asyncio
+
+    import zmq.asyncio
+
+    async def push() -> None:
+        ctx = zmq.asyncio.Context()
+        sock = _socket(ctx, zmq.PUSH, hwm)
+        try:
+            sock.connect(url)
+            message = b" " * size
+            for _ in range(2 * count):
+                await sock.send(message)
+        finally:
+            sock.close()
+            ctx.term()
+
+    asyncio.run(push())
+
+
+def latency_async(sock: zmq.Socket, count: int, size: int) -> float:
+    """As :func:`latency`, each send and receive awaited on an asyncio loop, over an
+    async socket shadowing ``sock``."""
+    import asyncio
+
+    import zmq.asyncio
+
+    async def ping() -> float:
+        shadow = zmq.asyncio.Socket.shadow(sock.underlying)
+        message = b" " * size
+        for _ in range(count):
+            await shadow.send(message)
+            await shadow.recv()
+        start = time.perf_counter()
+        for _ in range(count):
+            await shadow.send(message)
+            await shadow.recv()
+        return (time.perf_counter() - start) / count * 1e6
+
+    return asyncio.run(ping())
+
+
 def throughput(sock: zmq.Socket, count: int, size: int) -> float:
     """Delivered msgs/s, first to last receive, as perf.py and libzmq's local_thr."""
     for _ in range(count):
@@ -85,11 +134,18 @@ def main() -> int:
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--hwm", type=int, required=True)
+    parser.add_argument(
+        "--asyncio",
+        action="store_true",
+        help="await the driving side's sends and receives (the pusher's, the requester's)",
+    )
     args = parser.parse_args()
     kind, far_end, measure = {
-        "thr": (zmq.PULL, _pusher, throughput),
-        "lat": (zmq.REQ, _echo, latency),
-    }[args.test]
+        ("thr", False): (zmq.PULL, _pusher, throughput),
+        ("lat", False): (zmq.REQ, _echo, latency),
+        ("thr", True): (zmq.PULL, _pusher_async, throughput),
+        ("lat", True): (zmq.REQ, _echo, latency_async),
+    }[args.test, args.asyncio]
     with zmq.Context() as ctx, _socket(ctx, kind, args.hwm) as sock:
         port = sock.bind_to_random_port("tcp://127.0.0.1")
         url = f"tcp://127.0.0.1:{port}"

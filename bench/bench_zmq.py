@@ -8,7 +8,10 @@ and 127.0.0.1 tcp, the far end in a separate process, one untimed warm-up sample
 The bare loop (``bare_perf.py``) runs as its own script importing only pyzmq, as
 perf.py does, not inside this process that holds pandas. Runs alternate between the
 two (project, bare, project, bare, ...) so drift on this shared machine hits both;
-the table gives the medians and the ratio project / bare.
+the table gives the medians and the ratio project / bare. The same for ``--loop
+asyncio`` against a bare loop whose driving side (the pusher, the requester) awaits on
+zmq.asyncio as pyzmq's asyncio examples do: the ``async`` column, asyncio / bare
+asyncio.
 
     python bench/bench_zmq.py            # ~2 minutes on 2 cores
     python bench/bench_zmq.py --quick    # seconds; checks the script, not the figures
@@ -42,7 +45,7 @@ LAT_COUNT = {1: 3_000, 100: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
 BARE = Path(__file__).with_name("bare_perf.py")
 
 
-def _bare(test: str, count: int, size: int) -> float:
+def _bare(test: str, count: int, size: int, awaited: bool = False) -> float:
     """Run the standalone bare loop in a fresh interpreter, as perf.py is run."""
     done = subprocess.run(
         [
@@ -55,6 +58,7 @@ def _bare(test: str, count: int, size: int) -> float:
             str(size),
             "--hwm",
             str(high_water_mark(size)),
+            *(["--asyncio"] if awaited else []),
         ],
         capture_output=True,
         text=True,
@@ -169,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             "project": project,
             "bare pyzmq": partial(_bare, test),
             "native": partial(project, loop="native"),
+            "asyncio": partial(project, loop="asyncio"),
+            "bare asyncio": partial(_bare, test, awaited=True),
         }
         if args.perf_py:
             figures["perf.py"] = partial(perf_py, args.perf_py, test)
@@ -176,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
             figures["libzmq C"] = partial(libzmq_perf, args.libzmq_perf, test)
         header = "".join(f"{name:>14}" for name in figures)
         versus_c = "native/C" if args.libzmq_perf else ""
-        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{versus_c:>10}")
+        print(
+            f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{'async':>8}{versus_c:>10}"
+        )
         for size in SIZES:
             count = max(counts[size] // scale, 10)
             values = measure(figures, count, size, rounds)
@@ -188,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
             native_c = (
                 f"{medians['native'] / medians['libzmq C']:>10.2f}" if args.libzmq_perf else ""
             )
-            print(f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}{native_c}")
+            awaited = medians["asyncio"] / medians["bare asyncio"]
+            print(
+                f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}"
+                f"{awaited:>8.2f}{native_c}"
+            )
     return 0
 
 
