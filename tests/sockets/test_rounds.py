@@ -241,3 +241,14 @@ def test_the_send_only_rate_is_reported_once_counts_dwarf_the_queues(no_leftover
     assert (df["queue_capacity"] == 2000).all() and (df["count"] >= 10 * 2000).all()
     assert (df["send_msgs_per_s"] > 0).all()
     assert list(df["send_msgs_per_s"] * df["send_elapsed_s"]) == pytest.approx(list(df["count"]))
+
+
+def test_each_far_end_times_its_first_round_trip_before_any_warm_up(no_leftovers):
+    result = run_latency(size=[64, 1024], transport=["tcp", "inproc"], rate=[0, 1000], **TINY)
+    df = result.df
+    closed = df[df["rate"] == 0]
+    # One first round trip per far end, on the first sample it took; none open-loop.
+    firsts = closed.groupby("far_end")["first_us"].apply(lambda s: s.notna().sum())
+    assert (firsts == 1).all() and (closed["first_us"].dropna() > 0).all()
+    assert df[df["rate"] > 0]["first_us"].isna().all()
+    assert "first_us" not in run_throughput(size=[64], **TINY).df.columns

@@ -329,6 +329,12 @@ class LatencyParams(ZmqParams):
     columns = (
         *ZMQ_COLUMNS,
         Column("round_trips", "round trips the sample timed"),
+        Column(
+            "first_us",
+            "the first round trip over a far end's fresh connection, before any "
+            "calibration or warm-up (µs): on the first sample each far end takes, empty on "
+            "the others",
+        ),
         Column("min_us", "the fastest round trip of the sample (the summary: of the point)"),
         Column(
             "held",

@@ -17,7 +17,7 @@ from ..method.calibrate import calibrate
 from ..params import COPY, IDLE, RATE, ZmqParams, high_water_mark
 from ..params.units import format_size
 from .link import Link, PeerError
-from .loops import idle_sample
+from .loops import idle_sample, latency_sample
 from .paced import paced_sample
 from .payload import Payload
 from .secret import Keys
@@ -84,6 +84,19 @@ class FarEnd:
     run: RunState
     link: Link | None
     current: Mapping[str, Any]
+    # Nothing sent yet over its data connection: the next round trip is its first.
+    fresh: bool = True
+
+    def _first_round_trip(self, point: Mapping[str, Any], message: Payload) -> dict[str, Any]:
+        """The far end's first closed-loop round trip, before any calibration or
+        warm-up, as ``first_us`` (libzmq's remote_lat has no warm-up, so its figure
+        includes this one; pyzmq's perf.py drops it); latency runs only."""
+        if not self.fresh or far_role(self.run.role, point) != "echo":
+            return {}
+        self.fresh = False
+        assert self.link is not None
+        once, _ = latency_sample(self.link, message, 1, point["copy"])
+        return {"first_us": once["sample_mean_us"]}
 
     def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
         assert self.link is not None
@@ -91,6 +104,7 @@ class FarEnd:
         run, link = self.run, self.link
         link.data.copy_threshold = point["copy_threshold"]
         message = run.payload or Payload.blank(point["size"])
+        first = self._first_round_trip(point, message)
         sample = run.sample
         if point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
@@ -106,6 +120,7 @@ class FarEnd:
             one(max(2, count // _WARMUP_FRACTION))
         measured, _ = one(count)
         return {
+            **first,
             "frames": len(message.frames),
             "count": count,
             "benchmark": run.params.benchmark,
