@@ -3,10 +3,15 @@ the reapers), and where it keeps what it builds for them."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..results.environment import cache_dir
 
@@ -19,6 +24,30 @@ PACKAGE = Path(os.path.abspath(__file__)).parent.parent
 def module_command(module: str, *args: str, python: str | None = None) -> list[str]:
     """``python -m MODULE ARGS`` with this very interpreter (or ``python``)."""
     return [python or sys.executable, "-m", module, *args]
+
+
+@contextlib.contextmanager
+def interrupt_after() -> Iterator[None]:
+    """Hold a Ctrl-C (a kernel's Interrupt) that lands while a helper process starts,
+    and raise it once the block is done: ``subprocess.Popen`` interrupted midway can
+    leave the child running, untracked, or its ``/dev/null`` open, where the caller's
+    clean-up cannot reach them. Only the main thread receives signals; elsewhere, and
+    where Ctrl-C is ignored or handled by C, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    held: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda number, frame: held.append((number, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(*held[0])
 
 
 def child_env() -> dict[str, str]:

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..method.spawn import child_env, foreign_env, module_command
+from ..method.spawn import child_env, foreign_env, interrupt_after, module_command
 from ..params import ZmqParams
 from ..params.cpus import cpu_plan
 from ..params.interpreter import KERNEL, executable, split
@@ -104,8 +104,10 @@ class ProcessDrivers:
             ],
             "payload": _frames(self.payload),
         }
-        worker = _Worker(spec, self.params.timeout)
+        worker = None
         try:
+            with interrupt_after():  # never a process started but not yet ours to end
+                worker = _Worker(spec, self.params.timeout)
             worker.send(job)
             ready = worker.receive()
             worker.ipc_dir = ready.get("ipc_dir")
@@ -113,7 +115,8 @@ class ProcessDrivers:
             yield _Session(self, worker)
             worker.finish()
         finally:
-            worker.end()
+            if worker is not None:
+                worker.end()
 
 
 @dataclass

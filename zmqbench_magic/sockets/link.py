@@ -25,7 +25,7 @@ from typing import Any
 import zmq
 
 from ..method.pinning import pin_process, pin_this_thread
-from ..method.spawn import child_env, module_command
+from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
 from . import peer as peer_module
 from . import standing
@@ -192,15 +192,16 @@ class Link:
             "--parent",
             str(os.getpid()),
         )
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
-        )
-        # At once: it measures nothing until it has said it is ready.
-        pin_process(self._process.pid, self.cpus)
+        with interrupt_after():  # never a child started but not yet ours to stop
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
+            )
+            # At once: it measures nothing until it has said it is ready.
+            pin_process(self._process.pid, self.cpus)
 
     def _keys_env(self) -> dict[str, str]:
         """An encrypted data path's keys, for a far end in its own process."""
