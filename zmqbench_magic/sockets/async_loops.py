@@ -98,16 +98,24 @@ def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnTh
         now = time.perf_counter
         stamps = [now()]
         for _ in range(count):
-            await send(message, copy=copy)
-            stalled_at = 0.0
-            while True:
-                try:
-                    await recv(copy=copy)
-                    break
-                except zmq.Again:  # the reply is late: is the far end still there?
-                    stalled_at = stalled_at or time.monotonic() - LIVENESS_S
-                    link.check_stall(stalled_at)
+            await _patiently(link, send, message, copy=copy)
+            await _patiently(link, recv, copy=copy)
             stamps.append(now())
         return stamps
 
     return in_fresh_loop(link, main)
+
+
+async def _patiently(
+    link: Link, call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any
+) -> Any:
+    """Await a send or a receive; each time the socket's short timeout passes with
+    nothing (a far end gone or stalled), ask whether the far end is still there, as
+    the other loops do, and wait again until ``--timeout``."""
+    stalled_at = 0.0
+    while True:
+        try:
+            return await call(*args, **kwargs)
+        except zmq.Again:
+            stalled_at = stalled_at or time.monotonic() - LIVENESS_S
+            link.check_stall(stalled_at)
