@@ -60,8 +60,16 @@ def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
     else:
         assert ours[list(STAGE_COLUMNS)].isna().all().all()
     assert any(note.startswith(f"stages, {backend}:") for note in flood.metadata["notes"])
-    (advice,) = [a for a in flood.advice() if backend.capitalize() in a]
+    (advice,) = [a for a in flood.advice() if "tasks must last" in a and backend.capitalize() in a]
     assert advice.startswith(f"with {backend.capitalize()} on 2 workers, tasks must last")
+    # Memory on every backend: the kernel and the workers; a controller only where it
+    # has processes of its own (Ray's), not where it runs in the kernel (Dask, the pool).
+    for role in ("client", "engines"):
+        assert (ours[f"{role}_peak_mb"] > 0).all() and (pool[f"{role}_peak_mb"] > 0).all()
+    assert pool["controller_peak_mb"].isna().all()
+    assert ours["controller_peak_mb"].notna().all() == (backend == "ray")
+    (memory,) = [a for a in flood.advice() if "in flight" in a and backend.capitalize() in a]
+    assert ("in the controller" in memory) == (backend == "ray")
 
     echo = run_taskflood(
         backend=backend, test="echo", size=[1024, 65536], tasks=8, engines=2, **FLOOD_QUICK

@@ -22,6 +22,7 @@ from IPython.utils.capture import capture_output
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.clusters.reaper import processes_of
 from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.params.taskflood import MEMORY_ROLES
 
 # Every test here runs a real ipyparallel cluster.
 pytestmark = pytest.mark.slow
@@ -87,6 +88,34 @@ def test_flood_through_function_and_magic(bench):
     assert list(df["tasks_per_s"]) == pytest.approx(list(df["tasks"] / df["roundtrip_s"]))
     assert set(df["scheme"]) == {"leastload"} and set(df["view"]) == {"lb"}
     assert len(own_cluster.current().engine_ids()) == 2
+    # Every role's memory: the kernel, the controller with its schedulers, the engines.
+    for role in MEMORY_ROLES:
+        assert (df[f"{role}_peak_mb"] > 0).all() and df[f"{role}_kb_per_task"].notna().all()
+    assert "task_db" not in df.columns  # the default: a column only when asked for
+
+
+def test_a_dict_task_database_holds_each_echoed_array_in_the_controller():
+    """The known answer: ipyparallel's in-memory task database keeps each task's 1 MB
+    request and its 1 MB reply, so the controller's peak rises by about 2 MB a task
+    more than without one, where the schedulers only pass the arrays on."""
+    databases = ["none", "dict"]
+    result = run_taskflood(
+        test="echo", size=10**6, tasks=64, engines=2, task_db=databases, repeat=2, warmup=0
+    )
+    per_task = result.df.groupby("task_db")["controller_kb_per_task"].median()
+    assert per_task["dict"] - per_task["none"] > 1_500, per_task
+    assert "started a leastload cluster with task database dict" in " ".join(
+        result.metadata["notes"]
+    )
+    handle = own_cluster.current()
+    assert handle.task_db == "dict"
+    assert "--dictdb" in psutil.Process(handle.controller_pids()[0]).cmdline()
+    # The advice speaks of each database's cluster, with the kernel's cost per task.
+    memory = [a for a in result.advice() if "each task in flight took" in a]
+    assert [("task database none" in a, "task database dict" in a) for a in memory] == [
+        (True, False),
+        (False, True),
+    ]
 
 
 def test_echo_bandwidth_counts_both_directions():
@@ -287,7 +316,8 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
     script = textwrap.dedent(
         """
         import json, time
-        from zmqbench_magic.parallel.clusters import own as own_cluster
+        from zmqbench_magic.params.taskflood import MEMORY_ROLES
+from zmqbench_magic.parallel.clusters import own as own_cluster
         from zmqbench_magic.parallel.flood import run_taskflood
         from zmqbench_magic.parallel.clusters.reaper import processes_of
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
@@ -337,6 +367,12 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
         ("--profile x --scheme pure lru", ["a running cluster keeps its own scheduler"]),
         ("--ssh-hosts a,b@@c", ["ssh_hosts must be [user@]host[:port]", "got 'b@@c'"]),
         ("--ssh-tunnel a,b", ["ssh_tunnel must be one [user@]gateway[:port]", "got 'a,b'"]),
+        ("--task-db mongo", ["task_db must be one of none, dict, sqlite", "got mongo"]),
+        ("--profile x --task-db dict", ["a running cluster keeps its own task database"]),
+        (
+            "--backend processpool --task-db none dict",
+            ["backend processpool has no ipyparallel controller"],
+        ),
     ],
 )
 def test_bad_input_is_a_usage_error_and_starts_nothing(ip, line, words):

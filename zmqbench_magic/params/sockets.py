@@ -102,6 +102,20 @@ RECV_CPU = Metric(
     "recv_cpu_us_per_msg", "receiver CPU per message",
     "CPU time of the receiving end (latency: the echoing far end) per message or round "
     "trip" + _CPU_CLOCK, "lower", unit="µs")
+# Resident memory of each end over a kept sample (zmqbench_magic.method.resident): what
+# copying or zero-copy sends cost in memory, beside what they cost in time.
+_PEAK = (
+    "; the kernel's own high-water mark, set back as the sample starts; NaN where the "
+    "end is not a process of its own on this host"
+)
+MEMORY_METRICS = (
+    Metric("driver_peak_mb", "driver peak memory",
+           "peak resident memory of the driving process during the sample (a far end in a "
+           "thread is inside it)" + _PEAK, "lower", unit="MB"),
+    Metric("far_peak_mb", "far end peak memory",
+           "peak resident memory of the far end's process during the sample" + _PEAK,
+           "lower", unit="MB"),
+)
 THR_METRICS = (
     Metric("msgs_per_s", "delivered",
            "messages delivered per second, first to last receive at the receiver", "higher",
@@ -114,6 +128,7 @@ THR_METRICS = (
            "higher", unit="Mbit/s"),
     SEND_CPU,
     RECV_CPU,
+    *MEMORY_METRICS,
 )
 # A latency sample's own figures: the DataFrame's columns, one row per sample, for the
 # spread between samples and the paired comparisons.
@@ -141,6 +156,7 @@ LAT_METRICS = (
            "lower", unit="µs"),
     SEND_CPU,
     RECV_CPU,
+    *MEMORY_METRICS,
 )
 # A latency point's figures over every round trip of all its samples (the summary's,
 # the text's and the charts'): a stall in one sample shows in them.

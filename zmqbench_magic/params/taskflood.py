@@ -62,6 +62,14 @@ SCHEME = Param(
     "scheduler scheme", "choice",
     choices=("leastload", "pure", "lru", "plainrandom", "twobin", "weighted"), sweep=True,
 )
+TASK_DB = Param(
+    "task_db", "none",
+    "where the controller of a cluster the project starts records every task: none "
+    "(ipcontroller --nodb, the default here), dict (ipyparallel's own default: in the "
+    "controller's memory) or sqlite (a file in the cluster's profile, removed with it); "
+    "another needs a new controller, so the cluster is restarted",
+    "task database", "choice", choices=("none", "dict", "sqlite"), sweep=True,
+)
 DURATION = Param(
     "duration", 0.0, "how long each map task sleeps (0, 1ms, 10ms, 0.1)",
     "task duration", "duration", unit="s", low=0.0, high=3600.0, sweep=True,
@@ -142,6 +150,17 @@ FLOOD_MAX_TIME = dataclasses.replace(
     f"after it (without it, {MAX_TIME.default:g} s)",
 )
 
+# Whose resident memory each flood sample records (zmqbench_magic.method.resident), and
+# what that is on each backend.
+MEMORY_ROLES = {
+    "client": "the client: this kernel (with Dask's scheduler and the process pool's "
+    "manager, which run in it)",
+    "controller": "ipyparallel's controller with its schedulers, or Ray's own processes "
+    "(its GCS and raylet); NaN for Dask and the process pool, whose schedulers run in the "
+    "client",
+    "engines": "every engine or worker, summed",
+}
+
 FLOOD_METRICS = (
     Metric("tasks_per_s", "tasks per second", "tasks completed per second, round trip",
            "higher", unit="tasks/s"),
@@ -171,6 +190,20 @@ FLOOD_METRICS = (
             "the engine done to the client receiving the reply",
         ), strict=True)
     ),
+    *(
+        metric
+        for role, whose in MEMORY_ROLES.items()
+        for metric in (
+            Metric(f"{role}_peak_mb", f"{role} peak memory",
+                   f"{whose}: peak resident memory during the sample (each process's own "
+                   "peak, summed); NaN where its processes are not on this host or have none "
+                   "of their own", "lower", unit="MB"),
+            Metric(f"{role}_kb_per_task", f"{role} memory per task",
+                   f"{whose}: how far the peak rose above the resident memory as the sample "
+                   "began, per task of the sample (all in flight at once at worst)", "lower",
+                   unit="kB/task"),
+        )
+    ),
     Metric("reply_overlap", "replies while sending",
            "share of replies the client received before its last submit returned: they "
            "compete with submission (ipyparallel #534)", unit="fraction"),
@@ -197,6 +230,7 @@ class FloodParams(BenchParams):
     engines: tuple[int, ...] = param_field(ENGINES)
     view: tuple[str, ...] = param_field(VIEW)
     scheme: tuple[str, ...] = param_field(SCHEME)
+    task_db: tuple[str, ...] = param_field(TASK_DB)
     size: tuple[int, ...] = param_field(SIZE)
     duration: tuple[float, ...] = param_field(DURATION)
     chunksize: tuple[int, ...] = param_field(CHUNKSIZE)
@@ -228,8 +262,9 @@ class FloodParams(BenchParams):
         ),
         Column("test", f"the flood's test, a setting of the whole run: {TEST.help}"),
     )
-    # A scheme change restarts the controller and an engine count resizes the cluster.
-    outer = ("backend", "scheme", "engines", "view")
+    # A scheme or database change restarts the controller and an engine count resizes
+    # the cluster.
+    outer = ("backend", "scheme", "task_db", "engines", "view")
 
     @property
     def existing(self) -> bool:
@@ -242,7 +277,9 @@ class FloodParams(BenchParams):
         return tuple(self.ssh_hosts.replace(",", " ").split())
 
     def applies(self, name: str) -> bool:
-        return self.applies_to(self.test, name)
+        # The task database is a column only when asked for: older results have none.
+        asked = name != TASK_DB.name or self.task_db != (TASK_DB.default,)
+        return asked and self.applies_to(self.test, name)
 
     @staticmethod
     def applies_to(test: str, name: str) -> bool:
@@ -281,6 +318,13 @@ class FloodParams(BenchParams):
                 "--cluster-id and --url-file)"
             )
             raise ValueError(msg)
+        if (self.existing or self.address) and self.task_db != (TASK_DB.default,):
+            msg = (
+                f"task_db {' '.join(self.task_db)}: a running cluster keeps its own task "
+                "database; choose one for a cluster the project starts (leave out "
+                "--profile, --cluster-id, --url-file and --address)"
+            )
+            raise ValueError(msg)
 
     def _check_address(self) -> None:
         """An existing engine's address, in its engine's form, before anything starts."""
@@ -313,6 +357,12 @@ class FloodParams(BenchParams):
                 msg = (
                     f"backend {others[0]} has no views or schemes: sweep --view and "
                     "--scheme with --backend ipyparallel alone"
+                )
+                raise ValueError(msg)
+            if len(self.task_db) > 1:
+                msg = (
+                    f"backend {others[0]} has no ipyparallel controller: sweep "
+                    f"{TASK_DB.option} with --backend ipyparallel alone"
                 )
                 raise ValueError(msg)
 

@@ -1,5 +1,8 @@
-"""How small a task may be (``r.advice()``): from a flood or map result, the shortest
-task that keeps 90% of the engines' time on the work, with its 95% interval.
+"""What a flood result advises (``r.advice()``): how small a task may be, and how much
+memory a large flood needs.
+
+How small: from a flood or map result, the shortest task that keeps 90% of the
+engines' time on the work, with its 95% interval.
 
 The model is the conservative one: each task costs the engines ``o`` seconds of
 overhead on top of its own duration ``d`` (no overlap), so a map is ``d / (d + o)``
@@ -12,6 +15,11 @@ of duration ``d`` need ``c >= 9 o / d``. ``o`` per engine comes from each sample
 
 The interval is the order-statistic interval of the samples' median ``o``
 (:func:`.stats.median_ci`), scaled: the uncertainty is the measurement's own.
+
+How much memory: each task in flight costs the client (and the controller) what their
+peak rose by during the largest flood of a cluster, per task (the median over its
+samples); a flood of :data:`FLOOD_OF` tasks at once needs that many times as much, a
+linear extrapolation, stated as one (ipyparallel #286 went past 16 GB at 660k tasks).
 """
 
 from __future__ import annotations
@@ -22,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..params.backends import BACKENDS
-from ..params.taskflood import BACKEND, CHUNKSIZE
+from ..params.taskflood import BACKEND, CHUNKSIZE, MEMORY_ROLES
+from ..params.units import format_size
 from .stats import median_ci
 
 if TYPE_CHECKING:
@@ -31,7 +40,9 @@ if TYPE_CHECKING:
 TARGET = 0.9
 # The item duration the chunking advice is worked out for, when the result has none.
 _EXAMPLE_ITEM_S = 1e-3
-_GROUP = ["backend", "engines", "view", "scheme"]
+_GROUP = ["backend", "engines", "view", "scheme", "task_db"]
+# The flood the memory advice speaks of: every task in flight at once.
+FLOOD_OF = 100_000
 
 
 def advice(result: ResultSet) -> list[str]:
@@ -44,9 +55,51 @@ def advice(result: ResultSet) -> list[str]:
         df[column] = df[column].fillna(default) if column in df.columns else default
     overheads = _overheads(df)
     sentences = []
-    for key, group in overheads.groupby([c for c in _GROUP if c in overheads], sort=False):
-        where = dict(zip(_GROUP, key, strict=True))
+    groups = [c for c in _GROUP if c in overheads]
+    for key, group in overheads.groupby(groups, sort=False, dropna=False):
+        where = dict(zip(groups, key, strict=True))
         sentences.append(_sentence(where, group["overhead_s"].tolist(), group["source"].iloc[0]))
+    return sentences + _memory(df)
+
+
+def _memory(df: pd.DataFrame) -> list[str]:
+    """One sentence per cluster (and echo's array size) whose largest flood measured
+    the client's memory."""
+    flood = df[df["test"].isin(["flood", "echo"])]
+    if flood.empty or "client_kb_per_task" not in flood:
+        return []
+    groups = [c for c in [*_GROUP, "test", "size"] if c in flood]
+    largest = flood[flood["tasks"] == flood.groupby(groups, dropna=False)["tasks"].transform("max")]
+    sentences = []
+    for key, group in largest.groupby(groups, sort=False, dropna=False):
+        where = dict(zip(groups, key, strict=True))
+        per_task = {
+            role: float(group[f"{role}_kb_per_task"].median())
+            for role in MEMORY_ROLES
+            if role != "engines" and group[f"{role}_kb_per_task"].notna().any()
+        }
+        if "client" not in per_task:
+            continue
+        where_held = {
+            role: "this kernel" if role == "client" else f"the {role}" for role in per_task
+        }
+        costs = " and ".join(
+            f"{_bytes(kb * 1e3)} in {where_held[role]}" for role, kb in per_task.items()
+        )
+        flood_of = " and ".join(
+            f"{_bytes(kb * 1e3 * FLOOD_OF)} more in {where_held[role]}"
+            for role, kb in per_task.items()
+        )
+        tasks, samples = int(group["tasks"].iloc[0]), int(group["client_kb_per_task"].count())
+        of = "tasks"
+        if where.get("test") == "echo":
+            of = f"echoes of {format_size(int(where['size']))} B arrays"
+        sentences.append(
+            f"with {_cluster(where)}, each task in flight took about {costs} (medians of "
+            f"{samples} samples of a flood of {tasks:,} {of}): a flood of {FLOOD_OF:,} "
+            f"{of} at once needs about {flood_of}, if memory grows with the tasks as it "
+            "did here"
+        )
     return sentences
 
 
@@ -55,7 +108,8 @@ def _overheads(df: pd.DataFrame) -> pd.DataFrame:
     frames = []
     flood = df[df["test"] == "flood"]
     if not flood.empty:
-        largest = flood.groupby(_GROUP)["tasks"].transform("max")
+        groups = [c for c in _GROUP if c in flood]
+        largest = flood.groupby(groups, dropna=False)["tasks"].transform("max")
         steady = flood[flood["tasks"] == largest]
         frames.append(
             steady.assign(
@@ -86,20 +140,35 @@ def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str
     # Rounded first: 9 x 10 ms / 1 ms is 90.00000000000001 in floating point, and a
     # chunk of 90 does reach 90%.
     chunk = math.ceil(round(shortest / _EXAMPLE_ITEM_S, 9))
-    engines = int(where["engines"])
-    backend = BACKENDS[where["backend"]]
-    cluster = backend.cluster(engines)
-    if backend.views:
-        # The scheme is the load-balanced view's: two clusters may differ by it alone.
-        lb = where["view"] == "lb" and where.get("scheme")
-        scheme = f", {where['scheme']} scheme" if lb else ""
-        cluster += f" ({where['view']} view{scheme})"
     return (
-        f"with {cluster}, tasks must last at least {_ms(shortest)} ({level:.0%} CI "
+        f"with {_cluster(where)}, tasks must last at least {_ms(shortest)} ({level:.0%} CI "
         f"{_ms(factor * low)} to {_ms(factor * high)}), or be chunked by at least {chunk:,} "
         f"for {_ms(_EXAMPLE_ITEM_S)} tasks, for {TARGET:.0%} efficiency (overhead "
         f"{_ms(median)} of engine time per task, from {len(overheads)} samples of a {source})"
     )
+
+
+def _cluster(where: dict[str, Any]) -> str:
+    """``2 engines (lb view, leastload scheme)``, ``Dask on 2 workers``."""
+    backend = BACKENDS[where["backend"]]
+    cluster = backend.cluster(int(where["engines"]))
+    if backend.views:
+        # The scheme is the load-balanced view's: two clusters may differ by it alone.
+        lb = where["view"] == "lb" and where.get("scheme")
+        scheme = f", {where['scheme']} scheme" if lb else ""
+        database = where.get("task_db")  # only where asked for: NaN beside older runs
+        with_database = f", task database {database}" if isinstance(database, str) else ""
+        cluster += f" ({where['view']} view{scheme}{with_database})"
+    return cluster
+
+
+def _bytes(amount: float) -> str:
+    """``980 kB``, ``1.03 MB``, ``103 GB``: three figures (decimal units, as the columns)."""
+    amount = max(amount, 0.0)  # a sample whose peak stayed where it began
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if amount >= size * 0.9995:  # what rounds to 1,000 of the unit below is 1 of this
+            return f"{amount / size:,.3g} {unit}"
+    return f"{amount:.3g} B"
 
 
 def _ms(seconds: float) -> str:

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from ..method.calibrate import calibrate
+from ..method.resident import MemoryMeter, this_process
 from ..params import COPY, IDLE, RATE, ZmqParams, high_water_mark
 from ..params.units import format_size
 from .link import Link, PeerError
@@ -118,8 +119,13 @@ class FarEnd:
         count = run.counts[key]
         for _ in range(run.params.warmup):
             one(max(2, count // _WARMUP_FRACTION))
+        memory = MemoryMeter({"driver": this_process, "far": link.pids})
+        memory.start()
         measured, _ = one(count)
+        peaks = memory.stop(count)
         return {
+            "driver_peak_mb": peaks["driver_peak_mb"],
+            "far_peak_mb": peaks["far_peak_mb"],
             **first,
             "frames": len(message.frames),
             "count": count,

@@ -54,6 +54,7 @@ class ClusterHandle:
     # out its aborted tasks (the next run must not inherit them).
     settled: bool = True
     schedulers: Schedulers = field(default_factory=Schedulers)
+    task_db: str = "unknown"  # the controller's (--task-db), when the project started it
 
     @property
     def managed(self) -> bool:
@@ -71,14 +72,20 @@ class ClusterHandle:
         """The processes of this cluster on this machine that its launchers started
         (the controller, the engines or their nannies; their children are theirs), and
         its reaper: none for a cluster the project did not start."""
-        if self.cluster is None:
+        reaper = [self.reaper.pid] if self.reaper is not None else []
+        return self.controller_pids() + reaper + self.engine_pids()
+
+    def controller_pids(self) -> list[int]:
+        """The controller's process (its schedulers are its children), if the project
+        started it."""
+        pid = getattr(self.cluster.controller, "pid", None) if self.cluster else None
+        return [pid] if isinstance(pid, int) and pid > 0 else []
+
+    def engine_pids(self) -> list[int]:
+        """The engines' processes (or their nannies) the project started on this machine."""
+        if self.cluster is None or self.hosts:
             return []
-        pids = [getattr(self.cluster.controller, "pid", None)]
-        if self.reaper is not None:
-            pids.append(self.reaper.pid)
-        if not self.hosts:
-            pids += engine_pids(self.cluster, list(self.cluster.engines))
-        return [pid for pid in pids if isinstance(pid, int) and pid > 0]
+        return engine_pids(self.cluster, list(self.cluster.engines))
 
     def resize(self, engines: int, timeout: float, say: Say | None = None) -> None:
         """Grow or shrink to ``engines`` by starting or stopping single-engine sets,

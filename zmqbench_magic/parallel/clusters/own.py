@@ -2,8 +2,9 @@
 
 A cluster the project starts lives in a private profile directory (no files left in
 ``~/.ipython``), has a fast heartbeat (250 ms, as ipyparallel's own tests use) and no
-task database (the default in-memory one grew the hub past 1 GB in an array-echo
-run), runs one engine set per engine so it can shrink one engine at a time, and has
+task database unless ``--task-db`` asks for one (ipyparallel's default in-memory one
+grew the hub past 1 GB in an array-echo run; a flood's memory columns show what each
+costs), runs one engine set per engine so it can shrink one engine at a time, and has
 a reaper process beside it that stops it if the kernel is killed. It is reused across
 calls and stopped by :func:`stop`, on error, and at interpreter exit.
 
@@ -29,12 +30,15 @@ import ipyparallel as ipp
 from traitlets.config import Config
 
 from ...method.spawn import child_env, module_command
+from ...params.taskflood import TASK_DB
 from ...params.units import plural
 from .handle import ClusterHandle, NoClient, Say
 from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
 from .reaper import end_cluster_processes
 
 _PING_MS = 250
+# ipcontroller's flag for each --task-db choice.
+_DATABASE_FLAGS = {"none": "--nodb", "dict": "--dictdb", "sqlite": "--sqlitedb"}
 _STARTING = "while the cluster started"
 
 
@@ -58,11 +62,12 @@ def managed(
     timeout: float,
     placement: Placement = ON_THIS_MACHINE,
     say: Say | None = None,
+    task_db: str = TASK_DB.default,
 ) -> ClusterHandle:
     """The project's cluster with ``engines`` engines (on each of the placement's hosts,
-    when given) and this scheduler scheme: reused, resized, or (for another scheme or
-    placement) restarted; ``say`` hears each phase ("starting the cluster: 1 of 2
-    engines registered")."""
+    when given), this scheduler scheme and this task database: reused, resized, or (for
+    another scheme, database or placement) restarted; ``say`` hears each phase
+    ("starting the cluster: 1 of 2 engines registered")."""
     global _current
     reason = None
     hosts = placement.hosts
@@ -79,17 +84,22 @@ def managed(
         reason = "engines on other hosts are not resized: started the cluster anew"
     elif _current is not None and _current.scheme != scheme:
         reason = f"scheme {scheme} needs a new controller: stopped the {_current.scheme} cluster"
+    elif _current is not None and _current.task_db != task_db:
+        reason = (
+            f"task database {task_db} needs a new controller: stopped the cluster with "
+            f"task database {_current.task_db}"
+        )
     elif _current is not None and scheme == "pure" and len(_current.engine_ids()) != engines:
         # The pure scheduler cannot handle engines going away, and ids of engines
         # added after one went away are not contiguous, which it cannot handle either.
         reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
     if reason is not None:
         stop()
-        handle = start(engines, scheme, timeout, placement, say)
+        handle = start(engines, scheme, timeout, placement, say, task_db)
         handle.events.insert(0, reason)
         _current = handle
     elif _current is None:
-        _current = start(engines, scheme, timeout, placement, say)
+        _current = start(engines, scheme, timeout, placement, say, task_db)
     else:
         _current.resize(engines, timeout, say)
     return _current
@@ -112,7 +122,8 @@ def resize(engines: int, timeout: float, say: Say | None = None) -> str:
         msg = "no cluster of the project's is running: a run starts one"
         raise ValueError(msg)
     try:
-        handle = managed(engines, _current.scheme, timeout, _current.placement, say)
+        current = _current
+        handle = managed(engines, current.scheme, timeout, current.placement, say, current.task_db)
     except BaseException:
         stop()
         raise
@@ -125,6 +136,7 @@ def start(
     timeout: float,
     placement: Placement = ON_THIS_MACHINE,
     say: Say | None = None,
+    task_db: str = TASK_DB.default,
 ) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
@@ -144,7 +156,7 @@ def start(
         profile_dir=profile_dir,
         controller_ip=listen,
         engine_launcher_class=launcher,
-        controller_args=[f"--ping={_PING_MS}", "--nodb", f"--scheme={scheme}"],
+        controller_args=[f"--ping={_PING_MS}", _DATABASE_FLAGS[task_db], f"--scheme={scheme}"],
         config=quiet_engines,
         # An engine stopped on purpose exits non-zero, which ipyparallel reports at
         # WARNING with the engine's whole output: only real errors may reach the cell.
@@ -153,7 +165,9 @@ def start(
         # stop leaves the engines' nannies and the schedulers' processes running.
         shutdown_atexit=False,
     )
-    handle = ClusterHandle(NoClient(), scheme, cluster, profile_dir, placement=placement)
+    handle = ClusterHandle(
+        NoClient(), scheme, cluster, profile_dir, placement=placement, task_db=task_db
+    )
     phase = "starting the cluster"
     if say is not None:
         say(f"{phase}: the controller")
@@ -183,10 +197,15 @@ def start(
         raise
     where = f"{placement.describe()} (controller on {listen})" if listen != "127.0.0.1" else ""
     handle.events.append(
-        f"started a {scheme} cluster of {plural(engines, 'engine')}{where} in "
+        f"started a {scheme} cluster{_with_database(task_db)} of "
+        f"{plural(engines, 'engine')}{where} in "
         f"{time.monotonic() - started:.1f} s"
     )
     return handle
+
+
+def _with_database(task_db: str) -> str:
+    return "" if task_db == TASK_DB.default else f" with task database {task_db}"
 
 
 def stop(hard: bool = False) -> str:

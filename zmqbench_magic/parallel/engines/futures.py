@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...method.load import with_other_load
+from ...method.resident import MemoryMeter, this_process
 from ...params.taskflood import CONNECT_TIMEOUT, FloodParams
 from ..anatomy import nan_stages
 from ..celltask import CELL_FILENAME, UserTask
@@ -81,6 +82,10 @@ class FuturesSession:
     def _worker_pids(self) -> list[int]:
         raise NotImplementedError
 
+    def _controller_pids(self) -> list[int]:
+        """Its scheduler's own processes on this host (none: it runs in the client)."""
+        return []
+
     def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
         raise NotImplementedError
 
@@ -131,8 +136,22 @@ class FuturesSession:
                 self._measure(point)
             self.warmed.add(key)
         mark = self._stages_mark()
+        meter = MemoryMeter(
+            {
+                "client": this_process,
+                "controller": self._controller_pids,
+                "engines": lambda: self.pids,
+            },
+            trees=frozenset({"controller", "engines"}),
+        )
+
+        def with_memory() -> dict[str, Any]:
+            meter.start()
+            row = self._measure(point)
+            return {**row, **meter.stop(point["tasks"])}
+
         try:
-            row = with_other_load(lambda: self._measure(point), self.pids)
+            row = with_other_load(with_memory, self.pids)
         except (WorkerLost, TimeoutError) as exc:
             where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
             raise type(exc)(f"{where}: {exc}") from exc

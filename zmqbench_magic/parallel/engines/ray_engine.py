@@ -24,6 +24,7 @@ from typing import Any
 from ...params.address import split_url
 from ...params.backends import RAY
 from ..celltask import UserTask
+from ..clusters.reaper import TAG_VARIABLE, processes_with
 from ..tasks import pid_after, run_cell_boxed
 from .futures import START_TIMEOUT_S, FuturesSession, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, answers_grpc
@@ -80,6 +81,7 @@ class RaySession(FuturesSession):
     remotes: dict[Any, Any]
     boxed: list[Any]
     loud: dict[str, int] | None = None  # the loggers' levels before the session
+    own: list[int] | None = None  # Ray's own processes, found at the first sample
 
     def _start(self) -> None:
         if self.address:  # before Ray is imported: an address that does not answer is quick
@@ -123,6 +125,17 @@ class RaySession(FuturesSession):
         )
         if STAGES_NOTE not in self.notes:
             self.notes.append(STAGES_NOTE)
+
+    def _controller_pids(self) -> list[int]:
+        """Ray's own processes this run started (its GCS, raylet and their
+        helpers, all tagged), but its workers and the reaper."""
+        if self.address:
+            return []
+        if self.own is None:  # found once: every process's environment is read
+            skip = {*self.pids, *([self.reaper.pid] if self.reaper is not None else [])}
+            tagged_now = processes_with(TAG_VARIABLE, self.token)
+            self.own = [p.pid for p in tagged_now if p.pid not in skip]
+        return self.own
 
     def _remote(self, task: Callable[..., Any]) -> Any:
         if task not in self.remotes:

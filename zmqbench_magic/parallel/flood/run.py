@@ -26,7 +26,7 @@ from ...method.control import Deadline, Progress, StopFlag, say_phase
 from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
-from ...params.taskflood import TASKS
+from ...params.taskflood import TASK_DB, TASKS
 from ...params.units import plural
 from ...results import ResultSet
 from ..celltask import CELL_TEST, UserTask
@@ -127,12 +127,13 @@ class _FloodRun:
 
         # One block per cluster (or pool) configuration, in the params' order.
         def configuration(point: Mapping[str, Any]) -> tuple[Any, ...]:
-            return point["backend"], point["scheme"], point["engines"]
+            task_db = point.get(TASK_DB.name, TASK_DB.default)
+            return point["backend"], point["scheme"], task_db, point["engines"]
 
         if progress is not None:  # a display knows the total before the first sample
             progress(0, self.params.repeat * len(points))
         blocks = itertools.groupby(points, key=configuration)
-        for number, ((backend, scheme, engines), grouped) in enumerate(blocks):
+        for number, ((backend, scheme, task_db, engines), grouped) in enumerate(blocks):
             block = list(grouped)
             session: ClusterSession | FuturesSession
             if backend in FUTURES_BACKENDS:
@@ -154,7 +155,7 @@ class _FloodRun:
                 self.pinning.pin_new()  # workers its own threads started
                 session = futures
             else:
-                handle = existing or managed(self.params, engines, scheme, progress)
+                handle = existing or managed(self.params, engines, scheme, progress, task_db)
                 # Started (or kept from an earlier run) by ipyparallel's own threads.
                 self.pinning.pin_tree(handle.local_pids())
                 self.notes.extend(_take_events(handle))

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 import ipyparallel as ipp
 
 from ...method.control import Progress, StopFlag, say_phase
+from ...method.resident import MemoryMeter, this_process
 from ...params import FloodParams
 from ...params.backends import BACKENDS
-from ...params.taskflood import BACKEND, ON_ENGINE_LOSS
+from ...params.taskflood import BACKEND, ON_ENGINE_LOSS, TASK_DB
 from ...params.units import format_duration, format_size
 from ..anatomy import OTHER_HOSTS_NOTE
 from ..celltask import UserTask
@@ -83,7 +84,21 @@ class ClusterSession:
         if key not in self.prepared:
             self.prepared[key] = self._prepare(point)
         sample, wait = self.prepared[key]
-        measured = bounded(self.handle, sample, wait, self.helper_pids)
+        meter = MemoryMeter(
+            {
+                "client": this_process,
+                "controller": self.handle.controller_pids,
+                "engines": self.handle.engine_pids,
+            },
+            trees=frozenset({"controller", "engines"}),
+        )
+
+        def with_memory(wait: Wait) -> dict[str, Any]:
+            meter.start()
+            row = sample(wait)
+            return {**row, **meter.stop(point["tasks"])}
+
+        measured = bounded(self.handle, with_memory, wait, self.helper_pids)
         scheme = point.get("scheme") if self.handle.managed else "unknown"
         return {
             "scheme": scheme,
@@ -104,7 +119,9 @@ class ClusterSession:
         """Start engines to make up the count again (same controller), and note it."""
         started = time.monotonic()
         params = self.run.params
-        self.handle = managed(params, point["engines"], point["scheme"])
+        self.handle = managed(
+            params, point["engines"], point["scheme"], task_db=self.handle.task_db
+        )
         self.prepared.clear()  # engine ids changed: views and names must be set up again
         self._find_helpers()
         self.run.notes.append(
@@ -150,14 +167,20 @@ class ClusterSession:
 
 
 def managed(
-    params: FloodParams, engines: int, scheme: str, progress: Progress | None = None
+    params: FloodParams,
+    engines: int,
+    scheme: str,
+    progress: Progress | None = None,
+    task_db: str = TASK_DB.default,
 ) -> ClusterHandle:
     """The project's cluster for a block: started, reused or resized, each phase told
     to ``progress``; an engine or the controller that exits meanwhile is named, and
     the cluster stopped."""
     say = None if progress is None else partial(say_phase, progress)
     try:
-        return own_cluster.managed(engines, scheme, params.timeout, _placement(params), say)
+        return own_cluster.managed(
+            engines, scheme, params.timeout, _placement(params), say, task_db
+        )
     except EngineLost as exc:
         msg = f"{exc}; the cluster was stopped (the next run starts a fresh one)"
         raise RuntimeError(msg) from exc
