@@ -70,9 +70,15 @@ def test_throughput_on_each_transport(bench, transport, no_leftovers):
 
 
 def _check_cpu(df, transport: str) -> None:
-    """Each end's CPU per message: measured, and on the clock its far end allows."""
+    """Each end's CPU per message: measured, and on the clock its far end allows; and
+    each end's peak memory, where the far end is a process of its own."""
     assert (df["send_cpu_us_per_msg"] > 0).all() and (df["recv_cpu_us_per_msg"] > 0).all()
     assert set(df["cpu_clock"]) == {"thread" if transport == "inproc" else "process"}
+    assert (df["driver_peak_mb"] > 0).all()
+    if transport == "inproc":  # a thread of the driver: in the driver's figure
+        assert df["far_peak_mb"].isna().all()
+    else:
+        assert (df["far_peak_mb"] > 0).all()
 
 
 def test_a_threads_cpu_time_never_exceeds_the_time_it_ran(bench, no_leftovers):

@@ -23,6 +23,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 _KB = 1024
 
@@ -133,9 +134,26 @@ class MemoryMeter:
             row[f"{role}_kb_per_task"] = rise_kb * _KB / 1e3 / tasks
         return row
 
+    def around(self, sample: Callable[[], dict[str, Any]], tasks: int) -> dict[str, Any]:
+        """``sample()``'s row, with this meter's figures over it."""
+        self.start()
+        row = sample()
+        return {**row, **self.stop(tasks)}
+
 
 def this_process() -> list[int]:
     return [os.getpid()]
 
 
-__all__ = ["MemoryMeter", "this_process"]
+def flood_meter(
+    controller: Callable[[], Iterable[int]], engines: Callable[[], Iterable[int]]
+) -> MemoryMeter:
+    """A flood's roles: the client (this process alone: what it started are its children
+    too), the controller and the engines, each of these two with its descendants."""
+    return MemoryMeter(
+        {"client": this_process, "controller": controller, "engines": engines},
+        trees=frozenset({"controller", "engines"}),
+    )
+
+
+__all__ = ["MemoryMeter", "flood_meter", "this_process"]

@@ -122,7 +122,7 @@ class FarEnd:
         memory = MemoryMeter({"driver": this_process, "far": link.pids})
         memory.start()
         measured, _ = one(count)
-        peaks = memory.stop(count)
+        peaks = memory.stop(count)  # the peaks alone: a message's rise would be noise
         return {
             "driver_peak_mb": peaks["driver_peak_mb"],
             "far_peak_mb": peaks["far_peak_mb"],

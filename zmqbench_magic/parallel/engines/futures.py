@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...method.load import with_other_load
-from ...method.resident import MemoryMeter, this_process
+from ...method.resident import flood_meter
 from ...params.taskflood import CONNECT_TIMEOUT, FloodParams
 from ..anatomy import nan_stages
 from ..celltask import CELL_FILENAME, UserTask
@@ -136,22 +136,11 @@ class FuturesSession:
                 self._measure(point)
             self.warmed.add(key)
         mark = self._stages_mark()
-        meter = MemoryMeter(
-            {
-                "client": this_process,
-                "controller": self._controller_pids,
-                "engines": lambda: self.pids,
-            },
-            trees=frozenset({"controller", "engines"}),
-        )
-
-        def with_memory() -> dict[str, Any]:
-            meter.start()
-            row = self._measure(point)
-            return {**row, **meter.stop(point["tasks"])}
-
+        meter = flood_meter(self._controller_pids, lambda: self.pids)
         try:
-            row = with_other_load(with_memory, self.pids)
+            row = with_other_load(
+                lambda: meter.around(lambda: self._measure(point), point["tasks"]), self.pids
+            )
         except (WorkerLost, TimeoutError) as exc:
             where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
             raise type(exc)(f"{where}: {exc}") from exc

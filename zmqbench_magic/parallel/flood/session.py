@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import ipyparallel as ipp
 
 from ...method.control import Progress, StopFlag, say_phase
-from ...method.resident import MemoryMeter, this_process
+from ...method.resident import flood_meter
 from ...params import FloodParams
 from ...params.backends import BACKENDS
 from ...params.taskflood import BACKEND, ON_ENGINE_LOSS, TASK_DB
@@ -84,19 +84,10 @@ class ClusterSession:
         if key not in self.prepared:
             self.prepared[key] = self._prepare(point)
         sample, wait = self.prepared[key]
-        meter = MemoryMeter(
-            {
-                "client": this_process,
-                "controller": self.handle.controller_pids,
-                "engines": self.handle.engine_pids,
-            },
-            trees=frozenset({"controller", "engines"}),
-        )
+        meter = flood_meter(self.handle.controller_pids, self.handle.engine_pids)
 
         def with_memory(wait: Wait) -> dict[str, Any]:
-            meter.start()
-            row = sample(wait)
-            return {**row, **meter.stop(point["tasks"])}
+            return meter.around(partial(sample, wait), point["tasks"])
 
         measured = bounded(self.handle, with_memory, wait, self.helper_pids)
         scheme = point.get("scheme") if self.handle.managed else "unknown"
