@@ -29,6 +29,7 @@ from zmqbench_magic.charts import (
     latency_chart,
     load_chart,
     map_chart,
+    memory_chart,
     speedup_chart,
     tax_chart,
     throughput_chart,
@@ -88,6 +89,9 @@ def flood_frame(test: str, values: int, engines=(2,)) -> pd.DataFrame:
             "tasks_per_s": row["tasks"] / roundtrip,
             "mbit_per_s": 2 * row["size"] * 8 * row["tasks"] / roundtrip / 1e6,
             "efficiency": min(1.0, row["duration"] * 100 + rng.uniform(0.05, 0.1)),
+            "client_peak_mb": 150 + row["tasks"] * 0.02 * rng.uniform(0.9, 1.1),
+            "controller_peak_mb": 400 + row["tasks"] * 0.005 * rng.uniform(0.9, 1.1),
+            "engines_peak_mb": 110 * engine_count * rng.uniform(0.99, 1.01),
         }
         rows.append(row)
     return pd.DataFrame(rows)
@@ -150,6 +154,7 @@ def chart_of(kind: str, values: int) -> alt.TopLevelMixin:
         "flood default": lambda: default_chart("flood", flood_frame("flood", values, (1, 2))),
         "echo": lambda: echo_chart(flood_frame("echo", values)),
         "map": lambda: map_chart(flood_frame("map", values)),
+        "memory": lambda: memory_chart(flood_frame("flood", values)),
         "comparison": lambda: comparison_chart(thr_result(values).compare(thr_result(values))),
     }
     return makers[kind]()
@@ -176,6 +181,7 @@ CHART_KINDS = [
     "flood default",
     "echo",
     "map",
+    "memory",
     "comparison",
 ]
 CASES = [(kind, values) for kind in CHART_KINDS for values in SWEEPS]

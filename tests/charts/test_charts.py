@@ -36,6 +36,7 @@ from zmqbench_magic.charts import (
     flood_chart,
     latency_chart,
     map_chart,
+    memory_chart,
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
@@ -292,6 +293,18 @@ def test_two_values_are_points_and_three_a_line():
 
     assert "line" not in marks("throughput", 2) and "point" in marks("throughput", 2)
     assert "line" in marks("throughput", 7)
+
+
+def test_the_memory_chart_draws_each_role_that_was_measured():
+    """A line per role, named as its column is; a role not measured (Dask's controller
+    runs in the client: NaN) is left out, never drawn at zero."""
+    frame = flood_frame("flood", 2)
+    svg = chart_to_svg(memory_chart(frame))
+    for role in ("client", "controller", "engines"):
+        assert f"{role} peak memory" in svg
+    assert "peak resident memory (MB)" in svg
+    svg = chart_to_svg(memory_chart(frame.assign(controller_peak_mb=float("nan"))))
+    assert "client peak memory" in svg and "controller peak memory" not in svg
 
 
 def test_metrics_of_one_series_get_a_colour_and_a_shape_each():

@@ -19,7 +19,7 @@ from .figures import (
     tax_chart,
     throughput_chart,
 )
-from .flood_charts import echo_chart, engines_chart, flood_chart, map_chart
+from .flood_charts import echo_chart, engines_chart, flood_chart, map_chart, memory_chart
 from .history_chart import history_chart
 from .offered_rate import load_chart
 from .render import (
@@ -54,6 +54,7 @@ __all__ = [
     "latency_chart",
     "load_chart",
     "map_chart",
+    "memory_chart",
     "save_chart",
     "speedup_chart",
     "stages_chart",

@@ -1,5 +1,6 @@
 """The task flood's charts: sent and round trip vs tasks, tasks/s vs engines, echo
-bandwidth and map efficiency, one line per backend, engine count, view or scheme."""
+bandwidth, map efficiency and each role's peak memory, one line per backend, engine
+count, view or scheme."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
-from ..params.taskflood import BACKEND
+from ..params.taskflood import BACKEND, MEMORY_ROLES
 from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
@@ -94,6 +95,27 @@ def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     x = x_axis(frame, "size", sizes=True)
     chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ",.1f", name="echo")
     return titled(chart, _whose(frame, "array echo bandwidth"), subtitle(frame, ["series"]))
+
+
+def memory_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Each role's peak resident memory vs number of tasks, log-log: the client (this
+    kernel), the controller and the engines (summed); a role not measured is left out."""
+    peaks = [f"{role}_peak_mb" for role in MEMORY_ROLES if f"{role}_peak_mb" in df]
+    frame = _series(point_medians(df, peaks, _FLOOD_COLUMNS))
+    chart = median_lines(
+        frame,
+        x_axis(frame, "tasks"),
+        log_y("value", f"peak resident memory ({METRICS[peaks[0]].unit})"),
+        "series",
+        _legend(frame),
+        _FLOOD_COLUMNS,
+        ",.1f",
+        name="memory",
+    )
+    title = (
+        f"{_whose(frame, 'peak memory by role')}, up to {plural(int(frame['tasks'].max()), 'task')}"
+    )
+    return titled(chart, title, subtitle(frame, ["view", "scheme"], _FLOOD_WORDS))
 
 
 def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
