@@ -15,8 +15,9 @@ For every backend, alternating project / bare runs (the order flipped each round
   as the project does.
 
 Printed: per backend the median tasks/s of each and the ratio project / bare (1.0:
-the project adds nothing), and each project's own published figure beside it for
-scale, measured on other hardware with other methods.
+the project adds nothing), which stages of a task's time the project's samples
+measured, and each project's own published figure beside it for scale, measured on
+other hardware with other methods.
 
     python bench/bench_engines.py            # ~4 minutes on 2 cores
     python bench/bench_engines.py --quick    # checks the script, not the figures
@@ -41,6 +42,7 @@ from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.engines.ray_engine import OBJECT_STORE_BYTES
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.parallel.tasks import echo
+from zmqbench_magic.params.taskflood import STAGE_COLUMNS, STAGES
 
 TASKS = 256
 WORKERS = 2
@@ -57,7 +59,8 @@ PUBLISHED = {
 }
 
 
-def project(backend: str, tasks: int, samples: int) -> list[float]:
+def project(backend: str, tasks: int, samples: int, stages: set[str]) -> list[float]:
+    """The project's rates; the stages its samples measured are added to ``stages``."""
     df = run_taskflood(
         backend=backend.removesuffix("-wait"),
         tasks=tasks,
@@ -66,6 +69,7 @@ def project(backend: str, tasks: int, samples: int) -> list[float]:
         warmup=1,
         timeout=TIMEOUT,
     ).df
+    stages.update(s for s, c in zip(STAGES, STAGE_COLUMNS, strict=True) if df[c].notna().all())
     return [float(rate) for rate in df["tasks_per_s"]]
 
 
@@ -166,23 +170,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"{'backend':<16} {'project tasks/s':>15} {'bare tasks/s':>13} {'ratio':>6}  "
-        "published (other hardware)"
+        f"{'stages measured':<24} published (other hardware)"
     )
     try:
         for backend in args.backends:
             ours: list[float] = []
             bare: list[float] = []
+            stages: set[str] = set()
             for number in range(rounds):
                 steps = [
-                    (ours, lambda b=backend: project(b, tasks, samples)),
+                    (ours, lambda b=backend, s=stages: project(b, tasks, samples, s)),
                     (bare, lambda b=backend: BARE[b](tasks, samples)),
                 ]
                 for rates, run in steps if number % 2 == 0 else steps[::-1]:
                     rates += run()
             mine, theirs = statistics.median(ours), statistics.median(bare)
+            measured = "/".join(s for s in STAGES if s in stages) or "none"
             print(
                 f"{backend:<16} {mine:>15,.0f} {theirs:>13,.0f} {mine / theirs:>6.2f}  "
-                f"{PUBLISHED[backend]}"
+                f"{measured:<24} {PUBLISHED[backend]}"
             )
     finally:
         own_cluster.stop()

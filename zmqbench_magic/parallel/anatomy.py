@@ -110,11 +110,23 @@ def nan_stages() -> Mapping[str, float]:
     return dict.fromkeys((*STAGE_COLUMNS, *STAGE_P90_COLUMNS, "reply_overlap"), float("nan"))
 
 
+def run_stage(runs: Sequence[float]) -> dict[str, float]:
+    """The stage columns of a backend that times only each task's run on its worker
+    (Dask, Ray): the run stage's median and 90th percentile, the others NaN."""
+    stages = dict(nan_stages())
+    if runs:
+        run = STAGE_COLUMNS.index("run_s")
+        stages[STAGE_COLUMNS[run]] = float(np.median(runs))
+        stages[STAGE_P90_COLUMNS[run]] = float(np.percentile(runs, 90))
+    return stages
+
+
 __all__ = [
     "OTHER_HOSTS_NOTE",
     "engine_offsets",
     "nan_stages",
     "reply_overlap",
+    "run_stage",
     "stage_times",
     "stamps",
 ]

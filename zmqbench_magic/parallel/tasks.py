@@ -11,6 +11,16 @@ def echo(x: Any) -> Any:
     return x
 
 
+def timed_call(task: Any, *args: Any) -> tuple[Any, float]:
+    """``task(*args)`` and how long it ran, timed where it ran: a Ray task's run stage
+    (Ray's own timeline is gathered asynchronously, not by a sample's end)."""
+    import time
+
+    start = time.perf_counter()
+    value = task(*args)
+    return value, time.perf_counter() - start
+
+
 def sleep_each(durations: list[float]) -> None:
     """A process pool's map chunk, as ``ProcessPoolExecutor.map`` sends it: sleep for
     each duration in turn."""

@@ -24,8 +24,7 @@ from typing import Any
 
 from ...params.address import split_url
 from ...params.backends import DASK
-from ...params.taskflood import STAGE_COLUMNS, STAGE_P90_COLUMNS
-from ..anatomy import nan_stages
+from ..anatomy import run_stage
 from ..celltask import UserTask
 from ..tasks import install_cell
 from .futures import START_TIMEOUT_S, FuturesSession, WorkerLost, quiet_loggers, restore_loggers
@@ -212,26 +211,20 @@ class DaskSession(FuturesSession):
         return int(self.client.run_on_scheduler(stream_count))
 
     def _stages(self, mark: int) -> dict[str, float]:
-        import numpy as np
-
         def stream_since(mark: int, dask_scheduler: Any) -> list[dict[str, Any]]:
             plugin = dask_scheduler.plugins["task-stream"]
             recorded = min(plugin.index - mark, len(plugin.buffer))
             return list(plugin.buffer)[len(plugin.buffer) - recorded :]
 
-        stages = dict(nan_stages())
         stream = self.client.run_on_scheduler(stream_since, mark)
-        runs = [
-            span["stop"] - span["start"]
-            for task in stream
-            for span in task.get("startstops", ())
-            if span.get("action") == "compute"
-        ]
-        if runs:
-            run = STAGE_COLUMNS.index("run_s")
-            stages[STAGE_COLUMNS[run]] = float(np.median(runs))
-            stages[STAGE_P90_COLUMNS[run]] = float(np.percentile(runs, 90))
-        return stages
+        return run_stage(
+            [
+                span["stop"] - span["start"]
+                for task in stream
+                for span in task.get("startstops", ())
+                if span.get("action") == "compute"
+            ]
+        )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

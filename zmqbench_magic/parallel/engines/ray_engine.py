@@ -8,7 +8,9 @@ connected to, and left as it was.
 
 Tasks go by ``f.remote()`` and come back by ``ray.get`` of the list, as Ray's own
 ``ray.get([f.remote() ...])`` loop does. Ray stamps no per-task stages that a sample
-can read back at once (its timeline is gathered asynchronously), so they are NaN.
+can read back at once (its timeline is gathered asynchronously), so each task times
+its own run on its worker and hands that back with its value (:func:`timed_call`,
+two clock reads); submit, queue and return are NaN.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import Any
 
 from ...params.address import split_url
 from ...params.backends import RAY
+from ..anatomy import run_stage
 from ..celltask import UserTask
 from ..clusters.reaper import TAG_VARIABLE, processes_with
-from ..tasks import pid_after, run_cell_boxed
+from ..tasks import pid_after, run_cell_boxed, timed_call
 from .futures import START_TIMEOUT_S, FuturesSession, quiet_loggers, restore_loggers
 from .reach import Deadline, Target, answers_grpc
 from .tagged import end, start_reaper, tagged
@@ -33,8 +36,8 @@ from .tagged import end, start_reaper, tagged
 # The smallest store Ray accepts is about 75 MiB; a flood's objects are tiny.
 OBJECT_STORE_BYTES = 128 * 2**20
 STAGES_NOTE = (
-    "stages, ray: not recorded (Ray's task timeline is gathered asynchronously, not per "
-    "sample): NaN"
+    "stages, ray: each task times its own run on its worker (run); submit, queue and "
+    "return are not stamped apart (NaN: Ray's task timeline is gathered asynchronously)"
 )
 # Ray's own setting for an offline instance: it sends no usage statistics.
 _OFFLINE = {"RAY_USAGE_STATS_ENABLED": "0"}
@@ -82,6 +85,7 @@ class RaySession(FuturesSession):
     boxed: list[Any]
     loud: dict[str, int] | None = None  # the loggers' levels before the session
     own: list[int] | None = None  # Ray's own processes, found at the first sample
+    runs: list[float]  # each task's run time since the sample began, from its worker
 
     def _start(self) -> None:
         if self.address:  # before Ray is imported: an address that does not answer is quick
@@ -92,7 +96,7 @@ class RaySession(FuturesSession):
         if ray.is_initialized():
             msg = "backend ray: this Python is already connected to Ray (ray.shutdown() first)"
             raise ValueError(msg)
-        self.remotes = {}
+        self.remotes, self.runs = {}, []
         if self.address:  # someone else's: connected to, never started or stopped
             # A cluster on this host's loopback: this driver is loopback's too.
             on_loopback = self.address.split(":")[0] in ("127.0.0.1", "localhost")
@@ -137,12 +141,21 @@ class RaySession(FuturesSession):
             self.own = [p.pid for p in tagged_now if p.pid not in skip]
         return self.own
 
-    def _remote(self, task: Callable[..., Any]) -> Any:
-        if task not in self.remotes:
+    def _remote(self, task: Callable[..., Any], timed: bool = False) -> Any:
+        """Ray's remote function of ``task``, exported once; ``timed``: one that hands
+        back the task's own run time with its value."""
+        if (task, timed) not in self.remotes:
             import ray
 
-            self.remotes[task] = ray.remote(num_cpus=1, max_retries=0)(task)
-        return self.remotes[task]
+            run = task
+            if timed:
+
+                def run(*args: Any) -> tuple[Any, float]:
+                    return timed_call(task, *args)
+
+                run.__name__ = run.__qualname__ = f"timed_{task.__name__}"
+            self.remotes[task, timed] = ray.remote(num_cpus=1, max_retries=0)(run)
+        return self.remotes[task, timed]
 
     def _worker_pids(self) -> list[int]:
         """The workers' processes, when they run on this host (only those can be watched)."""
@@ -158,7 +171,7 @@ class RaySession(FuturesSession):
         return run_cell_boxed, (self.token, self.boxed)
 
     def _submit(self, task: Callable[..., Any], *args: Any) -> Any:
-        return self._remote(task).remote(*args)
+        return self._remote(task, timed=True).remote(*args)
 
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
         import ray
@@ -171,7 +184,15 @@ class RaySession(FuturesSession):
     def _gather(self, futures: Sequence[Any]) -> list[Any]:
         import ray
 
-        return list(ray.get(list(futures)))
+        timed = ray.get(list(futures))
+        self.runs += [run for _, run in timed]
+        return [value for value, _ in timed]
+
+    def _stages_mark(self) -> None:
+        self.runs.clear()  # the warm-up's runs are not the sample's
+
+    def _stages(self, mark: Any) -> dict[str, float]:
+        return run_stage(self.runs)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
