@@ -94,11 +94,11 @@ def test_flood_through_function_and_magic(bench):
     assert "task_db" not in df.columns  # the default: a column only when asked for
 
 
-def test_a_dict_task_database_holds_each_echoed_array_in_the_controller():
+def test_each_task_database_gets_a_controller_and_dict_holds_each_echoed_array():
     """The known answer: ipyparallel's in-memory task database keeps each task's 1 MB
     request and its 1 MB reply, so the controller's peak rises by about 2 MB a task
     more than without one, where the schedulers only pass the arrays on."""
-    databases = ["none", "dict"]
+    databases = ["none", "dict", "sqlite"]
     result = run_taskflood(
         test="echo", size=10**6, tasks=64, engines=2, task_db=databases, repeat=2, warmup=0
     )
@@ -107,15 +107,14 @@ def test_a_dict_task_database_holds_each_echoed_array_in_the_controller():
     assert "started a leastload cluster with task database dict" in " ".join(
         result.metadata["notes"]
     )
+    # Each on a controller of its own, the last (SQLite's) still running.
     handle = own_cluster.current()
-    assert handle.task_db == "dict"
-    assert "--dictdb" in psutil.Process(handle.controller_pids()[0]).cmdline()
+    assert handle.task_db == "sqlite"
+    assert "--sqlitedb" in psutil.Process(handle.controller_pids()[0]).cmdline()
+    assert "task database sqlite needs a new controller" in " ".join(result.metadata["notes"])
     # The advice speaks of each database's cluster, with the kernel's cost per task.
     memory = [a for a in result.advice() if "each task in flight took" in a]
-    assert [("task database none" in a, "task database dict" in a) for a in memory] == [
-        (True, False),
-        (False, True),
-    ]
+    assert [a.split("task database ")[1].split(")")[0] for a in memory] == databases
 
 
 def test_echo_bandwidth_counts_both_directions():
