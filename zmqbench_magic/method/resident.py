@@ -9,10 +9,10 @@ ends: the true peak, however briefly it was held, with no thread polling beside 
 measurement (a poller would take the GIL from the client it measures, and miss a peak
 between two looks).
 
-A role is one or more processes with their descendants as the sample starts (a
-controller's schedulers, an engine under its nanny): its peak is the sum of its
-processes' peaks, which is at most what they held together at one moment, and equal for
-a role of one process. A role whose processes cannot be watched from here (another
+A role is one or more processes, with their descendants as the sample starts where
+asked (a controller's schedulers, an engine under its nanny): its peak is the sum of its
+processes' peaks, at least what they held together at any one moment (each may peak at
+another time), and equal to it for a role of one process. A role whose processes cannot be watched from here (another
 host's, someone else's, a platform without ``clear_refs``) gets NaN, never a figure of
 another process.
 """
