@@ -12,9 +12,9 @@ between two looks).
 A role is one or more processes, with their descendants as the sample starts where
 asked (a controller's schedulers, an engine under its nanny): its peak is the sum of its
 processes' peaks, at least what they held together at any one moment (each may peak at
-another time), and equal to it for a role of one process. A role whose processes cannot be watched from here (another
-host's, someone else's, a platform without ``clear_refs``) gets NaN, never a figure of
-another process.
+another time), and equal to it for a role of one process. A role whose processes cannot
+be watched from here (another host's, someone else's, a platform without
+``clear_refs``) gets NaN, never a figure of another process.
 """
 
 from __future__ import annotations

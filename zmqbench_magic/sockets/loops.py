@@ -51,12 +51,13 @@ def timed_sample(
     copy: bool,
     loop: str,
     python: Callable[[], Any],
-    native_loop: Callable[[bytes], Any],
+    native_loop: Callable[[bytes], Any] | None,
     report_timeout: float | None = None,
 ) -> Timed:
     """The frame every sampler shares: arm the far end for ``command``, then run the
-    hot loop (``python()``, or ``native_loop`` on the one frame as bytes) with the
-    garbage collector off and the CPU metered, and take the far end's report."""
+    hot loop (``python()``, or ``native_loop`` on the one frame as bytes; None where a
+    sampler has no native loop, which its parameters refuse) with the garbage collector
+    off and the CPU metered, and take the far end's report."""
     # The far end runs Python's loop for an asyncio driver (async_loops: what awaiting
     # costs the side that awaits).
     far_loop = "native" if loop == "native" else "python"
@@ -68,7 +69,11 @@ def timed_sample(
     meter.start()
     with gc_off():
         cpu_start = cpu()
-        result = python() if frame is None else native_loop(frame)
+        if frame is None:
+            result = python()
+        else:
+            assert native_loop is not None, "a sampler without a native loop was asked for one"
+            result = native_loop(frame)
         send_cpu = cpu() - cpu_start
         report = link.reply(timeout=report_timeout)
     if isinstance(result, OwnThread):
@@ -216,21 +221,9 @@ def latency_sample(
         ),
         native_loop=lambda message: _ping_native(link, message, copy, count),
     )
-    stamps, send_cpu, other_load, echoed = (
-        timed.result,
-        timed.send_cpu,
-        timed.other_load,
-        timed.report,
-    )
-    rtt_us = np.diff(np.asarray(stamps)) * 1e6
+    stamps = timed.result
     elapsed = stamps[-1] - stamps[0]
-    return {
-        **latency_columns(rtt_us, elapsed, send_cpu, echoed),
-        "achieved_per_s": count / elapsed,
-        "send_lag_p99_us": math.nan,  # a closed loop has no schedule to be late for
-        "held": True,
-        "other_load": other_load,
-    }, elapsed
+    return _closed_loop_row(np.diff(np.asarray(stamps)) * 1e6, elapsed, timed), elapsed
 
 
 def idle_sample(
@@ -247,20 +240,24 @@ def idle_sample(
         copy,
         loop,
         python=lambda: _ping_after_pauses(link, payload.message, frames, copy, count, idle),
-        native_loop=lambda _frame: _no_native_pause(),
+        native_loop=None,  # the native loop runs back to back (--idle refuses it)
         # The far end reports once the last reply is out: after the last pause.
         report_timeout=link.timeout + idle,
     )
     start, rtts = timed.result
-    rtt_us = np.asarray(rtts) * 1e6
     elapsed = time.perf_counter() - start
+    return _closed_loop_row(np.asarray(rtts) * 1e6, elapsed, timed), elapsed
+
+
+def _closed_loop_row(rtt_us: np.ndarray, elapsed: float, timed: Timed) -> dict[str, Any]:
+    """A closed loop's row: its round trips' columns and the rate it achieved."""
     return {
         **latency_columns(rtt_us, elapsed, timed.send_cpu, timed.report),
-        "achieved_per_s": count / elapsed,
-        "send_lag_p99_us": math.nan,
+        "achieved_per_s": len(rtt_us) / elapsed,
+        "send_lag_p99_us": math.nan,  # a closed loop has no schedule to be late for
         "held": True,
         "other_load": timed.other_load,
-    }, elapsed
+    }
 
 
 def _ping_after_pauses(
@@ -286,11 +283,6 @@ def _ping_after_pauses(
             _await_reply(link, recv, copy)  # late: see whether the far end still is
         rtts.append(now() - sent)
     return start, rtts
-
-
-def _no_native_pause() -> Any:
-    msg = "the native loop runs back to back; a pause before each round trip is Python's"
-    raise ValueError(msg)
 
 
 def latency_columns(
