@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 
 from ..params.cpus import cpu_plan
 
+# psutil is imported where it is used, never here: a far end's link imports this module
+# in driver processes under another environment's interpreter, which has only pyzmq and
+# numpy (the kernel's side, which pins by pid, has it with ipyparallel).
 if TYPE_CHECKING:
     import psutil
 
