@@ -113,12 +113,22 @@ def test_a_bad_address_is_a_usage_error_in_the_magic_and_status_2_in_the_cli(ip)
     assert done.returncode == 2 and "an IPv6 address goes in brackets" in done.stderr
 
 
-def test_an_interrupt_in_an_endless_sample_is_one_line(ip, no_leftovers, kernel_sigint):
+@pytest.mark.parametrize(
+    ("magic", "loop"), [("zmqthr", "python"), ("zmqthr", "asyncio"), ("zmqlat", "asyncio")]
+)
+def test_an_interrupt_in_an_endless_sample_is_one_line(
+    ip, magic, loop, no_leftovers, kernel_sigint
+):
+    """Also where the sample runs on an event loop's own thread (sends that never wait,
+    round trips that always do): that loop and its thread end with the sample
+    (no_leftovers counts threads)."""
     from IPython.utils.capture import capture_output
 
     kernel_sigint(1.0)
     with capture_output() as captured:
-        result = ip.run_line_magic("zmqthr", "-o --no-chart -n 1000000000 -r 1 --warmup 0")
+        result = ip.run_line_magic(
+            magic, f"-o --no-chart -n 1000000000 -r 1 --warmup 0 --loop {loop}"
+        )
     assert result is not None and len(result.df) == 0  # no sample was whole
     lines = [ln for ln in captured.stdout.splitlines() if ln.strip()]
     assert lines == [

@@ -13,14 +13,21 @@ The async socket is a shadow of the link's own (``zmq.asyncio.Socket.shadow``), 
 the loop's thread. It keeps the link's short receive and send timeouts, so a stall is
 noticed as in the other loops: the far end is asked whether it is alive, and the wait
 goes on until ``--timeout``.
+
+Ctrl-C lands in the caller's thread, which only waits: it halts the loop's thread too.
+A send that succeeds at once never yields to the event loop (awaiting a finished future
+does not), so the hot loops look at a flag every :data:`_HALT_EVERY` messages (a bit
+test, against microseconds per awaited message), and a task waiting on the socket is
+cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +37,12 @@ import zmq.asyncio
 from .link import LIVENESS_S, Link
 
 _JOIN_GRACE_S = 5.0
+# How often (in messages, a power of two) a hot loop looks whether it was halted.
+_HALT_EVERY = 64
+
+
+class _Halted(Exception):
+    """The caller was interrupted: the loop's thread stops too."""
 
 
 @dataclass(frozen=True)
@@ -41,16 +54,23 @@ class OwnThread:
     cpu: float
 
 
-def in_fresh_loop(link: Link, main: Callable[[zmq.asyncio.Socket], Awaitable[Any]]) -> OwnThread:
-    """Run ``main(async_socket)`` to its end on a new event loop, on a new thread."""
+Main = Callable[[zmq.asyncio.Socket, threading.Event], Coroutine[Any, Any, Any]]
+
+
+def in_fresh_loop(link: Link, main: Main) -> OwnThread:
+    """Run ``main(async_socket, halted)`` to its end on a new event loop, on a new
+    thread; Ctrl-C in this thread sets ``halted`` and cancels it."""
     outcome: dict[str, Any] = {}
+    halted = threading.Event()
 
     def run() -> None:
         loop = asyncio.new_event_loop()
         try:
             socket = zmq.asyncio.Socket.shadow(link.data.underlying)
             start = time.thread_time()
-            outcome["value"] = loop.run_until_complete(main(socket))
+            task = outcome["task"] = loop.create_task(main(socket, halted))
+            outcome["loop"] = loop
+            outcome["value"] = loop.run_until_complete(task)
             outcome["cpu"] = time.thread_time() - start
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             outcome["error"] = exc
@@ -59,9 +79,14 @@ def in_fresh_loop(link: Link, main: Callable[[zmq.asyncio.Socket], Awaitable[Any
 
     thread = threading.Thread(target=run, name="zmqbench-asyncio", daemon=True)
     thread.start()
-    # Every await inside gives up within --timeout (the link's stall check), so the
-    # thread ends on its own; the grace only covers the loop's own shutdown.
-    thread.join(link.timeout * 2 + _JOIN_GRACE_S)
+    try:
+        # Every await inside gives up within --timeout (the link's stall check), so the
+        # thread ends on its own; the grace only covers the loop's own shutdown.
+        thread.join(link.timeout * 2 + _JOIN_GRACE_S)
+    except BaseException:
+        _halt(halted, outcome)
+        thread.join(_JOIN_GRACE_S)
+        raise
     if thread.is_alive():
         msg = f"the {link.describe()}'s asyncio loop did not finish"
         raise TimeoutError(msg)
@@ -70,14 +95,26 @@ def in_fresh_loop(link: Link, main: Callable[[zmq.asyncio.Socket], Awaitable[Any
     return OwnThread(outcome["value"], outcome["cpu"])
 
 
+def _halt(halted: threading.Event, outcome: dict[str, Any]) -> None:
+    """Stop the loop's thread: the flag for a loop that never yields, a cancel for a
+    task that waits (none yet, or the loop already closed: the flag is enough)."""
+    halted.set()
+    loop, task = outcome.get("loop"), outcome.get("task")
+    if loop is not None and task is not None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(task.cancel)
+
+
 def send_all(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
     """``count`` awaited sends; the seconds they took."""
 
-    async def main(socket: zmq.asyncio.Socket) -> float:
+    async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> float:
         send = socket.send if frames == 1 else socket.send_multipart
         start, stalled_at = time.perf_counter(), 0.0
         sent = 0
         while sent < count:
+            if not sent % _HALT_EVERY and halted.is_set():
+                raise _Halted
             try:
                 await send(message, copy=copy)
                 sent, stalled_at = sent + 1, 0.0
@@ -92,12 +129,14 @@ def send_all(link: Link, message: Any, frames: int, copy: bool, count: int) -> O
 def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
     """``count`` awaited round trips; their stamps (``[0]``: the start)."""
 
-    async def main(socket: zmq.asyncio.Socket) -> list[float]:
+    async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> list[float]:
         send = socket.send if frames == 1 else socket.send_multipart
         recv = socket.recv if frames == 1 else socket.recv_multipart
         now = time.perf_counter
         stamps = [now()]
-        for _ in range(count):
+        for done in range(count):
+            if not done % _HALT_EVERY and halted.is_set():
+                raise _Halted
             await _patiently(link, send, message, copy=copy)
             await _patiently(link, recv, copy=copy)
             stamps.append(now())
