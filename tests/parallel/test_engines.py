@@ -665,3 +665,29 @@ def test_a_scheduler_killed_mid_flood_is_named_and_its_workers_left(tmp_path):
         assert len(said) < 300, said  # not one line per lost future
         assert started[1].poll() is None, "the workers (someone else's) were stopped"
     assert not tagged_processes()
+
+
+@pytest.mark.slow  # real Dask and Ray clusters
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_cpu_pins_the_thread_that_runs_each_task_on_the_backends_workers(backend):
+    """The known answer, read where the task runs: with ``--cpu D/F`` each task's own
+    thread on a worker may run on F alone (Dask runs tasks on a thread of its worker's
+    pool, which may start before the run pins the worker)."""
+    usable = sorted(os.sched_getaffinity(0))
+    far = usable[-1]
+    check = (
+        "import os\n"
+        f"assert sorted(os.sched_getaffinity(0)) == [{far}], sorted(os.sched_getaffinity(0))"
+    )
+    result = run_taskflood(
+        task=check,
+        backend=backend,
+        tasks=4,
+        engines=2,
+        cpu=f"{usable[0]}/{far}",
+        repeat=1,
+        warmup=0,
+    )
+    assert len(result.df) == 1
+    assert sorted(os.sched_getaffinity(0)) == usable  # the kernel's thread let go
+    _left_nothing()
