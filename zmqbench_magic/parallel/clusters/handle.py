@@ -73,7 +73,7 @@ class ClusterHandle:
         (the controller, the engines or their nannies; their children are theirs), and
         its reaper: none for a cluster the project did not start."""
         reaper = [self.reaper.pid] if self.reaper is not None else []
-        return self.controller_pids() + reaper + self.engine_pids()
+        return self.controller_pids() + reaper + self.local_engine_pids()
 
     def controller_pids(self) -> list[int]:
         """The controller's process (its schedulers are its children), if the project
@@ -81,7 +81,7 @@ class ClusterHandle:
         pid = getattr(self.cluster.controller, "pid", None) if self.cluster else None
         return [pid] if isinstance(pid, int) and pid > 0 else []
 
-    def engine_pids(self) -> list[int]:
+    def local_engine_pids(self) -> list[int]:
         """The engines' processes (or their nannies) the project started on this machine."""
         if self.cluster is None or self.hosts:
             return []

@@ -84,7 +84,7 @@ class ClusterSession:
         if key not in self.prepared:
             self.prepared[key] = self._prepare(point)
         sample, wait = self.prepared[key]
-        meter = flood_meter(self.handle.controller_pids, self.handle.engine_pids)
+        meter = flood_meter(self.handle.controller_pids, self.handle.local_engine_pids)
 
         def with_memory(wait: Wait) -> dict[str, Any]:
             return meter.around(partial(sample, wait), point["tasks"])
