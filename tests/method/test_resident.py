@@ -5,6 +5,7 @@ measured."""
 from __future__ import annotations
 
 import math
+import mmap
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,13 +15,15 @@ import pytest
 from zmqbench_magic.method.resident import MemoryMeter, this_process
 
 MB = 10**6
-# Allocates what it is told (in MB, every page touched), frees it at once, says done.
+# Maps what it is told (in MB) fresh from the system, touches every page, unmaps it at
+# once, says done. Fresh: a bytearray may reuse heap that malloc freed but kept
+# resident, and then no peak moves (as in a test worker that has run for a while).
 _ALLOCATOR = """
-import sys
+import mmap, sys
 for line in sys.stdin:
-    held = bytearray(int(line) * 10**6)
-    held[:: 4096] = b"x" * len(held[:: 4096])
-    del held
+    held = mmap.mmap(-1, int(line) * 10**6)
+    held[:: mmap.PAGESIZE] = b"x" * len(held[:: mmap.PAGESIZE])
+    held.close()
     print("done", flush=True)
 """
 # Starts an allocator as its child, prints the child's pid, then waits for stdin's end.
@@ -78,10 +81,10 @@ def test_each_sample_starts_from_the_memory_it_finds(allocator):
 def test_this_process_is_measured_too():
     meter = MemoryMeter({"client": this_process})
     meter.start()
-    held = bytearray(50 * MB)
-    held[::4096] = b"x" * len(held[::4096])
+    held = mmap.mmap(-1, 50 * MB)  # fresh pages, as in the allocator
+    held[:: mmap.PAGESIZE] = b"x" * len(held[:: mmap.PAGESIZE])
     row = meter.stop(tasks=10)
-    del held
+    held.close()
     assert row["client_kb_per_task"] >= 5_000, row  # 50 MB / 10 tasks
 
 
