@@ -113,18 +113,24 @@ def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
     assert tight.metadata["notes"][0].startswith("precision not reached within max-time (1 s)")
 
 
-def test_zero_copy_at_1_mb_is_ahead_of_copy_paired_by_round(no_leftovers):
-    """Zero-copy moves more messages than copy at 1 MB over tcp (about twice, on a quiet
-    machine): paired by round, the 12 rounds' ratios put it ahead; the summary after the
-    run says so in one line. Whether a busy machine's rounds still call it is not this
-    test's to say (the verdicts' detection rates are measured on samples with a known
-    answer, in test_verdicts and bench_verdicts)."""
+def test_zero_copy_and_copy_at_1_mb_are_paired_by_round_and_called_by_their_interval(
+    no_leftovers,
+):
+    """Zero-copy against copy at 1 MB over tcp, paired by round: the 12 rounds' ratios
+    give an interval, the verdict follows from it, and the summary after the run says
+    so in one line. Which way it goes is the machine's to say (about twice on a quiet
+    one; a busy one has measured 0.99): the verdicts' detection and false-alarm rates
+    are measured on samples with a known answer, in test_verdicts and bench_verdicts."""
     result = run_throughput(size="1M", copy=[True, False], repeat=12, min_time=0.05)
     (row,) = result.versus("copy", True, False).to_dict("records")
     assert row["paired"] and row["n"] == 12 and row["ci_level"] >= 0.95
-    assert row["ratio"] > 1 and row["verdict"] in ("faster", "inconclusive"), row
+    assert row["ci_low"] <= row["ratio"] <= row["ci_high"], row
     if row["verdict"] == "faster":
-        assert row["ci_low"] > 1.01 and row["p_adjusted"] < 0.05
+        assert row["ci_low"] > 1.01 and row["p_adjusted"] < 0.05, row
+    elif row["verdict"] == "slower":
+        assert row["ci_high"] < 0.99 and row["p_adjusted"] < 0.05, row
+    else:
+        assert row["verdict"] in ("same", "inconclusive"), row
     assert "zero-copy vs copy, msgs_per_s paired by round" in str(result)
     # Every round visited both arms in an order of its own, from the recorded seed.
     assert set(result.df["order"]) == {0, 1} and result.metadata["order_seed"] > 0
