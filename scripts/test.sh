@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The test suite on a fresh machine: install with the test extras (and Debian's
-# chromium for the browser test), lint, then run the unit and integration tests
-# (real sockets, a real IPython shell, a real cluster, a real browser, test hosts
-# of their own in network namespaces with an sshd) and the
-# example notebooks under nbval in a real kernel of this environment.
+# On a fresh machine: install with the test extras (and Debian's chromium for the
+# browser tests), then
+#   bash scripts/test.sh [PYTEST ARGS]           lint, types, and the unit and integration
+#       tests (real sockets, a real IPython shell, a real cluster, a real browser, test
+#       hosts of their own in network namespaces with an sshd);
+#   bash scripts/test.sh examples [PYTEST ARGS]  the example notebooks, each run in a
+#       real kernel of this environment and its checked outputs compared by nbval.
+# CI runs both.
 set -euo pipefail
+SUITE=tests
+if [ "${1:-}" = examples ]; then
+    SUITE=examples
+    shift
+fi
 EXTRAS=test source "$(dirname "$0")/setup.sh"
 # Debian packages the tests need: chromium (playwright cannot download its own
 # browser offline), and for the test hosts (network namespaces) iproute2 and an sshd.
@@ -24,16 +32,24 @@ fi
 NUMPY=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
 .venv/bin/python -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
     --no-deps -d .wheelhouse pyzmq==26.4.0 "numpy==$NUMPY"
+# In two processes, one a core (pytest-xdist): tests/conftest.py deals the work out a
+# file (or a group that must stay together) at a time, the longest first. Three
+# processes on two cores starved what must keep pace (Ray's start-up, a notebook's
+# link-bound figures).
+if [ "$SUITE" = examples ]; then
+    # The upgrade notebook builds its environment from those wheels (pip reads these).
+    # The tests' conftest is the notebooks' too (-p): this run's own temp folder and
+    # process mark, and its dealing of the work (a notebook's cells in one kernel).
+    PYTHONPATH=tests PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" \
+        .venv/bin/python -m pytest examples -p conftest \
+        --nbval-lax --nbval-current-env --nbval-sanitize-with examples/sanitize.cfg \
+        --nbval-cell-timeout=600 --durations=25 -n 2 "$@"
+    exit
+fi
 LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 .venv/bin/ruff check $LINTED
 .venv/bin/ruff format --check $LINTED
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
-# In two processes, one a core (pytest-xdist): tests/conftest.py deals the work out a
-# file (or a group that must stay together) at a time, the longest first. Three
-# processes on two cores starved what must keep pace (Ray's start-up, a notebook's
-# link-bound figures). Two took 16 to 21 minutes here, one 25 to 27.
-# The upgrade notebook builds its environment from those wheels too (pip reads these).
-PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests examples --nbval-lax --nbval-current-env \
-    --nbval-sanitize-with examples/sanitize.cfg \
-    --nbval-cell-timeout=600 --durations=25 -n 2 "$@"
+PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests \
+    --durations=25 -n 2 "$@"

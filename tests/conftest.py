@@ -360,9 +360,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The example notebooks (collected by nbval beside these tests) run real
-    benchmarks in a real kernel, two of them on a cluster: all in the slow set. In a
-    process of several (pytest-xdist's workers), the items in dealing order."""
+    """The example notebooks (collected by nbval, ``scripts/test.sh examples``, with
+    this conftest as a plugin) run real benchmarks in a real kernel, two of them on a
+    cluster: all in the slow set. In a process of several (pytest-xdist's workers), the
+    items in dealing order."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)

@@ -67,9 +67,11 @@ def test_the_pattern_catches_what_it_is_for():
 def test_the_readme_is_a_landing_page():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 250
-    # Its two set-up commands, and the test command CI runs.
+    # Its two set-up commands, and the test commands CI runs.
     assert "bash scripts/main.sh" in readme and "bash scripts/test.sh" in readme
-    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    assert "bash scripts/test.sh examples" in readme
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "bash scripts/test.sh" in ci and "exec bash scripts/test.sh examples" in ci
     for target in re.findall(r"\]\(([^)#]+)\)", readme):
         assert (ROOT / target).exists(), target
 
