@@ -305,28 +305,16 @@ def _listening(process: psutil.Process) -> set[str]:
 
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", ["dask", "ray"])
-def test_the_engine_listens_on_loopback_alone(backend):
+def test_the_engine_listens_on_loopback_alone_and_200_mb_of_echoes_fit_in_4_gb(backend):
+    """Both in one start: a Ray start is the slowest part of the suite."""
     from zmqbench_magic.parallel.engines import session_for
 
     before = _listening(psutil.Process())
-    session = session_for(backend, workers=2, timeout=60, test="flood")
+    session = session_for(backend, workers=2, timeout=60, test="echo")
     try:
         listening = _listening(psutil.Process()) - before
         for process in tagged_processes():
             listening |= _listening(process)
-    finally:
-        session.close()
-    assert listening, "no listening socket found"
-    assert listening <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, listening
-    _left_nothing()
-
-
-@pytest.mark.slow  # a real Ray instance
-def test_a_ray_run_stays_within_4_gb_of_memory():
-    from zmqbench_magic.parallel.engines.ray_engine import RaySession
-
-    session = RaySession(workers=2, timeout=60, test="echo")
-    try:
         session.sample({"tasks": 200, "size": 1 << 20, "engines": 2})
         total = psutil.Process().memory_info().rss
         for process in tagged_processes():
@@ -334,6 +322,8 @@ def test_a_ray_run_stays_within_4_gb_of_memory():
                 total += process.memory_info().rss
     finally:
         session.close()
+    assert listening, "no listening socket found"
+    assert listening <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, listening
     assert total < 4 * 2**30, f"{total / 2**30:.2f} GiB"
     _left_nothing()
 
