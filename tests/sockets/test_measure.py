@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
 
 import pytest
@@ -172,13 +173,32 @@ def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
 
     with Link("sink", "ipc", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
         link.command(cmd="sink", count=105, copy=True, frames=1)  # 5 will never come
-        link.reply()
+        link.reply(timeout=5)  # its acknowledgement: a busy machine may be slow to give it
         for _ in range(100):
             link.data.send(b"x")
         started = time.monotonic()
         report = link.reply(timeout=5)
     assert report["received"] == 100
     assert time.monotonic() - started >= 0.5  # it waited out the link's own timeout
+
+
+def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(
+    no_leftovers, tmp_path, monkeypatch
+):
+    """The timeout is per message; starting an interpreter that imports pyzmq can take
+    seconds on a busy machine, and the start has a floor of its own."""
+    from zmqbench_magic.sockets.link import START_FLOOR_S, Link
+
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
+    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    assert START_FLOOR_S > 1.5 + 2  # room for the interpreter's own start
+    with Link("echo", "tcp", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
+        link.command(cmd="echo", count=1, copy=True, frames=1)
+        link.reply(timeout=5)  # its acknowledgement
+        link.data.send(b"x")
+        assert link.data.recv() == b"x"
+        assert link.reply(timeout=5)["echoed"] == 1
 
 
 def test_lost_messages_are_a_warning_not_hidden():

@@ -78,7 +78,9 @@ FAIL_ON = Param(
     "failing verdicts", "choice", choices=("slower", "faster", "any", "inconclusive"),
 )
 TIMEOUT = Param(
-    "timeout", 10.0, "longest wait for any one receive, send, start or stop before giving up",
+    "timeout", 10.0,
+    "longest wait for any one receive, send or stop before giving up (and for a far "
+    "end's start, at least 10 s)",
     "timeout", "float", unit="s", low=0.1, high=3600.0,
 )
 # fmt: on

@@ -27,6 +27,7 @@ import zmq
 from ..method.pinning import pin_process, pin_this_thread
 from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
+from ..params.common import TIMEOUT
 from . import peer as peer_module
 from . import standing
 from .malloc import STEADY_MALLOC
@@ -39,6 +40,10 @@ _LIVENESS_POLL_MS = 100
 # looks whether the far end is still there (then waits again, up to ``timeout``).
 LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
+# A far end's start waits at least this long, whatever the timeout per message: a
+# Python interpreter importing pyzmq on a busy machine takes seconds, and a far end
+# that dies while starting is noticed at once anyway (``reply`` polls it).
+START_FLOOR_S = TIMEOUT.default
 _open_links: weakref.WeakSet[Link] = weakref.WeakSet()
 _inproc_ids = itertools.count()
 
@@ -53,7 +58,8 @@ class Link:
     transport : "tcp", "ipc" or "inproc".
     peer : "process" or "thread".
     address : tcp interface (and optional port) to bind.
-    timeout : seconds to wait for any one start, reply, send or stop.
+    timeout : seconds to wait for any one reply, send or stop, and for the far end's
+        start (at least ``START_FLOOR_S``).
     hwm : high-water mark of both data sockets.
 
     Example
@@ -103,7 +109,7 @@ class Link:
                     as_server(self.data, curve)
                 ctrl_url, data_url = self._bind(address)
                 self._start_peer(ctrl_url, data_url, hwm)
-            self.reply()  # {"ready": pid}
+            self.reply(max(timeout, START_FLOOR_S))  # {"ready": pid}
         except BaseException:
             self.close()
             raise
@@ -221,12 +227,13 @@ class Link:
     def reply(self, timeout: float | None = None) -> dict[str, Any]:
         """The far end's next control message, waiting at most ``timeout`` seconds and
         noticing at once if the far end dies."""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        wait_s = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait_s
         while not self.ctrl.poll(_LIVENESS_POLL_MS):
             if not self.alive():
                 raise self._failure("exited")
             if time.monotonic() > deadline:
-                raise self._failure(f"did not answer within {self.timeout:g} s", TimeoutError)
+                raise self._failure(f"did not answer within {wait_s:g} s", TimeoutError)
         message = json.loads(self.ctrl.recv())
         if "error" in message:
             raise self._failure(f"failed: {message['error']}")
