@@ -34,8 +34,20 @@ _TEMP_BASE = os.environ.setdefault("ZMQBENCH_TESTS_TEMP_BASE", tempfile.gettempd
 RUN_TEMP = tempfile.mkdtemp(prefix="zt", dir=_TEMP_BASE)
 os.environ["TMPDIR"] = RUN_TEMP
 tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def _remove_run_temp() -> None:
+    """Remove this run's temp folder. A process of the run still on its way out (a
+    kernel, a cluster's engine) may write into it while it is being removed, and the
+    folder is then not empty when its turn comes: so again, until it is gone."""
+    deadline = time.monotonic() + 10
+    while os.path.exists(RUN_TEMP) and time.monotonic() < deadline:
+        shutil.rmtree(RUN_TEMP, ignore_errors=True)
+        time.sleep(0.1)
+
+
 # Removed last (atexit runs in reverse): after the IPython shell has closed its history.
-atexit.register(shutil.rmtree, RUN_TEMP, ignore_errors=True)
+atexit.register(_remove_run_temp)
 
 
 def wait_until(

@@ -345,7 +345,7 @@ def _drain(client: Any, timeout: float) -> None:
 
     ipyparallel counts a task as outstanding first and has its IO thread send it next:
     a Ctrl-C between the two leaves an id outstanding that no engine will ever answer
-    (two in forty interrupts of a 20,000-task submission here). So once two looks in a
+    (two in about forty interrupts of a 20,000-task submission here). So once two looks in a
     row bring no answer while the hub holds nothing, neither queued, running nor
     unassigned (a result between the hub and here arrives within a look), what is still
     outstanding was never sent: it is forgotten, and the cluster kept rather than
