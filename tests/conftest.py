@@ -340,6 +340,12 @@ _TOGETHER = {
     "tests/test_bench.py::test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing": (
         "ray"
     ),
+    # The charts' frames are real measurements, taken once per process (chart_frames
+    # keeps them): the browser's chart test draws the same charts as the layout tests.
+    "tests/charts/test_charts.py": "charts",
+    "tests/test_browser.py::test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser": (
+        "charts"
+    ),
 }
 
 
