@@ -157,7 +157,8 @@ def test_the_process_pool_baseline_has_the_same_rows_and_no_stages():
         chunksize=[1, 4],
         **FLOOD_QUICK,
     )
-    assert (mapped.df["efficiency"].between(0.05, 1.01)).all()
+    # Sleeps on 2 workers: at most 1 (how far below is the machine's load to say).
+    assert (mapped.df["efficiency"] > 0).all() and (mapped.df["efficiency"] <= 1.01).all()
     assert _pool_workers() == []  # the workers went with the run
 
 

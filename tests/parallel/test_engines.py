@@ -83,7 +83,8 @@ def test_flood_echo_and_map_run_on_the_backend_with_the_pools_columns(backend):
         **FLOOD_QUICK,
     )
     # 8 sleeps of 20 ms on 2 workers take at least 80 ms: efficiency is at most 1.
-    assert mapped.df["efficiency"].between(0.05, 1.01).all(), mapped.df["efficiency"]
+    efficiency = mapped.df["efficiency"]
+    assert (efficiency > 0).all() and (efficiency <= 1.01).all(), efficiency
     # The known answer of the run stage: a chunk of n sleeps of 20 ms runs n x 20 ms at
     # least (one message per chunk), and not much more on an idle worker.
     ran = mapped.df[mapped.df["backend"] == backend]
@@ -150,7 +151,7 @@ def _kill_a_worker_mid_flood(backend: str, monkeypatch: pytest.MonkeyPatch) -> s
 
     def kill() -> None:
         wait_until(sampling.is_set, 120, "the sample to begin")
-        victims = wait_until(lambda: len(workers()) >= 2 and workers(), 10, "the workers")
+        victims = wait_until(lambda: len(workers()) >= 2 and workers(), 60, "the workers")
         time.sleep(0.2)  # into the 20,000 tasks, which last seconds on any machine
         killed_at.append(time.monotonic())
         victims[-1].kill()
@@ -287,7 +288,7 @@ def test_a_killed_kernel_leaves_no_process_of_the_backend(tmp_path, backend):
         kernel.send_signal(signal.SIGKILL)
         kernel.wait(10)
         wait_until(lambda: not tagged_processes(), 60, "the reaper to end every tagged process")
-        wait_until(lambda: not _ray_folders(), 10, "ray's folder to be removed")
+        wait_until(lambda: not _ray_folders(), 30, "ray's folder to be removed")
     finally:
         with contextlib.suppress(ProcessLookupError):
             kernel.kill()

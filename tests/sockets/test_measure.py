@@ -88,7 +88,9 @@ def test_a_threads_cpu_time_never_exceeds_the_time_it_ran(bench, no_leftovers):
     df = bench("thr", size=[100, 64 * 1024], transport="inproc", count=20000, repeat=2, warmup=0).df
     send_cpu_s = df["send_cpu_us_per_msg"] * df["count"] / 1e6
     assert (send_cpu_s <= df["send_elapsed_s"] * 1.05 + 0.005).all()
-    assert (send_cpu_s >= 0.05 * df["send_elapsed_s"]).all()  # it did run, and was timed
+    # It ran and was timed (how much of the wall time it had is the scheduler's to say:
+    # at the high-water mark it waits on the other end, which a busy machine starves).
+    assert (send_cpu_s > 0).all()
 
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc", "inproc"])
