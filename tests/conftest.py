@@ -41,9 +41,10 @@ def _remove_run_temp() -> None:
     kernel, a cluster's engine) may write into it while it is being removed, and the
     folder is then not empty when its turn comes: so again, until it is gone."""
     deadline = time.monotonic() + 10
+    shutil.rmtree(RUN_TEMP, ignore_errors=True)
     while os.path.exists(RUN_TEMP) and time.monotonic() < deadline:
-        shutil.rmtree(RUN_TEMP, ignore_errors=True)
         time.sleep(0.1)
+        shutil.rmtree(RUN_TEMP, ignore_errors=True)
 
 
 # Removed last (atexit runs in reverse): after the IPython shell has closed its history.
@@ -286,6 +287,20 @@ def process_singletons() -> None:
         b.connect("inproc://warm-up")
         a.send(b" " * (1 << 20), copy=False)  # above the copy threshold: really zero-copy
         b.recv()
+
+
+@pytest.fixture
+def python_startup(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """``python_startup(code)``: every Python started from here on (a far end, an
+    engine) runs ``code`` first, as its ``sitecustomize``: a start slowed or stalled
+    however fast the machine."""
+
+    def runs_first(code: str) -> None:
+        (tmp_path / "sitecustomize.py").write_text(code)
+        paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+
+    return runs_first
 
 
 @pytest.fixture

@@ -295,16 +295,14 @@ def test_an_existing_cluster_is_left_running_after_an_error(tmp_path, monkeypatc
         assert len(client.ids) == 1
 
 
-def test_engines_that_never_register_time_out_and_leave_nothing(tmp_path, monkeypatch):
+def test_engines_that_never_register_time_out_and_leave_nothing(python_startup):
     own_cluster.stop()
     # Engines that hang before they register, however fast the machine or late the wait.
-    (tmp_path / "sitecustomize.py").write_text(
+    python_startup(
         "import sys, time\n"
         "if 'ipyparallel.engine' in ' '.join(sys.orig_argv):\n"
         "    time.sleep(600)\n"
     )
-    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     stalled = r"registered, not 2: no engine registered or left for 0\.5 s"
     with pytest.raises(TimeoutError, match=stalled):
         run_taskflood(tasks=4, engines=2, timeout=0.5)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import time
 
 import pytest
@@ -184,16 +183,13 @@ def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
     assert time.monotonic() - started >= 0.5  # it waited out the link's own timeout
 
 
-def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(
-    no_leftovers, tmp_path, monkeypatch
-):
+def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(no_leftovers, python_startup):
     """The timeout is per message; starting an interpreter that imports pyzmq can take
     seconds on a busy machine, and the start has a floor of its own."""
-    from zmqbench_magic.sockets.link import START_FLOOR_S, Link
+    from zmqbench_magic.params.common import START_FLOOR_S
+    from zmqbench_magic.sockets.link import Link
 
-    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
-    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    python_startup("import time\ntime.sleep(1.5)\n")
     assert START_FLOOR_S > 1.5 + 2  # room for the interpreter's own start
     with Link("echo", "tcp", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
         link.command(cmd="echo", count=1, copy=True, frames=1)

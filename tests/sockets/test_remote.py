@@ -228,7 +228,7 @@ def test_a_killed_kernel_leaves_no_far_end_on_the_other_host(test_host, tmp_path
         wait_until(lambda: _busy(far_end), 20, "a sample under way")
         driver.kill()
         driver.wait()
-        # Well before its 60 s timeout (a busy machine may take some seconds to it).
+        # Well before its 60 s timeout (a busy machine may take a few seconds).
         wait_until(lambda: not _over_ssh(), 30, "the far end gone with its kernel")
         # Nor the SSH session: its client here, its sshd process there.
         wait_until(

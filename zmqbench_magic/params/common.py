@@ -77,10 +77,14 @@ FAIL_ON = Param(
     "be given; none: always 0",
     "failing verdicts", "choice", choices=("slower", "faster", "any", "inconclusive"),
 )
+# A far end's start waits at least this long, whatever the timeout per message: a
+# Python interpreter importing pyzmq on a busy machine takes seconds, and a far end
+# that dies while starting is noticed at once anyway.
+START_FLOOR_S = 10.0
 TIMEOUT = Param(
     "timeout", 10.0,
     "longest wait for any one receive, send or stop before giving up (and for a far "
-    "end's start, at least 10 s)",
+    f"end's start, at least {START_FLOOR_S:g} s)",
     "timeout", "float", unit="s", low=0.1, high=3600.0,
 )
 # fmt: on

@@ -27,7 +27,7 @@ import zmq
 from ..method.pinning import pin_process, pin_this_thread
 from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
-from ..params.common import TIMEOUT
+from ..params.common import START_FLOOR_S
 from . import peer as peer_module
 from . import standing
 from .malloc import STEADY_MALLOC
@@ -40,10 +40,6 @@ _LIVENESS_POLL_MS = 100
 # looks whether the far end is still there (then waits again, up to ``timeout``).
 LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
-# A far end's start waits at least this long, whatever the timeout per message: a
-# Python interpreter importing pyzmq on a busy machine takes seconds, and a far end
-# that dies while starting is noticed at once anyway (``reply`` polls it).
-START_FLOOR_S = TIMEOUT.default
 _open_links: weakref.WeakSet[Link] = weakref.WeakSet()
 _inproc_ids = itertools.count()
 
