@@ -1,7 +1,9 @@
 """What a person sees: examples/04_dashboard.ipynb in JupyterLab 4 and Notebook 7, in
 Debian's chromium driven by playwright, with every request that is not to 127.0.0.1
 aborted. The notebook is run, the throughput panel's size slider is moved, Run is
-pressed, and the chart in the page must be redrawn, in place, from the new data.
+pressed, and the chart in the page must be redrawn, in place, from the new data; then
+Notebook 7 opens the same notebook on the same kernel, its panels live again, and Run
+redraws there too.
 
 Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``; scripts/test.sh installs
 it). Without it these tests fail rather than skip: the check is part of the suite.
@@ -45,10 +47,11 @@ CHROMIUM_ARGS = [
 NOTEBOOK = Path(__file__).parent.parent / "examples" / "04_dashboard.ipynb"
 # A folder to keep the pictures in (the documentation's come from here).
 SCREENSHOT = os.environ.get("ZMQBENCH_SCREENSHOT")
-# The front ends: how to start the server, and where the notebook opens.
+# The front ends, both served by one Jupyter server (each is an extension of it): the
+# settings of its app, and where a notebook opens.
 FRONT_ENDS = {
-    "jupyterlab": ("jupyterlab", "--LabApp", "/lab/tree/04_dashboard.ipynb?reset"),
-    "notebook7": ("notebook", "--JupyterNotebookApp", "/notebooks/04_dashboard.ipynb"),
+    "jupyterlab": ("LabApp", "/lab/tree/{}?reset"),
+    "notebook7": ("JupyterNotebookApp", "/notebooks/{}"),
 }
 _CURRENT = "window.jupyterapp.shell.currentWidget"
 _KERNEL = f"{_CURRENT}.sessionContext.session.kernel"
@@ -65,12 +68,13 @@ def _get(url: str, method: str = "GET") -> bytes:
         return r.read()
 
 
-@pytest.fixture(params=sorted(FRONT_ENDS))
-def server(request, tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Jupyter server on 127.0.0.1 with its own config, runtime and settings
-    directories, serving a copy of the notebook (so the example is never rewritten)."""
-    module, app, path = FRONT_ENDS[request.param]
+    directories, serving both front ends and a copy of the notebooks (so the examples
+    are never rewritten): its base URL."""
     assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    tmp_path = tmp_path_factory.mktemp("jupyter")
     for notebook in NOTEBOOK.parent.glob("*.ipynb"):
         shutil.copy(notebook, tmp_path)
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
@@ -82,7 +86,7 @@ def server(request, tmp_path):
     command = [
         sys.executable,
         "-m",
-        module,
+        "jupyterlab",
         "--allow-root",
         "--ip=127.0.0.1",
         f"--port={port}",
@@ -91,13 +95,15 @@ def server(request, tmp_path):
         f"--ServerApp.root_dir={tmp_path}",
         # Loopback only and no token: the test's own API calls need no XSRF cookie.
         "--ServerApp.disable_check_xsrf=True",
-        f"{app}.expose_app_in_browser=True",
-        f"{app}.user_settings_dir={tmp_path / 'settings'}",
-        f"{app}.workspaces_dir={tmp_path / 'workspaces'}",
         "--LabApp.news_url=None",
+        "--LabApp.extension_manager=readonly",
     ]
-    if module == "jupyterlab":
-        command.append("--LabApp.extension_manager=readonly")
+    for app, _ in FRONT_ENDS.values():
+        command += [
+            f"--{app}.expose_app_in_browser=True",
+            f"--{app}.user_settings_dir={tmp_path / 'settings'}",
+            f"--{app}.workspaces_dir={tmp_path / 'workspaces'}",
+        ]
     # Its own data directory too: the notebook-signature database there (what makes a
     # notebook trusted) starts empty, as on a machine that never ran the examples.
     env = {
@@ -113,7 +119,7 @@ def server(request, tmp_path):
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for_server(base, process, tmp_path / "server.log")
-        yield base + path
+        yield base
     finally:
         _stop_server(base, process)
         log.close()
@@ -359,54 +365,88 @@ def _around(*items: Locator) -> dict[str, float]:
     return {"x": left, "y": top, "width": right - left, "height": bottom - top}
 
 
-def test_the_panel_redraws_its_chart_in_place_offline(server):
-    front_end = "jupyterlab" if "/lab/" in server else "notebook7"
+def _url(server: str, front_end: str, notebook: str) -> str:
+    return server + FRONT_ENDS[front_end][1].format(notebook)
+
+
+_HEADLINES = {"throughput": "msgs/s delivered", "latency": "µs", "flood": "tasks/s"}
+
+
+def _run_redraws_in_place(page: Page, panel: Locator, before: str) -> str:
+    """Press the panel's Run: the chart in the page is redrawn from the new data, in the
+    output it had, and no output is added. The new chart's SVG."""
+    outputs = page.locator(".jp-OutputArea-child").count()
+    panel.get_by_role("button", name="Run").click()
+    after = wait_until(
+        lambda: (svg := _chart_svg(panel)) != before and svg,
+        120,
+        "the chart redrawn",
+        every=0.25,
+    )
+    assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
+    return after
+
+
+def _every_panel_fits_and_hides_nothing(page: Page, front_end: str) -> None:
+    for name in ("throughput", "latency", "flood"):
+        box = _panel(page, name)
+        _everything_inside_the_output_area(box)
+        _nothing_hidden(box, _HEADLINES[name])
+        if SCREENSHOT:
+            box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+
+
+def test_the_panel_redraws_its_chart_in_place_offline_in_both_front_ends(server):
+    """JupyterLab runs the dashboard. Notebook 7 then opens it, saved, on the kernel
+    that ran it, as a person who opens a running notebook in the other front end: the
+    panels are live again (their widgets restored from the kernel) and redraw there."""
     refused: list[str] = []
     with _offline_page(refused) as page:
-        page.goto(server)
+        page.goto(_url(server, "jupyterlab", NOTEBOOK.name))
         _run_all(page)
         panel = page.locator(".widget-vbox", has_text="ZeroMQ PUSH/PULL throughput").first
         panel.scroll_into_view_if_needed()
         before = _chart_svg(panel)
         assert "ZeroMQ PUSH/PULL throughput, 3 sizes" in before  # 1k, 2k, 4k
-        if front_end == "jupyterlab":  # as a person works: the file browser open beside
-            page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
-            page.locator(".jp-FileBrowser").wait_for(state="visible", timeout=30_000)
+        # As a person works: the file browser open beside.
+        page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+        page.locator(".jp-FileBrowser").wait_for(state="visible", timeout=30_000)
         readout = panel.locator(".zmqbench-readout").first
         assert readout.inner_text() == "1k to 4k"
         _widen_size_range(panel, steps=4)
         page.wait_for_function("r => r.innerText === '1k to 64k'", arg=readout.element_handle())
-        outputs = page.locator(".jp-OutputArea-child").count()
-        panel.get_by_role("button", name="Run").click()
-        after = wait_until(
-            lambda: (svg := _chart_svg(panel)) != before and svg,
-            120,
-            "the chart redrawn",
-            every=0.25,
-        )
+        after = _run_redraws_in_place(page, panel, before)
         # The new chart is drawn from the new data: 8k to 64k joined 1k, 2k and 4k.
         assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
-        assert page.locator(".jp-OutputArea-child").count() == outputs, "no new output"
-        headlines = {"throughput": "msgs/s delivered", "latency": "µs", "flood": "tasks/s"}
-        for name in ("throughput", "latency", "flood"):
-            box = _panel(page, name)
-            _everything_inside_the_output_area(box)
-            _nothing_hidden(box, headlines[name])
-            if SCREENSHOT:
-                box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+        _every_panel_fits_and_hides_nothing(page, "jupyterlab")
         _a_hover_shows_the_exact_figures(page, panel)
+        # Saved with its outputs, the panels' among them, for the other front end.
+        page.evaluate("window.jupyterapp.commands.execute('docmanager:save'); 0")
+        page.wait_for_function(f"{_CURRENT}.context.model.dirty === false", timeout=30_000)
+
+    with _offline_page(refused) as page:
+        page.goto(_url(server, "notebook7", NOTEBOOK.name))
+        panel = page.locator(".widget-vbox", has_text="ZeroMQ PUSH/PULL throughput").first
+        panel.locator(".widget-output .jp-RenderedVega5 svg.marks").wait_for(timeout=120_000)
+        page.wait_for_function(f"{_KERNEL}?.status === 'idle'", timeout=120_000)
+        panel.scroll_into_view_if_needed()
+        before = _chart_svg(panel)
+        assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in before, "the chart as JupyterLab left it"
+        assert panel.locator(".zmqbench-readout").first.inner_text() == "1k to 64k"
+        after = _run_redraws_in_place(page, panel, before)
+        assert "ZeroMQ PUSH/PULL throughput, 7 sizes" in after
+        _every_panel_fits_and_hides_nothing(page, "notebook7")
     # Whatever the page asked of the outside was refused, and the chart drew anyway.
     print("requests refused:", refused or "none")
 
 
-def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server):
+@pytest.mark.parametrize("front_end", sorted(FRONT_ENDS))
+def test_a_saved_notebook_shows_its_charts_untrusted_and_offline(server, front_end):
     """examples/01_throughput.ipynb as stored (never run here, so not trusted): its
     charts are live Vega views drawn by the front end's own vega, nothing fetched."""
-    url = server.replace("04_dashboard", "01_throughput")
-    front_end = "jupyterlab" if "/lab/" in server else "notebook7"
     refused: list[str] = []
     with _offline_page(refused) as page:
-        page.goto(url)
+        page.goto(_url(server, front_end, "01_throughput.ipynb"))
         page.wait_for_function(
             f"window.jupyterapp && {_CURRENT}?.context?.isReady"
             f" && {_CURRENT}.content.widgets.length > 3",
