@@ -161,6 +161,20 @@ def test_a_helper_process_starts_without_pandas_or_numpy(helper):
     assert out.stdout.strip() == "[]"
 
 
+def test_a_summary_imports_no_statistics_library_until_a_test_is_run():
+    # scipy's import takes about a second of every command's start; a summary's
+    # intervals are order statistics, counted exactly, and only a verdict needs scipy.
+    code = (
+        "import sys, zmqbench_magic.cli\n"
+        "from zmqbench_magic.results import stats\n"
+        "print(stats.median_ci(range(1, 11)), 'scipy' in sys.modules)\n"
+        "stats.paired_ratio_test([1.0] * 6, [1.1, 1.2, 1.0, 1.3, 1.1, 1.2])\n"
+        "print('scipy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["(2.0, 9.0, 0.978515625) False", "True"]
+
+
 def test_a_driver_process_starts_without_pandas():
     # Another environment's interpreter may have only pyzmq and numpy.
     code = "import sys, zmqbench_magic.sockets.worker\nprint('pandas' in sys.modules)"

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from .histogram import GROWTH, LogHistogram
 from .stats import CONFIDENCE
@@ -74,6 +73,8 @@ def pooled_interval(
         cumulative = merged.cumsum(axis=-1)
         wanted = q / 100 * cumulative[..., -1:]
         return values[(cumulative < wanted).sum(axis=-1)]
+
+    from scipy import stats as scipy_stats  # only here: its import takes a second
 
     found = scipy_stats.bootstrap(
         (np.arange(len(histograms)),),

@@ -34,7 +34,6 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
@@ -63,15 +62,21 @@ def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float
 
 def _order_level(n: int, j: int) -> float:
     """P(x(j) <= median <= x(n+1-j)): 1 - 2 P(B <= j - 1), B ~ Binomial(n, 1/2)."""
-    return float(1 - 2 * scipy_stats.binom.cdf(j - 1, n, 0.5))
+    return 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n
 
 
 @cache
 def _order_statistic(n: int, level: float) -> int:
-    """The largest ``j`` whose interval ``[x(j), x(n+1-j)]`` reaches ``level`` (1 if none)."""
-    js = np.arange(1, n // 2 + 1)
-    reached = js[1 - 2 * scipy_stats.binom.cdf(js - 1, n, 0.5) >= level]
-    return int(reached.max()) if len(reached) else 1
+    """The largest ``j`` whose interval ``[x(j), x(n+1-j)]`` reaches ``level`` (1 if none).
+    The interval's level falls as ``j`` grows, so the first ``j`` short of it ends the
+    search. Exact, in integers: no statistics library is imported for a summary."""
+    found, tail = 1, 0  # tail: the count of outcomes B <= j - 1, of 2^n
+    for j in range(1, n // 2 + 1):
+        tail += math.comb(n, j - 1)
+        if 1 - 2 * tail / 2**n < level:
+            break
+        found = j
+    return found
 
 
 # --precision stops on an interval checked at this level, stricter than the 95% that
@@ -204,11 +209,20 @@ def _cut(cdf: Callable[[int], float], level: float, count: int) -> int:
     return low
 
 
+def _scipy_stats() -> Any:
+    """scipy's statistics, imported when a test is first run: its import takes about a
+    second, which a command that only prints a summary (``zmqbench thr``, ``--help``)
+    should not pay."""
+    from scipy import stats
+
+    return stats
+
+
 def _signed_rank_p(differences: np.ndarray, alternative: str) -> float:
     """scipy's signed-rank p-value; differences that are all zero show no shift at all."""
     if not differences.any():
         return 1.0
-    return float(scipy_stats.wilcoxon(differences, alternative=alternative).pvalue)
+    return float(_scipy_stats().wilcoxon(differences, alternative=alternative).pvalue)
 
 
 @cache
@@ -222,7 +236,7 @@ def _signed_rank_cdf(n: int, k: int) -> float:
             signs[rank - 1] = 1
             remaining -= rank
     data = signs * np.arange(1, n + 1)
-    return float(scipy_stats.wilcoxon(data, alternative="less").pvalue)
+    return float(_scipy_stats().wilcoxon(data, alternative="less").pvalue)
 
 
 def unpaired_ratio_test(
@@ -260,7 +274,7 @@ def unpaired_ratio_test(
 def _rank_sum_p(candidate: np.ndarray, baseline: np.ndarray, alternative: str) -> float:
     if np.array_equal(np.sort(candidate), np.sort(baseline)):
         return 1.0
-    return float(scipy_stats.mannwhitneyu(candidate, baseline, alternative=alternative).pvalue)
+    return float(_scipy_stats().mannwhitneyu(candidate, baseline, alternative=alternative).pvalue)
 
 
 @cache
@@ -275,7 +289,7 @@ def _rank_sum_cdf(n_baseline: int, n_candidate: int, k: int) -> float:
     baseline = np.arange(n_baseline, dtype=float)
     # Distinct values, each just below the baseline value it must not pass.
     candidate = np.array([c - 0.5 + i * 1e-6 for i, c in enumerate(counts)])
-    return float(scipy_stats.mannwhitneyu(candidate, baseline, alternative="less").pvalue)
+    return float(_scipy_stats().mannwhitneyu(candidate, baseline, alternative="less").pvalue)
 
 
 def smallest_p(n: int, paired: bool) -> float:
