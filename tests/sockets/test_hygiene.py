@@ -14,7 +14,9 @@ import zmq
 from conftest import far_end_child, sampling, wait_until
 
 from zmqbench_magic import run_latency, run_throughput
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.link import Link, PeerError
+from zmqbench_magic.sockets.loops import latency_sample, timed_sample
+from zmqbench_magic.sockets.payload import Payload
 
 LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0}
 
@@ -53,6 +55,42 @@ def test_a_peer_that_dies_is_named_not_waited_out(run, no_leftovers):
     _in_background(lambda: _mid_sample().kill())
     with pytest.raises(PeerError, match=r"tcp 100 B copy \(peer process\).*exited"):
         run(timeout=3, **LONG)
+
+
+def test_a_request_dropped_with_its_connection_names_the_far_end_that_went():
+    """libzmq drops a request whose connection dies between its frames and reports the
+    send as done, its REQ socket then refusing the receive (EFSM). Here a sample's loop
+    ends its far end and receives with no request sent, the same EFSM: the far end's
+    exit is named, as for a reply that never came."""
+
+    def far_end_gone_then_receive() -> None:
+        link._process.kill()
+        link._process.wait(10)
+        link.data.recv()
+
+    link = Link("echo", "tcp", "process", "127.0.0.1", 5.0, 1000)
+    try:
+        with pytest.raises(PeerError, match=r"the tcp echo peer \(process\) exited") as named:
+            timed_sample(
+                link, "echo", Payload.blank(64), 10, True, "python", far_end_gone_then_receive, None
+            )
+        assert isinstance(named.value.__cause__, zmq.ZMQError)
+        assert named.value.__cause__.errno == zmq.EFSM
+    finally:
+        link.close()
+
+
+@pytest.mark.parametrize("loop", ["python", "asyncio", "native"])
+def test_a_req_socket_out_of_step_with_its_far_end_there_is_not_blamed_on_it(loop):
+    """The same EFSM while the far end is still there is the loop's fault, and is raised
+    as it is once ``timeout`` has passed: a request already sent, each loop's first send
+    of the sample is refused."""
+    with Link("echo", "tcp", "process", "127.0.0.1", 0.5, 1000) as link:
+        link.data.send(b"a request of no sample's")
+        with pytest.raises(zmq.ZMQError) as refused:
+            latency_sample(link, Payload.blank(64), 100, True, loop)
+        assert refused.value.errno == zmq.EFSM
+        assert link.alive()
 
 
 def test_a_peer_that_hangs_times_out_and_is_stopped(no_leftovers):

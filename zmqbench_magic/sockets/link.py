@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, NoReturn
 
 import zmq
 
@@ -252,6 +252,20 @@ class Link:
     def pids(self) -> list[int]:
         """The far end's process, for CPU accounting (none for a thread peer)."""
         return [self._process.pid] if self._process is not None else []
+
+    def name_lost_request(self, error: zmq.ZMQError) -> NoReturn:
+        """Raise what a REQ socket's EFSM (``error``) in a data loop means. libzmq drops
+        a request whose connection dies between its frames, yet reports the send as done
+        without moving the socket on to await the reply (socket_base's ``-2`` case), so
+        the next receive fails with EFSM. The connection died with the far end: once it
+        is seen gone (within ``timeout``), ``PeerError`` names it; a far end still there
+        leaves ``error`` itself, since then the loop, not the far end, is at fault."""
+        deadline = time.monotonic() + self.timeout
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.alive():
+            raise error
+        raise self._failure("exited") from error
 
     def alive(self) -> bool:
         if self.remote:

@@ -67,20 +67,25 @@ def timed_sample(
     frame = native_bytes(link, payload) if loop == "native" else None
     meter, cpu = CpuMeter(link.pids), cpu_clock(link)
     meter.start()
-    with gc_off():
-        cpu_start = cpu()
-        if frame is None:
-            result = python()
-        else:
-            assert native_loop is not None, "a sampler without a native loop was asked for one"
-            result = native_loop(frame)
-        send_cpu = cpu() - cpu_start
-        report = link.reply(timeout=report_timeout)
-    if isinstance(result, OwnThread):
-        # An event loop's own thread did the work: its CPU, unless the process clock
-        # (a far end in another process) counted it already.
-        send_cpu = send_cpu if link.peer == "process" else result.cpu
-        result = result.value
+    try:
+        with gc_off():
+            cpu_start = cpu()
+            if frame is None:
+                result = python()
+            else:
+                assert native_loop is not None, "a sampler without a native loop was asked for one"
+                result = native_loop(frame)
+            send_cpu = cpu() - cpu_start
+            report = link.reply(timeout=report_timeout)
+        if isinstance(result, OwnThread):
+            # An event loop's own thread did the work: its CPU, unless the process clock
+            # (a far end in another process) counted it already.
+            send_cpu = send_cpu if link.peer == "process" else result.cpu
+            result = result.value
+    except zmq.ZMQError as error:
+        if error.errno != zmq.EFSM:
+            raise
+        link.name_lost_request(error)  # a request dropped with its connection, any loop
     return Timed(result, send_cpu, meter.stop(), report)
 
 
