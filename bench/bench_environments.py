@@ -50,7 +50,7 @@ _PERF_FIGURE = {
 def side_by_side(benchmark: str, arms: list[str], quick: bool) -> pd.DataFrame:
     """One interleaved run of both ``arms``; its paired verdicts, per size."""
     measure = run_throughput if benchmark == "thr" else run_latency
-    sizes = SIZES[:2] if quick else SIZES
+    sizes = SIZES[:1] if quick else SIZES
     rounds, min_time = (3, 0.02) if quick else (20, 0.1)
     result = measure(size=sizes, python=arms, repeat=rounds, warmup=1, min_time=min_time)
     baseline, candidate = result.df["python"].unique().tolist()
@@ -130,7 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("baseline", help="the interpreter of the release in use")
     parser.add_argument("candidate", help="the interpreter of the release to upgrade to")
-    parser.add_argument("--quick", action="store_true", help="2 sizes, 3 rounds")
+    parser.add_argument("--quick", action="store_true", help="1 size, 3 rounds")
     parser.add_argument("--perf", metavar="PATH", help="pyzmq's perf/perf.py, run the same way")
     args = parser.parse_args()
     names = arm_names([args.baseline, args.candidate])

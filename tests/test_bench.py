@@ -136,7 +136,7 @@ def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b(
     out = _run_bench("bench_environments.py", "kernel", sys.executable)
     assert out.count("against itself") == 2 and "A/B, " in out
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr ", "lat "))]
-    assert len(rows) == 12  # 3 comparisons x 2 benchmarks x 2 sizes
+    assert len(rows) == 6  # 3 comparisons x 2 benchmarks x 1 size
     assert all(row[-1] in ("faster", "slower", "same", "inconclusive") for row in rows)
     assert "A/A false calls (faster/slower): " in out
 
