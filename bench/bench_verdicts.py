@@ -133,7 +133,7 @@ def synthetic(trials: int) -> None:
 
 
 def real(times: int, quick: bool) -> None:
-    sizes = REAL_SIZES[:3] if quick else REAL_SIZES
+    sizes = REAL_SIZES[:1] if quick else REAL_SIZES
     options = {
         "repeat": 3 if quick else 10,
         "min_time": 0.01 if quick else 0.05,
