@@ -62,18 +62,30 @@ def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float
 
 def _order_level(n: int, j: int) -> float:
     """P(x(j) <= median <= x(n+1-j)): 1 - 2 P(B <= j - 1), B ~ Binomial(n, 1/2)."""
-    return 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n
+    return 1 - 2 * _tails(n)[j - 1]
+
+
+@cache
+def _tails(n: int) -> tuple[float, ...]:
+    """P(B <= k) for k = 0 .. n // 2, B ~ Binomial(n, 1/2): counted exactly in integers
+    (each binomial coefficient from the one before), so a summary's interval imports no
+    statistics library."""
+    tails, below, term = [], 0, 1  # term: C(n, k)
+    for k in range(n // 2 + 1):
+        below += term
+        tails.append(below / 2**n)
+        term = term * (n - k) // (k + 1)
+    return tuple(tails)
 
 
 @cache
 def _order_statistic(n: int, level: float) -> int:
-    """The largest ``j`` whose interval ``[x(j), x(n+1-j)]`` reaches ``level`` (1 if none).
-    The interval's level falls as ``j`` grows, so the first ``j`` short of it ends the
-    search. Exact, in integers: no statistics library is imported for a summary."""
-    found, tail = 1, 0  # tail: the count of outcomes B <= j - 1, of 2^n
+    """The largest ``j`` whose interval ``[x(j), x(n+1-j)]`` reaches ``level`` (1 if none):
+    the interval's level falls as ``j`` grows, so the first ``j`` short of it ends the
+    search."""
+    found = 1
     for j in range(1, n // 2 + 1):
-        tail += math.comb(n, j - 1)
-        if 1 - 2 * tail / 2**n < level:
+        if _order_level(n, j) < level:
             break
         found = j
     return found
