@@ -67,17 +67,6 @@ def wait_until(
     return found
 
 
-def hub_queues(client: Any, timeout: float = 30.0) -> dict[Any, Any]:
-    """The hub's queues, as ``Client.queue_status()`` gives them (engine ids as ints, and
-    ``unassigned``), but failing after ``timeout`` seconds where that waits for the
-    hub's answer without a bound."""
-    request = {"targets": None, "verbose": False}
-    reply = client._send(client._query_stream, "queue_request", content=request)
-    content = reply.result(timeout=timeout)["content"]
-    assert content.pop("status") == "ok", content
-    return {int(key) if key.isdigit() else key: value for key, value in content.items()}
-
-
 def far_end_child(parent: psutil.Process | None = None) -> psutil.Process | None:
     """The run's far end among ``parent``'s children (default: this process), if one
     has started: not a helper an earlier test left, such as a process pool's resource

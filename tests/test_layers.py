@@ -163,7 +163,8 @@ def test_a_helper_process_starts_without_pandas_or_numpy(helper):
 
 def test_a_summary_imports_no_statistics_library_until_a_test_is_run():
     # scipy's import takes about a second of every command's start; a summary's
-    # intervals are order statistics, counted exactly, and only a verdict needs scipy.
+    # intervals are order statistics, counted exactly: only a verdict's rank test and a
+    # pooled percentile's bootstrap need scipy.
     code = (
         "import sys, zmqbench_magic.cli\n"
         "from zmqbench_magic.results import stats\n"

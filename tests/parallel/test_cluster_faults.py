@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 import psutil
 import pytest
-from conftest import ONE_ROUND, cluster_processes, hub_queues, wait_until
+from conftest import ONE_ROUND, cluster_processes, wait_until
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.flood.samples import settle
+from zmqbench_magic.parallel.flood.samples import hub_queues, settle
 
 SIGKILLED = "killed by signal 9 (SIGKILL)"
 SIGKILLED_RE = re.escape(SIGKILLED)
@@ -72,14 +72,14 @@ def _kill_when(
 
 def _completed() -> int:
     """Tasks the project's cluster has completed, all engines together."""
-    queues = hub_queues(own_cluster.current().client).values()
+    queues = hub_queues(own_cluster.current().client, 30).values()
     return sum(q["completed"] for q in queues if isinstance(q, dict))
 
 
 def _held() -> int:
     """Tasks the hub holds: queued or running on an engine, or unassigned (where the
     pure scheduler's running tasks are: the hub never learns their engine)."""
-    status = hub_queues(own_cluster.current().client)
+    status = hub_queues(own_cluster.current().client, 30)
     held = status.pop("unassigned")
     return held + sum(s["queue"] + s["tasks"] for s in status.values())
 

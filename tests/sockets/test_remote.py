@@ -15,12 +15,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import hub_queues, wait_until
+from conftest import wait_until
 from hosts import host, namespaces, skip_without_hosts, sshd, standing_peer
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.parallel.flood.samples import hub_queues
 from zmqbench_magic.params.far_end import SSH_COMMAND_ENV
 from zmqbench_magic.sockets.link import PeerError
 from zmqbench_magic.sockets.secret import Keys, read_secret, write_secret
@@ -297,7 +298,7 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
             assert sorted(where) == sorted([b.address, c.address])  # one engine on each
             assert (result.df["tasks_per_s"] > 0).all()
             # The flood used the engines of both hosts (--engines counts per host).
-            completed = hub_queues(handle.client)
+            completed = hub_queues(handle.client, 30)
             assert all(completed[i]["completed"] > 0 for i in handle.engine_ids()), completed
             assert (
                 "on root@10.77.2.2, root@10.77.3.2 (controller on 10.77.2.1)"

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .histogram import GROWTH, LogHistogram
-from .stats import CONFIDENCE
+from .stats import CONFIDENCE, scipy_stats
 
 # The pooled percentiles, by column.
 PERCENTILES = {"p50_us": 50.0, "p90_us": 90.0, "p99_us": 99.0, "p999_us": 99.9}
@@ -74,9 +74,7 @@ def pooled_interval(
         wanted = q / 100 * cumulative[..., -1:]
         return values[(cumulative < wanted).sum(axis=-1)]
 
-    from scipy import stats as scipy_stats  # only here: its import takes a second
-
-    found = scipy_stats.bootstrap(
+    found = scipy_stats().bootstrap(
         (np.arange(len(histograms)),),
         percentile,
         vectorized=True,

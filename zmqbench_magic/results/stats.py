@@ -221,10 +221,10 @@ def _cut(cdf: Callable[[int], float], level: float, count: int) -> int:
     return low
 
 
-def _scipy_stats() -> Any:
-    """scipy's statistics, imported when a test is first run: its import takes about a
-    second, which a command that only prints a summary (``zmqbench thr``, ``--help``)
-    should not pay."""
+def scipy_stats() -> Any:
+    """scipy's statistics, imported when first needed (a rank test, a pooled
+    percentile's bootstrap): its import takes about a second, which a command that
+    only prints a summary (``zmqbench thr``, ``--help``) should not pay."""
     from scipy import stats
 
     return stats
@@ -234,7 +234,7 @@ def _signed_rank_p(differences: np.ndarray, alternative: str) -> float:
     """scipy's signed-rank p-value; differences that are all zero show no shift at all."""
     if not differences.any():
         return 1.0
-    return float(_scipy_stats().wilcoxon(differences, alternative=alternative).pvalue)
+    return float(scipy_stats().wilcoxon(differences, alternative=alternative).pvalue)
 
 
 @cache
@@ -248,7 +248,7 @@ def _signed_rank_cdf(n: int, k: int) -> float:
             signs[rank - 1] = 1
             remaining -= rank
     data = signs * np.arange(1, n + 1)
-    return float(_scipy_stats().wilcoxon(data, alternative="less").pvalue)
+    return float(scipy_stats().wilcoxon(data, alternative="less").pvalue)
 
 
 def unpaired_ratio_test(
@@ -286,7 +286,7 @@ def unpaired_ratio_test(
 def _rank_sum_p(candidate: np.ndarray, baseline: np.ndarray, alternative: str) -> float:
     if np.array_equal(np.sort(candidate), np.sort(baseline)):
         return 1.0
-    return float(_scipy_stats().mannwhitneyu(candidate, baseline, alternative=alternative).pvalue)
+    return float(scipy_stats().mannwhitneyu(candidate, baseline, alternative=alternative).pvalue)
 
 
 @cache
@@ -301,7 +301,7 @@ def _rank_sum_cdf(n_baseline: int, n_candidate: int, k: int) -> float:
     baseline = np.arange(n_baseline, dtype=float)
     # Distinct values, each just below the baseline value it must not pass.
     candidate = np.array([c - 0.5 + i * 1e-6 for i, c in enumerate(counts)])
-    return float(_scipy_stats().mannwhitneyu(candidate, baseline, alternative="less").pvalue)
+    return float(scipy_stats().mannwhitneyu(candidate, baseline, alternative="less").pvalue)
 
 
 def smallest_p(n: int, paired: bool) -> float:

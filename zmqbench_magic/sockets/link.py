@@ -40,6 +40,10 @@ _LIVENESS_POLL_MS = 100
 # looks whether the far end is still there (then waits again, up to ``timeout``).
 LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
+# A far end whose connection has just dropped is seen to have exited within this (its
+# exit closes its sockets before it ends); not the timeout, which a far end waiting
+# on a silent driver spends before it leaves on its own.
+_EXIT_SEEN_S = 1.0
 _open_links: weakref.WeakSet[Link] = weakref.WeakSet()
 _inproc_ids = itertools.count()
 
@@ -258,9 +262,9 @@ class Link:
         a request whose connection dies between its frames, yet reports the send as done
         without moving the socket on to await the reply (socket_base's ``-2`` case), so
         the next receive fails with EFSM. The connection died with the far end: once it
-        is seen gone (within ``timeout``), ``PeerError`` names it; a far end still there
+        is seen gone, ``PeerError`` names it; a far end still there a moment later
         leaves ``error`` itself, since then the loop, not the far end, is at fault."""
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + _EXIT_SEEN_S
         while self.alive() and time.monotonic() < deadline:
             time.sleep(0.05)
         if self.alive():

@@ -362,19 +362,30 @@ def _drain(client: Any, timeout: float) -> None:
             return
 
 
+def hub_queues(client: Any, timeout: float) -> dict[Any, Any]:
+    """What ``Client.queue_status()`` gives (each engine's ``queue``, ``tasks`` and
+    ``completed`` by its id, and ``unassigned``), asked within ``timeout`` seconds:
+    that call waits for the hub's answer without a bound, and a stuck hub would hang
+    its caller. Raises when no answer, or a failed one, comes."""
+    request = {"targets": None, "verbose": False}
+    reply = client._send(client._query_stream, "queue_request", content=request)
+    content = reply.result(timeout=timeout)["content"]
+    if content.pop("status", None) != "ok":
+        msg = f"the hub did not give its queues: {content}"
+        raise RuntimeError(msg)
+    return {int(key) if key.isdigit() else key: value for key, value in content.items()}
+
+
 def _hub_holds_nothing(client: Any, timeout: float) -> bool:
     """Whether the hub says no task is queued on an engine, running or unassigned;
-    False when it does not answer within ``timeout``. (``Client.queue_status`` asks the
-    same and waits for the answer without a bound: a stuck hub would hang here.)"""
+    False when it does not answer within ``timeout``."""
     try:
-        request = {"targets": None, "verbose": False}
-        reply = client._send(client._query_stream, "queue_request", content=request)
-        content = reply.result(timeout=timeout)["content"]
+        queues = hub_queues(client, timeout)
     except Exception:  # noqa: BLE001 - no answer, or an ipyparallel that asks otherwise
         return False  # not known: the drain goes on waiting
-    if content.pop("status", None) != "ok" or content.pop("unassigned", None) != 0:
+    if queues.pop("unassigned", None) != 0:
         return False
     return all(
-        isinstance(queues, dict) and queues.get("queue") == 0 and queues.get("tasks") == 0
-        for queues in content.values()
+        isinstance(engine, dict) and engine.get("queue") == 0 and engine.get("tasks") == 0
+        for engine in queues.values()
     )
