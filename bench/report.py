@@ -56,6 +56,33 @@ def commit() -> str:
     return head + (" with uncommitted changes" if changed else "")
 
 
+def spelled(args: list[str]) -> list[str]:
+    """A command's arguments as a page shows them: no folder of the machine that ran it.
+    A path in the project is given from the project's root; one outside it by its name
+    alone, or by as many of its last parts as tell it from the command's other paths
+    (two interpreters: ``pyzmq==25.1.2/bin/python``, ``pyzmq==26.4.0/bin/python``)."""
+    values = [arg.partition("=")[2] if arg.startswith("-") else arg for arg in args]
+    outside = {Path(v) for v in values if Path(v).is_absolute() and ROOT not in Path(v).parents}
+    shown = []
+    for arg, value in zip(args, values, strict=True):
+        path = Path(value)
+        if not value or not path.is_absolute():
+            shown.append(arg)
+            continue
+        short = _tail(path, outside - {path}) if path in outside else path.relative_to(ROOT)
+        shown.append(arg[: len(arg) - len(value)] + str(short))
+    return shown
+
+
+def _tail(path: Path, others: set[Path]) -> Path:
+    """The fewest last parts of ``path`` that no path of ``others`` ends with."""
+    parts = path.parts[1:]  # without the root
+    for n in range(1, len(parts)):
+        if all(other.parts[-n:] != parts[-n:] for other in others):
+            return Path(*parts[-n:])
+    return Path(*parts)
+
+
 @contextlib.contextmanager
 def report(name: str, quick: bool = False) -> Iterator[None]:
     """Print as usual; on a clean finish, also write what was printed, with its
@@ -68,7 +95,7 @@ def report(name: str, quick: bool = False) -> Iterator[None]:
         yield
     if folder is None:
         return
-    command = "python " + shlex.join(["bench/" + Path(sys.argv[0]).name, *sys.argv[1:]])
+    command = "python " + shlex.join(["bench/" + Path(sys.argv[0]).name, *spelled(sys.argv[1:])])
     minutes = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds() / 60
     text = (
         f"Written by `{command}` in one run of {minutes:.0f} min, started "
