@@ -8,6 +8,8 @@ The samples are :mod:`zmqbench_magic.results.synthetic`'s, with its noise model.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,6 +25,7 @@ from zmqbench_magic.results.stats import (
     relative_halfwidth,
 )
 from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
+from zmqbench_magic.results.text import summary_line
 from zmqbench_magic.results.verdict import judge
 
 
@@ -163,6 +166,15 @@ def test_one_stalled_sample_moves_the_pooled_p99():
     assert point["p99_us"] > 4000 and point["round_trips"] == 20_000
     assert point["mean_us"] == pytest.approx(every.mean())
     assert point["mean_us"] > 1.5 * point["sample_mean_us"]
+    # The line's headline is the statistic its interval belongs to, not the pooled mean
+    # the stall dragged outside it; the pooled figures are named as such.
+    line = summary_line("lat", point)
+    found = re.search(
+        r"mean ([\d.,]+) µs \(n=10, \d+% CI ([\d.,]+) to ([\d.,]+)\); pooled p50", line
+    )
+    assert found, line
+    mean, low, high = (float(g.replace(",", "")) for g in found.groups())
+    assert low <= mean <= high and mean == pytest.approx(point["sample_mean_us"], rel=0.01)
 
 
 @pytest.mark.slow

@@ -148,20 +148,16 @@ def throughput_figures(point: Mapping[str, Any]) -> str:
 
 
 def latency_figures(point: Mapping[str, Any]) -> str:
-    """``mean 93.6 µs (98% CI 75.3 to 103), p50 94.1, ..., max 1,071 µs; n=10``: the
-    mean and percentiles over every round trip of the point's samples; the interval,
-    of a sample's mean, resampled over its samples."""
+    """``mean 93.6 µs (n=10, 98% CI 75.3 to 103); pooled p50 94.1, ..., max 1,071 µs``:
+    the mean as the other kinds' headlines are, the median over the samples of each
+    sample's mean round trip, beside the interval of that same median; then the
+    percentiles over every round trip of the point's samples, pooled."""
     achieved = _achieved(point) if point.get("rate", 0) else ""
-    interval = ""
-    if not pd.isna(point.get("ci_low", float("nan"))) and point["n"] >= 2:
-        interval = (
-            f" ({point['ci_level']:.0%} CI {_three(point['ci_low'])} to {_three(point['ci_high'])})"
-        )
     return (
-        f"mean {_three(point.get('mean_us', math.nan))} µs{interval}, "
-        f"p50 {_three(point['p50_us'])}, "
+        f"mean {_three(point.get('sample_mean_us', math.nan))} µs ({_samples(point)}); "
+        f"pooled p50 {_three(point['p50_us'])}, "
         f"p99 {_three(point['p99_us'])}, p99.9 {_three(point['p999_us'])}, "
-        f"max {_three(point['max_us'])} µs{achieved}; n={point['n']}"
+        f"max {_three(point['max_us'])} µs{achieved}"
     )
 
 
@@ -212,10 +208,10 @@ def _achieved(point: Mapping[str, Any]) -> str:
 def comparison_lines(table: pd.DataFrame) -> list[str]:
     """One line per compared point, then what the table as a whole says::
 
-    size=1024: msgs_per_s 1,000 -> 1,120, ratio 1.12 (95% CI 1.05 to 1.20, n=10):
-      faster
-    size=64: ... ratio 1.03 (75% CI 0.97 to 1.09, n=3): inconclusive: need at least
-      6 pairs of samples (rounds): ...
+    size=1024: msgs_per_s medians 1,000 -> 1,120; ratio 1.12 (Hodges-Lehmann, 95% CI
+      1.05 to 1.20, n=10): faster
+    size=64: ... ratio 1.03 (Hodges-Lehmann, 75% CI 0.97 to 1.09, n=3): inconclusive:
+      need at least 6 pairs of samples (rounds): ...
     """
     if table.empty:
         return ["no point is in both results: check --match"]
@@ -225,8 +221,11 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
         where = " ".join(f"{k}={row[k]}" for k in keys) or "all"
         verdict = row["verdict"] + (f": {row['reason']}" if row.get("reason") else "")
         lines.append(
-            f"{where}: {row['metric']} {figure(row['baseline'])} -> {figure(row['candidate'])}, "
-            f"ratio {row['ratio']:.3f} ({row['ci_level']:.0%} CI {row['ci_low']:.3f} to "
+            f"{where}: {row['metric']} medians {figure(row['baseline'])} -> "
+            f"{figure(row['candidate'])}; ratio {row['ratio']:.3f} "
+            # Not the medians' quotient: the Hodges-Lehmann estimate its interval belongs
+            # to (of the rounds' ratios, or of every cross-arm ratio), named as such.
+            f"(Hodges-Lehmann, {row['ci_level']:.0%} CI {row['ci_low']:.3f} to "
             f"{row['ci_high']:.3f}, n={row['n']}): {verdict}"
         )
     return lines + comparison_notes(table)
