@@ -9,7 +9,7 @@ import pytest
 
 import zmqbench_magic
 from zmqbench_magic.results import ResultSet, spread_warnings
-from zmqbench_magic.results.analysis import crossover_size, zero_copy_speedup
+from zmqbench_magic.results.analysis import crossover_size, zero_copy_speedup, zero_copy_threshold
 
 
 def _rows(speedups: dict[int, float], copy_rate: float = 1000.0, samples: int = 3) -> list[dict]:
@@ -118,3 +118,20 @@ def test_half_efficiency_duration_is_interpolated_from_the_data():
     # between (1 ms, 0.2) and (10 ms, 0.6): a quarter of the way along a log scale
     assert half_efficiency_duration(df) == pytest.approx(10 ** (-3 + 0.75), rel=1e-9)
     assert half_efficiency_duration(df.assign(efficiency=[0.0, 0.1, 0.2, 0.3])) is None
+
+
+def test_a_crossover_is_claimed_in_one_phrase_even_where_it_cannot_be_interpolated():
+    """Zero-copy ahead at 8k B but within the tolerance there (not called): the claim
+    stands between 8k B and 64k B, with no interpolated size, and the short phrase a
+    table prints is the one the sentence opens with."""
+    found = zero_copy_threshold(
+        pd.DataFrame(_rows({1024: 0.5, 8192: 1.005, 65536: 1.5}, samples=10))
+    )
+    assert found.stable and found.estimate is None
+    assert found.where == "between 8k B and 64k B"
+    assert found.message.startswith(f"zero-copy crossover {found.where}: ")
+    interpolated = zero_copy_threshold(pd.DataFrame(_rows({1024: 0.5, 65536: 1.5}, samples=10)))
+    assert interpolated.where.startswith("between 1k B and 64k B (about ")
+    assert interpolated.message.startswith(f"zero-copy crossover {interpolated.where}: ")
+    none = zero_copy_threshold(pd.DataFrame(_rows({1024: 0.5, 65536: 0.8}, samples=10)))
+    assert not none.stable and none.where == "none in the measured range"

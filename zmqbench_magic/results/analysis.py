@@ -112,9 +112,12 @@ class Threshold:
 
     ``low`` and ``high`` are the two measured values of the x axis (sizes, durations)
     between which it crosses; ``estimate`` is interpolated on a log scale between
-    their medians, or None when the medians do not bracket the level. ``stable``: every
-    larger measured point is above the level with 95% confidence; otherwise there is
-    no threshold to report and ``message`` says why.
+    their medians, or None when the medians do not bracket the level (both above it, as
+    when the smaller point is not established though its median is ahead). ``stable``:
+    every larger measured point is above the level with 95% confidence; otherwise there
+    is no threshold to report and ``message`` says why. ``where``: the claim in a few
+    words (``between 64k B and 256k B``, ``none: ...``), the one phrase a table and a
+    conclusion both print, so they cannot disagree.
     """
 
     estimate: float | None
@@ -122,6 +125,7 @@ class Threshold:
     high: float | None
     stable: bool
     message: str
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
     level with 95% confidence). The estimate is interpolated on a log x axis, and a
     log or linear y axis."""
     if table.empty:
-        return Threshold(None, None, None, False, f"no {axis.what}: nothing to compare")
+        return Threshold(None, None, None, False, f"no {axis.what}: nothing to compare", "none")
     above = table["called"].tolist()
     xs, medians = table[axis.column].tolist(), table["median"].tolist()
     if not above[-1]:
@@ -151,7 +155,7 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
             f"({axis.spell(xs[-1])}), that {axis.level_words} is not established with 95% "
             "confidence"
         )
-        return Threshold(None, None, None, False, message)
+        return Threshold(None, None, None, False, message, "none in the measured range")
     first = len(above)
     while first > 0 and above[first - 1]:
         first -= 1
@@ -160,7 +164,7 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
             f"{axis.level_words} at every measured {axis.unit}, from {axis.spell(xs[0])}: "
             f"the {axis.what} lies below the measured range"
         )
-        return Threshold(None, None, xs[0], False, message)
+        return Threshold(None, None, xs[0], False, message, f"below {axis.spell(xs[0])}")
     low, high = xs[first - 1], xs[first]
     below, over = medians[first - 1], medians[first]
     estimate = None
@@ -168,11 +172,14 @@ def _threshold(table: pd.DataFrame, axis: _Axis) -> Threshold:
         scale = math.log if axis.log_y else float
         fraction = (scale(axis.level) - scale(below)) / (scale(over) - scale(below))
         estimate = math.exp(math.log(low) + fraction * (math.log(high) - math.log(low)))
+    where = f"between {axis.spell(low)} and {axis.spell(high)}"
+    if estimate is not None:
+        where += f" (about {axis.spell(estimate)}, interpolated)"
     message = (
-        f"{axis.what} between {axis.spell(low)} and {axis.spell(high)}: {axis.level_words} "
-        f"with 95% confidence from {axis.spell(high)} up, at every larger {axis.unit} measured"
+        f"{axis.what} {where}: {axis.level_words} with 95% confidence from "
+        f"{axis.spell(high)} up, at every larger {axis.unit} measured"
     )
-    return Threshold(estimate, low, high, True, message)
+    return Threshold(estimate, low, high, True, message, where)
 
 
 _CROSSOVER = _Axis(
