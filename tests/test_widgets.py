@@ -4,8 +4,10 @@ accumulation, export and the engines slider, on real sockets and a real cluster.
 
 from __future__ import annotations
 
+import html
 import itertools
 import os
+import re
 import sys
 import threading
 
@@ -218,6 +220,35 @@ def test_runs_accumulate_and_the_chart_is_redrawn_in_place(no_leftovers):
     # Both copy modes on one transport: the chart gains the zero-copy speed-up beside it.
     assert "Relative speed of zero-copy sends" in second_svg
     assert panel.chart.to_dict()["hconcat"]
+
+
+def _chart_points(panel) -> list[dict]:
+    """The points the chart draws (its main dataset: the one with sample counts)."""
+    datasets = panel.chart.to_dict()["datasets"].values()
+    return [point for data in datasets for point in data if "samples" in point]
+
+
+def test_the_summary_shows_the_runs_the_chart_pools(no_leftovers):
+    """After a second Run on the same sizes, and a third in the other copy mode, each
+    summary line carries the chart's figures for its point: the pooled median, the
+    pooled samples and the level of the pooled interval."""
+    panel = ThroughputPanel(size=["1k", "2k"], **TINY)
+    panel.run()
+    panel.run()
+    panel.controls["copy"].value = False
+    panel.run()
+    text = html.unescape(panel.status.value)
+    assert "the 3 runs on the chart" in text
+    points = _chart_points(panel)
+    assert sorted(p["samples"] for p in points) == [2, 2, 4, 4]  # pooled, as drawn
+    for point in points:
+        where = rf"tcp {point['size_label']} {point['mode']} *:"
+        (line,) = [s for s in text.splitlines() if re.match(where, s)]
+        figures = f"{point['value']:,.0f} msgs/s delivered"
+        interval = f"(n={point['samples']}, {point['ci_level']:.0%} CI"
+        assert figures in line and interval in line, (line, point)
+    # One line a point: the runs are not listed apart.
+    assert len([s for s in text.splitlines() if "msgs/s delivered" in s]) == len(points)
 
 
 def test_the_run_button_runs_in_the_background_and_greys_the_controls(no_leftovers):

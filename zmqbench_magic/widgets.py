@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import altair as alt
@@ -63,14 +64,19 @@ class TaskFloodPanel(BenchmarkPanel):
         self.controls["test"].observe(self._test_changed, names="value")
         self._enable_applicable(busy=False)
 
-    def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
-        # Each test has its own chart: show the latest run's (p.result keeps them all).
-        df = result.df
-        latest = df[df["test"] == df["test"].iloc[-1]]
-        # Settings only another test had (a map's chunksize) are no column of this one.
-        return default_chart(
-            result.benchmark, latest.dropna(axis=1, how="all").reset_index(drop=True)
+    def _shown(self, result: ResultSet) -> ResultSet:
+        # Each test has its own chart: the chart and the summary show the runs of the
+        # latest run's test (p.result keeps them all).
+        test = result.rows[-1]["test"] if result.rows else None
+        rows = tuple(r for r in result.rows if r["test"] == test)
+        runs = {r.get("run") for r in rows}
+        return dataclasses.replace(
+            result, rows=rows, runs={n: m for n, m in result.runs.items() if n in runs}
         )
+
+    def _chart_for(self, shown: ResultSet) -> alt.TopLevelMixin:
+        # Settings only another test had (a map's chunksize) are no column of this one.
+        return default_chart(shown.benchmark, shown.df.dropna(axis=1, how="all"))
 
     def _set_busy(self, busy: bool) -> None:
         super()._set_busy(busy)

@@ -13,11 +13,12 @@ in :mod:`zmqbench_magic.widgets`.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,6 +32,8 @@ from ..results import ResultSet
 from .controls import control_value, fit_descriptions, make_control, shown
 from .progress import ProgressTo
 
+# More rounds than one run takes: a pooled sample's number keeps its run apart.
+_ROUNDS_APART = 1_000_000
 # How long a stopped run may take to reach its next sample boundary and clean up.
 _STOP_GRACE_S = 60.0
 
@@ -167,15 +170,33 @@ class BenchmarkPanel:
         ipyparallel only for a flood)."""
         return KINDS[self.params_class.benchmark].load("run")
 
-    def _chart_for(self, result: ResultSet) -> alt.TopLevelMixin:
-        return default_chart(result.benchmark, result.df, result.distributions)
+    def _shown(self, result: ResultSet) -> ResultSet:
+        """The runs the chart draws and the summary lists, alike: every run since Clear,
+        each point's samples pooled."""
+        return result
+
+    def _chart_for(self, shown: ResultSet) -> alt.TopLevelMixin:
+        return default_chart(shown.benchmark, shown.df, shown.distributions)
 
     def _measure(self, params: Any) -> None:
         measure = self._measure_function()
         result = measure(params, progress=ProgressTo(self._set_progress), stop=self._stop)
         self.result = result if self.result is None else self.result + result
         self._redraw()
-        self._say(str(result) or "stopped before the first point was measured whole")
+        self._say(self._summary(latest=result))
+
+    def _summary(self, latest: ResultSet) -> str:
+        """The summary of what the chart shows (not of the latest run alone, which
+        would disagree with the chart's pooled points after a second Run), headed by
+        how many runs it pools."""
+        said = [] if latest.rows else ["stopped before the first point was measured whole"]
+        shown = self._shown(self.result) if self.result is not None else None
+        if shown is not None and shown.rows:
+            runs = len({row.get("run") for row in shown.rows})
+            if runs > 1:
+                said.append(f"the {runs} runs on the chart, each point's samples pooled:")
+            said.append(str(_pooled(shown)))
+        return "\n".join(said) or str(latest)
 
     def _start(self, job: Callable[[], None]) -> None:
         self._stop.clear()
@@ -205,7 +226,7 @@ class BenchmarkPanel:
     def _redraw(self) -> None:
         if self.result is None or not self.result.rows:
             return
-        chart = self._chart_for(self.result)
+        chart = self._chart_for(self._shown(self.result))
         data, metadata = chart_bundle(chart)
         self.chart = chart
         # One assignment, so the front end swaps the old chart for the new in place.
@@ -296,6 +317,28 @@ class BenchmarkPanel:
     def _exported(self, path: Path) -> None:
         rows = len(self.result.rows) if self.result else 0
         self._say(f"saved {rows} samples to {path.resolve()}")
+
+
+def _pooled(result: ResultSet) -> ResultSet:
+    """``result``'s runs as one, each point's samples pooled as the chart pools them
+    (a summary of several runs lists each run's points apart). Each sample keeps a
+    round of its own (its run folded into its number), so two arms are still paired
+    only within a round they were measured in."""
+    names = list(dict.fromkeys(row.get("run") for row in result.rows))
+    if len(names) < 2:
+        return result
+
+    def one_run(entry: Mapping[str, Any]) -> dict[str, Any]:
+        pooled = {**entry, "run": names[-1]}
+        if entry.get("run") in names and "sample" in entry:
+            pooled["sample"] = names.index(entry["run"]) * _ROUNDS_APART + entry["sample"]
+        return pooled
+
+    return dataclasses.replace(
+        result,
+        rows=tuple(one_run(r) for r in result.rows),
+        distributions=tuple(one_run(d) for d in result.distributions),
+    )
 
 
 def _wait(done: threading.Event, timeout: float | None) -> bool:
