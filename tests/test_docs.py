@@ -264,3 +264,46 @@ def test_the_ci_recipe_runs_here_and_its_exit_status_follows_its_verdicts(tmp_pa
     assert gate_line.startswith("**gate --fail-on slower: " + ("FAILED" if slower else "passed"))
     assert (tmp_path / "step-summary.md").read_text() == summary
     assert load(tmp_path / "ab.json").df["python"].nunique() == 2
+
+
+_COUNTS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+_NUMBER_WORDS = {word: n for n, word in enumerate(_COUNTS.split(), start=1)}
+
+
+def test_the_docs_count_the_example_notebooks_there_are():
+    """A count on a line about the notebooks or the script that runs them ("all
+    nine", "the eleven notebooks") is the number in examples/."""
+    notebooks = len(list((ROOT / "examples").glob("*.ipynb")))
+    named = []
+    for path in [ROOT / "README.md", *DOCS.glob("*.md")]:
+        for line in path.read_text().splitlines():
+            if re.search(r"\bnotebooks\b|examples\.sh", line):
+                words = re.findall(r"\b(?:all|the) (\w+)\b", line, re.IGNORECASE)
+                named += [(path.name, w) for w in words if w.lower() in _NUMBER_WORDS]
+    assert named, "the README names how many notebooks there are"
+    wrong = [(name, w) for name, w in named if _NUMBER_WORDS[w.lower()] != notebooks]
+    assert not wrong, f"there are {notebooks} notebooks: {wrong}"
+
+
+def test_no_bench_page_names_a_folder_of_the_machine_that_wrote_it():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+    assert spec and spec.loader
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    # Two interpreters told apart by their folders, a file by its name, one of the
+    # project's from its root; what is not a path is left as it is.
+    envs = "/elsewhere/pyzmq==25.1.2/bin/python", "/elsewhere/pyzmq==26.4.0/bin/python"
+    shown = report.spelled([*envs, "--perf=/elsewhere/perf.py", str(ROOT / "docs"), "-r", "7"])
+    assert shown == [
+        "pyzmq==25.1.2/bin/python",
+        "pyzmq==26.4.0/bin/python",
+        "--perf=perf.py",
+        "docs",
+        "-r",
+        "7",
+    ]
+    for page in sorted((DOCS / "benchmarks").glob("*.md")):
+        (command,) = re.findall(r"\AWritten by `([^`]*)`", page.read_text())
+        assert not re.search(r"(?:^|[\s=])[/~]", command), f"{page.name}: {command}"
