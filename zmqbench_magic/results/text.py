@@ -11,9 +11,7 @@ import pandas as pd
 
 from ..params import COPY, IDLE, KINDS
 from ..params.backends import BACKENDS
-from ..params.common import MIN_TIME
 from ..params.interpreter import arm_names
-from ..params.sockets import COUNT, SEND_ONLY_MIN_QUEUES
 from ..params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ..params.units import format_duration, format_rate, format_size, plural
 from .compare import arms_versus, point_columns
@@ -182,16 +180,6 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
     if kind.notes:
         lines += kind.load("notes")(points)
     return lines
-
-
-def throughput_notes(points: list[Mapping[str, Any]]) -> list[str]:
-    """What a throughput summary's figures leave unsaid: why no send-only rate."""
-    if points and all(pd.isna(p.get("send_msgs_per_s")) for p in points):
-        return [
-            f"sent: not measured; a sample needs {SEND_ONLY_MIN_QUEUES}x what the queues hold "
-            f"(a larger {COUNT.option} or {MIN_TIME.option})"
-        ]
-    return []
 
 
 def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:

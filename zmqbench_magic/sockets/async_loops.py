@@ -105,13 +105,15 @@ def _halt(halted: threading.Event, outcome: dict[str, Any]) -> None:
             loop.call_soon_threadsafe(task.cancel)
 
 
-def send_all(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
-    """``count`` awaited sends; the seconds they took."""
+def send_all(
+    link: Link, message: Any, frames: int, copy: bool, count: int, burst: int
+) -> OwnThread:
+    """``count`` awaited sends; the seconds the first ``burst`` took, and all of them."""
 
-    async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> float:
+    async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> tuple[float, float]:
         send = socket.send if frames == 1 else socket.send_multipart
         start, stalled_at = time.perf_counter(), 0.0
-        sent = 0
+        sent, burst_elapsed = 0, 0.0
         while sent < count:
             if not sent % _HALT_EVERY and halted.is_set():
                 raise _Halted
@@ -121,7 +123,9 @@ def send_all(link: Link, message: Any, frames: int, copy: bool, count: int) -> O
             except zmq.Again:
                 stalled_at = stalled_at or time.monotonic() - LIVENESS_S
                 link.check_stall(stalled_at)
-        return time.perf_counter() - start
+            if sent == burst and not burst_elapsed:
+                burst_elapsed = time.perf_counter() - start
+        return burst_elapsed, time.perf_counter() - start
 
     return in_fresh_loop(link, main)
 
