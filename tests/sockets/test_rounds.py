@@ -19,6 +19,7 @@ from zmqbench_magic import load, run_latency, run_throughput
 from zmqbench_magic.charts import chart_to_svg, default_chart
 from zmqbench_magic.sockets.link import Link, PeerError
 from zmqbench_magic.sockets.peer import _sink
+from zmqbench_magic.sockets.rounds import FarEnd
 
 
 def test_rounds_interleave_points_on_fresh_far_ends(no_leftovers):
@@ -180,14 +181,28 @@ def test_a_run_compared_with_itself_and_joined(no_leftovers, tmp_path):
     assert "candidate / baseline" in (tmp_path / "c.svg").read_text()
 
 
-def test_a_kernel_interrupt_in_a_magic_keeps_whole_rounds(ip, no_leftovers, kernel_sigint):
-    kernel_sigint(1.5)
+def test_a_kernel_interrupt_in_a_magic_keeps_whole_rounds(
+    ip, no_leftovers, kernel_sigint, monkeypatch
+):
+    # Interrupted once the second round's first sample has begun, however long the
+    # first round took: by then the first is whole, and the second is cut short.
+    started = []
+    take = FarEnd.sample
+
+    def counted(self: FarEnd, point: dict) -> dict:
+        started.append(point["size"])
+        return take(self, point)
+
+    monkeypatch.setattr(FarEnd, "sample", counted)
+    kernel_sigint(0, when=lambda: len(started) >= 3)
     with capture_output() as captured:
         result = ip.run_line_magic(
             "zmqthr", "-o --no-chart --size 100 1k --count 20000 --warmup 0 -r 1000"
         )
     assert result is not None and len(result.df) >= 2
     assert result.df.groupby("size").size().nunique() == 1  # whole rounds only
+    # The round in progress when the interrupt came is dropped: fewer kept than begun.
+    assert len(result.df) < len(started)
     assert "note: interrupted after" in captured.stdout
     assert "Traceback" not in captured.stdout + captured.stderr
 
