@@ -1,0 +1,122 @@
+"""The saved example notebooks, read as a reviewer reads them (tests/notebook_review.py):
+no verdict printed twice that disagrees with itself or with its table, no crossover
+that its verdicts do not imply, no verdict with too few rounds to be reachable, no
+quiet run whose warnings are lost, no measured figure typed into prose. Copies with one
+verdict, one crossover size or one unit changed fail: the review, or nbval's comparison
+through examples/sanitize.cfg, whichever can see it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+from nbval.plugin import get_sanitize_patterns
+from notebook_review import CROSSOVER, VERSUS_LINE, printed, review, unwrap
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "examples").glob("*.ipynb"))
+THROUGHPUT = ROOT / "examples" / "01_throughput.ipynb"
+OPPOSITE = {"faster": "slower", "slower": "faster", "same": "slower", "inconclusive": "faster"}
+
+
+def _cells(notebook: Path) -> list[dict]:
+    return json.loads(notebook.read_text())["cells"]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_saved_notebook_holds_up_to_a_review(notebook):
+    assert review(_cells(notebook)) == []
+
+
+def _edit_stream(cell: dict, old: str, new: str) -> None:
+    """One change in what a cell printed (its first stream holding ``old``)."""
+    for output in cell["outputs"]:
+        text = "".join(output.get("text", ""))
+        if old in text:
+            output["text"] = text.replace(old, new, 1)
+            return
+    raise AssertionError(f"{old!r} is not printed by the cell")
+
+
+def _last_verdict_line_cell(cells: list[dict]) -> tuple[dict, str]:
+    """The conclusion's verdict line: the last cell that prints one, and the line."""
+    for cell in reversed(cells):
+        if cell["cell_type"] != "code":
+            continue
+        for line in unwrap(printed(cell)):
+            if VERSUS_LINE.match(line):
+                return cell, line
+    raise AssertionError("no verdict line printed")
+
+
+def test_a_conclusion_whose_verdict_is_flipped_is_caught():
+    cells = copy.deepcopy(_cells(THROUGHPUT))
+    cell, line = _last_verdict_line_cell(cells)
+    word = re.search(r"\): (faster|slower|same|inconclusive) at ", line)
+    assert word, line
+    calls = line[word.start(1) :]
+    _edit_stream(cell, calls.split(" at ")[0] + " at", OPPOSITE[word.group(1)] + " at")
+    problems = review(cells)
+    assert problems and "agree with no other output" in problems[0], problems
+
+
+def test_a_table_whose_verdict_is_flipped_is_caught():
+    cells = copy.deepcopy(_cells(THROUGHPUT))
+    (table_cell,) = [
+        c
+        for c in cells
+        if c["cell_type"] == "code" and "zero_copy_speedup(r.df)" in "".join(c["source"])
+    ]
+    (output,) = [o for o in table_cell["outputs"] if "text/plain" in o.get("data", {})]
+    text = "".join(output["data"]["text/plain"])
+    row = re.search(r"(?m)^0 .* (faster|slower|same|inconclusive)\s*$", text)
+    assert row, text
+    flipped = text[: row.start(1)] + OPPOSITE[row.group(1)] + text[row.end(1) :]
+    output["data"]["text/plain"] = flipped
+    problems = review(cells)
+    assert any("(a table)" in p for p in problems), problems
+
+
+def test_a_crossover_moved_to_other_sizes_is_caught():
+    cells = copy.deepcopy(_cells(THROUGHPUT))
+    claimed = [
+        (c, m) for c in cells if c["cell_type"] == "code" for m in CROSSOVER.finditer(printed(c))
+    ]
+    assert claimed, "01 prints no crossover: a change of the sweep would show here"
+    cell, match = claimed[0]
+    low, high = match.groups()
+    _edit_stream(cell, match.group(0), f"crossover between {high} B and {low}0 B")
+    problems = review(cells)
+    assert any("a crossover between" in p for p in problems), problems
+
+
+def _sanitized(text: str) -> str:
+    for regex, replacement in get_sanitize_patterns((ROOT / "examples/sanitize.cfg").read_text()):
+        text = re.sub(regex, replacement, text)
+    return text
+
+
+def test_nbval_sees_a_changed_unit_or_percentile_and_not_the_noise():
+    line = (
+        "tcp 1k B copy: mean 71.2 µs (n=10, 98% CI 69.7 to 73.1); pooled p50 70.1, p99 95, "
+        "p99.9 120, max 1,071 µs"
+    )
+    # Another run: other numbers, other verdict words, wrapped elsewhere.
+    noisy = line.replace("71.2", "80.9").replace("1,071", "2,304")
+    assert _sanitized(noisy) == _sanitized(line)
+    assert _sanitized("slower at 1M B") == _sanitized("faster at 1M B")
+    for changed in (
+        line.replace("µs", "ms"),
+        line.replace("p99 95", "p90 95"),
+        line.replace("1k B", "1k kB"),
+    ):
+        assert _sanitized(changed) != _sanitized(line), changed
+
+
+def test_a_gates_outcome_is_masked_whatever_the_run_found():
+    passed = "gate --fail-on slower: passed\n"
+    failed = "gate --fail-on slower: FAILED at 2 points\n  size=1: slower, ratio 0.9\n"
+    assert _sanitized(passed) == _sanitized(failed)
