@@ -271,7 +271,7 @@ def quiet_runs(cells: list[dict]) -> list[str]:
         for match in _MAGIC_QUIET.finditer(source):
             name = match["name"]
             shown = re.compile(
-                rf"print\(\s*{name}\s*\)|\b{name}\.warnings\b|^\s*{name}\s*$|warnings_of\(\s*{name}\b",
+                rf"print\(\s*{name}\s*\)|\b{name}\.warnings\b|^\s*{name}\s*$|warnings_text\(\s*{name}\b",
                 re.M,
             )
             if not any(shown.search(s) for s in sources[number:]):

@@ -326,3 +326,10 @@ def versus_text(
     """:func:`versus_line`, wrapped to 100 columns as the summaries are: what a notebook
     prints as a conclusion of its own run."""
     return "\n".join(fit([versus_line(result, column, baseline, candidate, words)]))
+
+
+def warnings_text(result: ResultSet) -> str:
+    """A result's warnings as its summary prints them, wrapped to 100 columns: what a
+    run made with ``-q`` (which prints nothing) still owes the page it is shown on.
+    Empty when the run had none."""
+    return "\n".join(fit([f"warning: {w}" for w in result.warnings]))
