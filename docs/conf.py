@@ -42,13 +42,28 @@ autodoc_default_options = {"members": True}
 
 html_theme = "pydata_sphinx_theme"
 html_title = "zmqbench_magic"
-html_static_path: list[str] = []
+# Pages whose outputs are the magics' 100-column lines (the example notebooks and the
+# page that annotates those lines) go without the side bars, and with a wider article
+# (wide_pages.css), so a whole line shows in a 1,300 px window without scrolling
+# sideways. tests/test_docs.py measures it in a browser.
+# Named one by one: pydata-sphinx-theme warns when a page matches two wildcards.
+WIDE_PAGES = [
+    *(f"examples/{p.stem}" for p in sorted((HERE / "examples").glob("*.ipynb"))),
+    "reading",
+]
+html_sidebars: dict[str, list[str]] = {page: [] for page in WIDE_PAGES}
+html_static_path = ["_static"]
+html_css_files = ["wide_pages.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "icon_links": [],
     "footer_start": ["copyright"],
     "footer_end": [],
+    "secondary_sidebar_items": {
+        "**": ["page-toc", "edit-this-page", "sourcelink"],
+        **{page: [] for page in WIDE_PAGES},
+    },
 }
 html_show_sourcelink = False
 # Without a default, the theme logs "Got invalid theme mode" to the console on every

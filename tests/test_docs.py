@@ -307,3 +307,72 @@ def test_no_bench_page_names_a_folder_of_the_machine_that_wrote_it():
     for page in sorted((DOCS / "benchmarks").glob("*.md")):
         (command,) = re.findall(r"\AWritten by `([^`]*)`", page.read_text())
         assert not re.search(r"(?:^|[\s=])[/~]", command), f"{page.name}: {command}"
+
+
+# Every line of an output block that fits 100 columns (the summary lines, and the
+# annotated forms on reading.md), and every line that calls a magic: its width as the
+# page's font draws it against the room its block gives; and a block made only of such
+# lines must not scroll sideways.
+_CUT_LINES_JS = r"""() => {
+  const pen = document.createElement('canvas').getContext('2d');
+  const cut = [], scrolls = [];
+  let checked = 0, widest = 0;
+  for (const pre of document.querySelectorAll('article pre')) {
+    const style = getComputedStyle(pre);
+    pen.font = style.font;
+    const room = pre.clientWidth - parseFloat(style.paddingLeft)
+                 - parseFloat(style.paddingRight);
+    const lines = pre.textContent.replace(/\n$/, '').split('\n');
+    const wanted = lines.filter(l => l.length <= 100 || /%(zmq\w+|taskflood)\b/.test(l));
+    for (const line of wanted) {
+      checked += 1;
+      widest = Math.max(widest, line.length);
+      const width = pen.measureText(line).width;
+      if (width > room + 1) cut.push(`${Math.round(width)} > ${Math.round(room)} px: ${line}`);
+    }
+    if (wanted.length === lines.length && pre.scrollWidth > pre.clientWidth + 1)
+      scrolls.push(`${pre.scrollWidth} > ${pre.clientWidth} px: ${lines[0]}`);
+  }
+  return {checked, widest, cut, scrolls};
+}"""
+
+
+@pytest.mark.slow  # sphinx builds the whole site; a real browser
+def test_a_whole_summary_line_shows_without_scrolling_at_a_laptops_width(served):
+    """The example pages and reading.md at a 1,300 px window: no 100-column line (nor
+    a magic's command line) is cut or needs a scroll bar."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    elsewhere: list[str] = []
+
+    def only_here(route):
+        url = urllib.parse.urlparse(route.request.url)
+        if url.scheme == "file" or url.hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    pages = [f"examples/{nb.stem}.html" for nb in sorted((ROOT / "examples").glob("*.ipynb"))]
+    seen = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.route("**/*", only_here)
+            for name in [*pages, "reading.html"]:
+                page.goto(f"{served}/{name}")
+                page.wait_for_load_state("load")
+                seen[name] = page.evaluate(_CUT_LINES_JS)
+        finally:
+            browser.close()
+    assert not elsewhere, elsewhere
+    for name, found in seen.items():
+        assert not found["cut"] and not found["scrolls"], (name, found)
+    # The check had full lines to measure: the summaries' own, and reading.md's forms.
+    assert seen["examples/01_throughput.html"]["widest"] >= 95, seen["examples/01_throughput.html"]
+    assert seen["reading.html"]["widest"] >= 95 and seen["reading.html"]["checked"] >= 5
