@@ -1,12 +1,15 @@
 """The panels' pictures in the documentation, taken by the browser test.
 
-Runs ``tests/test_browser.py``'s JupyterLab test (chromium at 1,400 x 900, the file
-browser open, examples/04_dashboard.ipynb run, the size range moved, Run pressed)
-with ``ZMQBENCH_SCREENSHOT`` set, copies the three panels and the hover it captured
-to ``docs/images/``, and writes when, at which commit and on which machine to
+Runs the browser test that drives the panels (``TEST``: chromium at 1,400 x 900,
+examples/04_dashboard.ipynb run in JupyterLab with the file browser open, the size
+range moved and Run pressed; then the same notebook opened in Notebook 7 and Run
+pressed there) with ``ZMQBENCH_SCREENSHOT`` set. The test takes each panel whole,
+with a margin (its window made tall enough for the panel while the picture is
+taken), in both front ends, and a hover. This copies them to ``docs/images/`` (none
+unless every one was taken) and writes when, at which commit and on which machine to
 ``docs/benchmarks/screenshots.md``, which the panels page shows under them.
 
-    python bench/panel_screenshots.py      # ~3 min on 2 cores
+    python bench/panel_screenshots.py      # ~4 min on 2 cores
 """
 
 from __future__ import annotations
@@ -20,29 +23,34 @@ from pathlib import Path
 
 from report import ROOT, report
 
-PICTURES = {
-    "panel-throughput-jupyterlab.png": "panel-throughput.png",
-    "panel-latency-jupyterlab.png": "panel-latency.png",
-    "panel-flood-jupyterlab.png": "panel-flood.png",
-    "tooltip.png": "tooltip.png",
-}
+# The test that drives the panels in both front ends (tests/test_docs.py checks that
+# it still exists under this name).
+TEST = "tests/test_browser.py::test_the_panel_redraws_its_chart_in_place_offline_in_both_front_ends"
+PICTURES = [
+    *(
+        f"panel-{panel}-{front_end}.png"
+        for front_end in ("jupyterlab", "notebook7")
+        for panel in ("throughput", "latency", "flood")
+    ),
+    "tooltip.png",
+]
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="zmqbench-shots-") as folder:
-        test = "tests/test_browser.py::test_the_panel_redraws_its_chart_in_place_offline"
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{test}[jupyterlab]"],
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST],
             cwd=ROOT,
             env={**os.environ, "ZMQBENCH_SCREENSHOT": folder},
             check=False,
         )
-        if done.returncode != 0:  # raised: the report writes nothing for a failed run
-            msg = "the browser test failed: no picture was replaced"
+        missing = [name for name in PICTURES if not (Path(folder) / name).is_file()]
+        if done.returncode != 0 or missing:  # raised: the report writes nothing then
+            msg = f"the browser test failed or took no {missing}: no picture was replaced"
             raise RuntimeError(msg)
-        for taken, kept in PICTURES.items():
-            shutil.copyfile(Path(folder) / taken, ROOT / "docs" / "images" / kept)
-            print(f"docs/images/{kept}: {taken.removesuffix('.png')}")
+        for name in PICTURES:
+            shutil.copyfile(Path(folder) / name, ROOT / "docs" / "images" / name)
+            print(f"docs/images/{name}")
     return 0
 
 

@@ -393,7 +393,30 @@ def _every_panel_fits_and_hides_nothing(page: Page, front_end: str) -> None:
         _everything_inside_the_output_area(box)
         _nothing_hidden(box, _HEADLINES[name])
         if SCREENSHOT:
-            box.screenshot(path=Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+            _picture(page, box, Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
+
+
+def _picture(page: Page, panel: Locator, path: Path) -> None:
+    """The whole panel with a margin, as the documentation shows it: the window made
+    tall enough for all of it to lie inside the notebook's scrolled area (a taller
+    panel would be cut by the toolbar and the status bar), then set back."""
+    window = page.viewport_size
+    assert window is not None
+    tall = int(panel.evaluate("e => e.getBoundingClientRect().height")) + 400
+    page.set_viewport_size({"width": window["width"], "height": max(window["height"], tall)})
+    try:
+        panel.evaluate("e => e.scrollIntoView({block: 'center'})")
+        box = panel.bounding_box()
+        assert box is not None
+        margin = 12
+        left, top = max(0, box["x"] - margin), max(0, box["y"] - margin)
+        right = min(window["width"], box["x"] + box["width"] + margin)
+        bottom = box["y"] + box["height"] + margin
+        page.screenshot(
+            path=path, clip={"x": left, "y": top, "width": right - left, "height": bottom - top}
+        )
+    finally:
+        page.set_viewport_size(window)
 
 
 def test_the_panel_redraws_its_chart_in_place_offline_in_both_front_ends(server):
