@@ -228,6 +228,16 @@ def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
         row["controller_kb_per_task"] = float("nan")
     (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
     assert "in the controller" not in sentence and "2.05 GB more in this kernel," in sentence
+    # A kernel whose peak never rose (a process pool's futures): no "0 B" and no flood
+    # of it, but what the figure can and cannot tell.
+    for row in rows:
+        row["client_kb_per_task"] = 0.0
+    (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
+    assert sentence == (
+        "with 2 engines (lb view, leastload scheme), each task in flight showed no rise in the "
+        "peak resident memory of this kernel (under 1.02 B a task, one kilobyte over the "
+        "flood) (medians of 6 samples of a flood of 1,000 tasks)"
+    )
 
 
 @pytest.mark.slow  # a real cluster

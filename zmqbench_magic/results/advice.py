@@ -43,6 +43,8 @@ _EXAMPLE_ITEM_S = 1e-3
 _GROUP = ["backend", "engines", "view", "scheme", "task_db"]
 # The flood the memory advice speaks of: every task in flight at once.
 FLOOD_OF = 100_000
+# /proc reports resident memory in whole kibibytes: the least rise a flood can show.
+_KIB = 1024
 
 
 def advice(result: ResultSet) -> list[str]:
@@ -80,27 +82,42 @@ def _memory(df: pd.DataFrame) -> list[str]:
         }
         if "client" not in per_task:
             continue
-        where_held = {
-            role: "this kernel" if role == "client" else f"the {role}" for role in per_task
-        }
-        costs = " and ".join(
-            f"{_bytes(kb * 1e3)} in {where_held[role]}" for role, kb in per_task.items()
-        )
-        flood_of = " and ".join(
-            f"{_bytes(kb * 1e3 * FLOOD_OF)} more in {where_held[role]}"
-            for role, kb in per_task.items()
-        )
         tasks, samples = int(group["tasks"].iloc[0]), int(group["client_kb_per_task"].count())
         of = "tasks"
         if where.get("test") == "echo":
             of = f"echoes of {format_size(int(where['size']))} B arrays"
-        sentences.append(
-            f"with {_cluster(where)}, each task in flight took about {costs} (medians of "
-            f"{samples} samples of a flood of {tasks:,} {of}): a flood of {FLOOD_OF:,} "
-            f"{of} at once needs about {flood_of}, if memory grows with the tasks as it "
-            "did here"
-        )
+        sentences.append(_memory_sentence(where, per_task, tasks, samples, of))
     return sentences
+
+
+def _memory_sentence(
+    where: dict[str, Any], per_task: dict[str, float], tasks: int, samples: int, of: str
+) -> str:
+    """What each task in flight cost each process, and a large flood's need from it.
+    A process whose peak did not rise at all is said to show none, not to need "0 B":
+    its figure is below what /proc's whole kilobytes can tell over ``tasks`` tasks,
+    and a zero says nothing of a larger flood."""
+    held = {role: "this kernel" if role == "client" else f"the {role}" for role in per_task}
+    grew = {role: kb for role, kb in per_task.items() if kb > 0}
+    flat = [held[role] for role in per_task if role not in grew]
+    head = f"with {_cluster(where)}, "
+    sample_words = f"(medians of {samples} samples of a flood of {tasks:,} {of})"
+    none = (
+        f"no rise in the peak resident memory of {' or '.join(flat)} (under "
+        f"{_bytes(_KIB / tasks)} a task, one kilobyte over the flood)"
+    )
+    if not grew:
+        return f"{head}each task in flight showed {none} {sample_words}"
+    costs = " and ".join(f"{_bytes(kb * 1e3)} in {held[role]}" for role, kb in grew.items())
+    flood_of = " and ".join(
+        f"{_bytes(kb * 1e3 * FLOOD_OF)} more in {held[role]}" for role, kb in grew.items()
+    )
+    tail = f"; {none}" if flat else ""
+    return (
+        f"{head}each task in flight took about {costs} {sample_words}: a flood of "
+        f"{FLOOD_OF:,} {of} at once needs about {flood_of}, if memory grows with the tasks "
+        f"as it did here{tail}"
+    )
 
 
 def _overheads(df: pd.DataFrame) -> pd.DataFrame:
