@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -346,6 +347,42 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
     finally:
         kernel.kill()
         kernel.stdout.close()
+
+
+def test_a_reaper_makes_no_folder_again_in_a_temp_folder_removed_while_it_stops(
+    tmp_path, monkeypatch
+):
+    """A killed kernel's cluster is stopped by its reaper while whoever owns the temp
+    folder around its profile (a test run, the machine's clean-up) may be removing it:
+    stopping must not make that folder again (it was left, empty, after a run of the
+    example notebooks)."""
+    from zmqbench_magic.parallel.clusters.reaper import end_cluster_processes, reap
+
+    temp = tmp_path / "zt"
+    temp.mkdir()
+    profile_dir = str(temp / "zmqbench-ipp-test")
+    cluster = ipp.Cluster(
+        n=1,
+        profile_dir=profile_dir,
+        controller_args=["--ping=250", "--nodb"],
+        log_level=40,
+        shutdown_atexit=False,
+    )
+    cluster.start_cluster_sync()
+    read = ipp.Cluster.from_file
+
+    def read_then_removed(*args, **kwargs):
+        found = read(*args, **kwargs)
+        shutil.rmtree(temp)  # gone the moment the reaper has read what it stops
+        return found
+
+    monkeypatch.setattr(ipp.Cluster, "from_file", read_then_removed)
+    try:
+        reap(cluster.cluster_file, profile_dir)
+        assert processes_of(profile_dir) == []
+        assert not temp.exists(), f"made again: {sorted(temp.rglob('*'))}"
+    finally:
+        end_cluster_processes(profile_dir)
 
 
 @pytest.mark.parametrize(

@@ -133,6 +133,11 @@ def reap(cluster_file: str, profile_dir: str, hosts: tuple[str, ...] = ()) -> No
         import ipyparallel as ipp
 
         cluster = ipp.Cluster.from_file(cluster_file)
+        # Stopping rewrites the cluster file as each part stops, creating the folders
+        # on its way (os.makedirs): a temp folder removed meanwhile (a test run's, or
+        # the machine's clean-up) came back, empty once the profile is removed below.
+        # The profile goes whole, so nothing needs to be written into it.
+        cluster.cluster_file = ""
         cluster.stop_cluster_sync()
     except Exception:  # noqa: BLE001 - whatever failed, the kill below still runs
         pass
