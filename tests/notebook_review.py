@@ -29,6 +29,11 @@ _CALL = re.compile(r"^(faster|slower|same|inconclusive) at (.+)$")
 # A verdict's reason names the pairs a test needs: printed where too few rounds ran.
 CANNOT_PASS = re.compile(r"cannot reach p < [\d.]+")
 CROSSOVER = re.compile(r"crossover between (\S+) B and (\S+) B")
+# A table's row for it (the seeds' "where zero-copy starts to pay"), its tags stripped.
+TABLED_CROSSOVER = re.compile(
+    r"where zero-copy starts to pay\W.{0,200}?between (\S+) B and (\S+) B", re.S
+)
+_TAG = re.compile(r"<[^>]+>")
 _MAGIC_QUIET = re.compile(r"^\s*(?P<name>\w+)\s*=\s*%(zmqthr|zmqlat|taskflood)\b.*\s-q\b", re.M)
 # Figures a run measures, typed into prose: rates, latencies and "N times" factors.
 _TYPED = re.compile(
@@ -234,10 +239,10 @@ def crossover_claims(cells: list[dict]) -> list[str]:
     texts = []
     for number, cell in _code_cells(cells):
         texts += [(number, t) for t in unwrap(printed(cell))]
-        texts += [(number, html.unescape(t)) for t in _shown(cell, "text/html")]
+        texts += [(number, html.unescape(_TAG.sub(" ", t))) for t in _shown(cell, "text/html")]
     problems = []
     for number, text in texts:
-        for low, high in CROSSOVER.findall(text):
+        for low, high in CROSSOVER.findall(text) + TABLED_CROSSOVER.findall(text):
             implied = [_crossover_from(c.calls) for c in zero_copy]
             if (low, high) not in implied:
                 problems.append(

@@ -93,6 +93,24 @@ def test_a_crossover_moved_to_other_sizes_is_caught():
     assert any("a crossover between" in p for p in problems), problems
 
 
+def test_a_crossover_moved_in_the_seeds_table_is_caught():
+    cells = copy.deepcopy(_cells(THROUGHPUT))
+    tables = [
+        o["data"]
+        for c in cells
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if "where zero-copy starts to pay" in "".join(o.get("data", {}).get("text/html", ""))
+    ]
+    assert len(tables) == 1, "01 tables its crossover beside the seed's once"
+    text = "".join(tables[0]["text/html"])
+    between = re.search(r"between (\S+) B and (\S+) B", text)
+    assert between, "the seeds table claims no crossover where its verdicts imply one"
+    tables[0]["text/html"] = text.replace(between.group(0), "between 1k B and 8k B")
+    problems = review(cells)
+    assert any("a crossover between 1k B and 8k B" in p for p in problems), problems
+
+
 def _sanitized(text: str) -> str:
     for regex, replacement in get_sanitize_patterns((ROOT / "examples/sanitize.cfg").read_text()):
         text = re.sub(regex, replacement, text)
