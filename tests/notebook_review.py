@@ -255,6 +255,29 @@ def crossover_claims(cells: list[dict]) -> list[str]:
     return problems
 
 
+# A summary line prints each figure in one unit, whatever it measured: a line of its
+# kind (told by its words) in any other unit was changed by hand.
+_UNITS = (
+    ("pooled p50", re.compile(r": mean [\d.,]+ µs \(n=.*; pooled p50 .* max [\d.,]+ µs")),
+    (
+        "msgs/s delivered",
+        re.compile(r"[\d.,]+ msgs/s delivered, [\d.,]+[kM]? sent, [\d.,]+ Gbit/s"),
+    ),
+    (", round trip ", re.compile(r": sent [\d.,]+ ms, round trip [\d.,]+ ms, [\d.,]+ tasks/s")),
+)
+
+
+def units(cells: list[dict]) -> list[str]:
+    """Every summary line prints its figures in their one unit."""
+    return [
+        f"cell {number}: a summary line in another unit: {line[:120]}"
+        for number, cell in _code_cells(cells)
+        for line in unwrap(printed(cell))
+        for words, form in _UNITS
+        if words in line and not form.search(line)
+    ]
+
+
 def unreachable_verdicts(cells: list[dict]) -> list[str]:
     """No verdict computed with fewer rounds than its test can ever pass with."""
     return [
@@ -305,6 +328,7 @@ def review(cells: list[dict]) -> list[str]:
     return (
         contradictions(cells)
         + crossover_claims(cells)
+        + units(cells)
         + unreachable_verdicts(cells)
         + quiet_runs(cells)
         + typed_figures(cells)

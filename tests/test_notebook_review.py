@@ -111,6 +111,18 @@ def test_a_crossover_moved_in_the_seeds_table_is_caught():
     assert any("a crossover between 1k B and 8k B" in p for p in problems), problems
 
 
+@pytest.mark.parametrize(
+    ("notebook", "unit", "other"),
+    [("02_latency.ipynb", " µs (n=", " ms (n="), ("01_throughput.ipynb", " Gbit/s (", " Mbit/s (")],
+)
+def test_a_summary_line_in_another_unit_is_caught(notebook, unit, other):
+    cells = copy.deepcopy(_cells(ROOT / "examples" / notebook))
+    (cell, *_) = [c for c in cells if c["cell_type"] == "code" and unit in printed(c)]
+    _edit_stream(cell, unit, other)
+    problems = review(cells)
+    assert any("in another unit" in p for p in problems), problems
+
+
 def _sanitized(text: str) -> str:
     for regex, replacement in get_sanitize_patterns((ROOT / "examples/sanitize.cfg").read_text()):
         text = re.sub(regex, replacement, text)
