@@ -76,6 +76,75 @@ def test_latency_quiet_json(tmp_path):
     assert set(zmqbench_magic.load(tmp_path / "l.json").df["benchmark"]) == {"lat"}
 
 
+# One round of one point: the smallest run the CLI takes.
+ONE_ROUND = ["thr", "-q", "-n", "200", "-r", "1", "--warmup", "0", "--size", "100"]
+
+
+def test_a_second_json_onto_a_saved_run_keeps_it_unless_told(tmp_path):
+    saved, rows = tmp_path / "run.json", tmp_path / "run.csv"
+    done = _run(*ONE_ROUND, "--json", str(saved), "--csv", str(rows))
+    assert done.returncode == 0, done.stderr
+    first_json, first_csv = saved.read_bytes(), rows.read_bytes()
+    (first,) = zmqbench_magic.load(saved).runs.values()
+
+    again = _run(*ONE_ROUND, "--json", str(saved))
+    assert again.returncode == 2
+    assert f"--json {saved}: the file exists; add --append" in again.stderr
+    assert "or --replace to overwrite it" in again.stderr
+    again = _run(*ONE_ROUND, "--csv", str(rows))
+    assert again.returncode == 2 and f"--csv {rows}: the file exists" in again.stderr
+    assert saved.read_bytes() == first_json and rows.read_bytes() == first_csv
+
+    appended = _run(*ONE_ROUND, "--json", str(saved), "--csv", str(rows), "--append")
+    assert appended.returncode == 0, appended.stderr
+    both = zmqbench_magic.load(saved)
+    assert len(both.runs) == 2 and first["run_id"] in {r["run_id"] for r in both.runs.values()}
+    assert len(both.df) == 2 and both.df["run"].nunique() == 2
+    csv = pd.read_csv(rows)
+    assert len(csv) == 2 and rows.read_bytes().startswith(first_csv)  # its rows kept
+
+    replaced = _run(*ONE_ROUND, "--json", str(saved), "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    (only,) = zmqbench_magic.load(saved).runs.values()
+    assert only["run_id"] not in {r["run_id"] for r in both.runs.values()}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--svg", "pic.png"], ["--svg", "pic.png", "must end in .svg, not .png", "--png"]),
+        (["--png", "pic.svg"], ["--png", "pic.svg", "must end in .png, not .svg", "--svg"]),
+        (["--json", "run.csv"], ["--json", "run.csv", "must end in .json, not .csv"]),
+        (["--csv", "rows"], ["--csv", "rows", "must end in .csv"]),
+        (["--append"], ["--append adds this run to the file given with --json or --csv"]),
+        (["--json", "r.json", "--append", "--replace"], ["give one"]),
+    ],
+)
+def test_an_output_its_option_cannot_write_is_refused_before_the_run(tmp_path, args, words):
+    done = subprocess.run(
+        [str(ZMQBENCH), *ONE_ROUND, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    for word in words:
+        assert word in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing measured, nothing written
+
+
+def test_append_refuses_a_file_of_another_benchmark(tmp_path):
+    saved = tmp_path / "lat.json"
+    done = _run("lat", "-q", "-n", "100", "-r", "1", "--size", "1", "--json", str(saved))
+    assert done.returncode == 0, done.stderr
+    before = saved.read_bytes()
+    done = _run(*ONE_ROUND, "--json", str(saved), "--append")
+    assert done.returncode == 2
+    assert f"--append {saved}: the file holds lat runs, this is a thr run" in done.stderr
+    assert saved.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

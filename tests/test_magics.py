@@ -62,6 +62,10 @@ def test_a_terminal_gets_no_object_repr_but_a_line_saying_how_to_save_the_chart(
 def test_a_chart_path_in_no_folder_is_refused_before_measuring(ip, tmp_path):
     with pytest.raises(UsageError, match="no folder"):
         ip.run_line_magic("zmqthr", f"{TINY_OPTIONS} --png {tmp_path}/missing/chart.png")
+    # A name that says another format: SVG would be written into a file named .png.
+    with pytest.raises(UsageError, match=r"chart\.png: --svg writes SVG, .* not \.png"):
+        ip.run_line_magic("zmqthr", f"{TINY_OPTIONS} --svg {tmp_path}/chart.png")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_is_built_from_the_params(ip):

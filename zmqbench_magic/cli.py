@@ -16,15 +16,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from .method.schedule import Interrupted
 from .params import KINDS, PYTHON, SECRET_FILE, BenchParams, Kind
-from .results import ResultSet
+from .results import ResultSet, load
 from .results.gate import gate
 from .results.text import python_arms
 from .ui.environment_commands import add_commands, env_command, noise_command, system_command
 from .ui.options import (
+    APPEND_OPTION,
     CLI_OUTPUT_OPTIONS,
+    check_not_replaced,
     check_output_path,
     param_options,
     params_from_options,
@@ -124,6 +127,32 @@ def build_parser() -> argparse.ArgumentParser:
 def _output_options(sub: argparse.ArgumentParser) -> None:
     for flags, kwargs in CLI_OUTPUT_OPTIONS:
         sub.add_argument(*flags, **kwargs)
+    sub.add_argument(*APPEND_OPTION[0], **APPEND_OPTION[1])
+
+
+def _check_outputs(args: argparse.Namespace, benchmark: str) -> None:
+    """Refuse, before measuring, what could only fail or lose a saved file after it."""
+    if args.append and args.replace:
+        msg = "--append adds to a file that exists, --replace overwrites it: give one"
+        raise ValueError(msg)
+    if args.append and not (args.json or args.csv):
+        msg = "--append adds this run to the file given with --json or --csv: give one"
+        raise ValueError(msg)
+    for kind in ("json", "csv", "svg", "png"):
+        check_output_path(getattr(args, kind), kind)
+    check_not_replaced(args.json, "--json", args.append, args.replace)
+    check_not_replaced(args.csv, "--csv", args.append, args.replace)
+    if args.append and args.json and Path(args.json).exists():
+        try:
+            saved = load(args.json)  # a file that is no result is refused here
+        except OSError as exc:
+            raise ValueError(str(exc)) from None
+        if saved.benchmark != benchmark:
+            msg = (
+                f"--append {args.json}: the file holds {saved.benchmark} runs, this is a "
+                f"{benchmark} run; give another --json file"
+            )
+            raise ValueError(msg)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         fail_on = getattr(args, "fail_on", [])
         if fail_on:
             _check_gated(params)
-        for path in (args.json, args.csv, args.svg, args.png):
-            check_output_path(path)
+        _check_outputs(args, kind.name)
         for caution in params.cautions():
             print(f"zmqbench: warning: {caution}", file=sys.stderr)
         result = _measure(measure, params, args.quiet)
@@ -163,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zmqbench: {exc}", file=sys.stderr)
         return 1
     output = output_of(args)
-    present(result, output, draw=None)
+    try:
+        present(result, output, draw=None)
+    except OSError as exc:  # a file made, or a folder removed, while the run ran
+        print(f"zmqbench: {exc}", file=sys.stderr)
+        return 2
     if fail_on and status == 0:  # an interrupted run is no pass
         baseline, candidate = python_arms(result)
         failed = gate(result.versus("python", baseline, candidate), fail_on)

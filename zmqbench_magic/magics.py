@@ -115,8 +115,8 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             return self._panel(args, params_class, values)
         try:
             params = params_class(**values)
-            check_output_path(args.svg)
-            check_output_path(args.png)
+            check_output_path(args.svg, "svg")
+            check_output_path(args.png, "png")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         for caution in params.cautions():

@@ -212,6 +212,17 @@ def test_the_bundle_is_a_vega5_view_a_png_and_an_svg_with_nothing_to_fetch():
     assert vl_convert.vega_to_svg(vega).lstrip().startswith("<svg")
 
 
+def test_a_figure_is_saved_in_the_format_its_file_name_says(tmp_path):
+    from zmqbench_magic.charts import Figure
+
+    figure = Figure(chart_of("thr default", 2))
+    assert figure.save(tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")
+    assert figure.save(tmp_path / "t.svg").read_text().lstrip().startswith("<svg")
+    with pytest.raises(ValueError, match=r"x\.png: a svg chart's file name ends in \.svg"):
+        figure.save(tmp_path / "x.png", kind="svg")
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_a_notebook_viewer_without_vega_shows_the_picture():
     """nbconvert (what notebook viewers on code hosts run) draws the SVG beside the
     Vega spec, and nothing it writes for the chart comes from a CDN."""

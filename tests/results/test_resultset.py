@@ -46,6 +46,32 @@ def test_save_and_load_round_trip(tmp_path):
     pd.testing.assert_frame_equal(loaded.df, result.df)
 
 
+def test_save_keeps_a_saved_file_unless_told_to_append_or_replace(tmp_path):
+    def run(name: str) -> ResultSet:
+        meta = {"run": name, "run_id": f"id-{name}"}
+        rows = [{**row, "run": name} for row in _rows({100: 0.5})]
+        return ResultSet("thr", rows, {"repeat": 3}, meta)
+
+    path = run("monday").save(tmp_path / "r.json")
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError, match=r"r\.json exists: .*append=True.*replace=True"):
+        run("tuesday").save(path)
+    assert path.read_bytes() == before
+    with pytest.raises(ValueError, match="not both"):
+        run("tuesday").save(path, append=True, replace=True)
+
+    run("tuesday").save(path, append=True)
+    both = zmqbench_magic.load(path)
+    assert list(both.runs) == ["monday", "tuesday"]
+    assert len(both.df) == 2 * 6 and set(both.df["run"]) == {"monday", "tuesday"}
+    run("wednesday").save(path, replace=True)
+    assert list(zmqbench_magic.load(path).runs) == ["wednesday"]
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no partial file left
+    with pytest.raises(ValueError, match="cannot add lat results to thr results"):
+        ResultSet("lat", []).save(path, append=True)
+    assert list(zmqbench_magic.load(path).runs) == ["wednesday"]
+
+
 def test_load_refuses_other_files_and_versions(tmp_path):
     (tmp_path / "other.json").write_text("{}")
     with pytest.raises(ValueError, match="not a zmqbench result"):

@@ -38,6 +38,26 @@ def test_a_synthetic_run_against_itself_passes_the_gate(tmp_path):
     assert done.returncode == 0 and "gate" not in done.stdout
 
 
+def test_a_table_is_not_written_over_a_saved_file_unless_told(tmp_path):
+    rng = np.random.default_rng(3)
+    base = unpaired_run(rng, 1.0, points=3).save(tmp_path / "base.json")
+    cand = unpaired_run(rng, 1.0, points=3).save(tmp_path / "cand.json")
+    saved = cand.read_bytes()
+    done = _run("compare", base, cand, "--json", cand)
+    assert done.returncode == 2
+    assert f"--json {cand}: the file exists; add --replace to overwrite it" in done.stderr
+    assert cand.read_bytes() == saved
+    done = _run("history", tmp_path, "--csv", base)
+    assert done.returncode == 2 and "must end in .csv, not .json" in done.stderr
+    done = _run("show", cand, "--svg", tmp_path / "c.png")
+    assert done.returncode == 2 and "must end in .svg, not .png (--png writes PNG)" in done.stderr
+    table = tmp_path / "table.json"
+    table.write_text("[]")
+    assert _run("compare", base, cand, "--json", table, "--replace").returncode == 0
+    assert len(json.loads(table.read_text())) == 3  # one row per point
+    assert cand.read_bytes() == saved and not (tmp_path / "c.png").exists()
+
+
 def test_a_real_slower_pair_fails_the_gate_with_its_points(tmp_path):
     """CurveZMQ encrypts every 64 kB message: about half the plain rate here, a real
     slower candidate (compared on size alone, the one column they share)."""

@@ -110,10 +110,15 @@ class Figure:
         return chart_bundle(self.chart)
 
     def save(self, path: str | Path, kind: str | None = None) -> Path:
-        """Write the chart as SVG or PNG (``kind``, or the file's suffix)."""
-        kind = kind or Path(path).suffix.lstrip(".").lower()
+        """Write the chart as SVG or PNG (``kind``, or the file's suffix); a ``kind``
+        the suffix contradicts is refused, as a PNG named ``.svg`` would mislead."""
+        suffix = Path(path).suffix.lstrip(".").lower()
+        kind = kind or suffix
         if kind not in ("svg", "png"):
             msg = f"a chart is saved as svg or png, got {kind or 'no suffix'!r} for {path}"
+            raise ValueError(msg)
+        if suffix != kind:
+            msg = f"{path}: a {kind} chart's file name ends in .{kind}"
             raise ValueError(msg)
         return save_chart(self.chart, path, kind)
 

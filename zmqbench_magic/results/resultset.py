@@ -231,10 +231,38 @@ class ResultSet:
             "distributions": [dict(d) for d in self.distributions],
         }
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the results as versioned JSON (no pickle); returns the path."""
+    def save(
+        self, path: str | os.PathLike[str], *, append: bool = False, replace: bool = False
+    ) -> Path:
+        """Write the results as versioned JSON (no pickle); returns the path.
+
+        A file that exists is kept: ``append=True`` adds these runs to the ones it holds
+        (as ``load(path) + self``), ``replace=True`` overwrites it, and with neither the
+        save is refused (:class:`FileExistsError`), so that no saved run is lost unasked.
+        """
+        if append and replace:
+            msg = "save(path, append=True) adds to a file, replace=True overwrites it: not both"
+            raise ValueError(msg)
         target = Path(path)
-        target.write_text(json.dumps(self.to_json(), indent=1, default=_plain) + "\n")
+        whole = self
+        if target.exists():
+            if append:
+                whole = load(target) + self
+            elif not replace:
+                msg = (
+                    f"{target} exists: save(..., append=True) adds these runs to the ones "
+                    f"it holds, save(..., replace=True) overwrites it"
+                )
+                raise FileExistsError(msg)
+        text = json.dumps(whole.to_json(), indent=1, default=_plain) + "\n"
+        # Written beside it, then moved over it in one step: a run appended to a file is
+        # never half-written over the runs it held.
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            partial.write_text(text)
+            partial.replace(target)
+        finally:
+            partial.unlink(missing_ok=True)
         return target
 
     def to_csv(self, path: str | os.PathLike[str]) -> Path:

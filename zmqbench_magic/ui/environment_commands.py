@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..params import KINDS
-from .options import param_options, params_from_options
+from .options import (
+    REPLACE_OPTION,
+    check_not_replaced,
+    check_output_path,
+    param_options,
+    params_from_options,
+)
 from .progress import ProgressLine, stream_writer
 
 _NOISE_RUNS = 5
@@ -50,7 +56,10 @@ def add_commands(commands: Any) -> None:
         "say of each whether it helps or hurts a stable figure and what to do (as pyperf's "
         "system show). Every result keeps the same facts in its metadata (system).",
     )
-    system.add_argument("--json", metavar="PATH", help="save the facts and the checks as JSON")
+    system.add_argument(
+        "--json", metavar="PATH", help="save the facts and the checks as JSON (PATH.json)"
+    )
+    system.add_argument(*REPLACE_OPTION[0], **{**REPLACE_OPTION[1], "help": "overwrite it"})
     system.add_argument(
         "--markdown", action="store_true", help="print the checks as a Markdown table"
     )
@@ -134,6 +143,11 @@ def system_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
     from ..results.system import check_lines, system_checks, system_facts
 
+    try:
+        check_output_path(args.json, "json")
+        check_not_replaced(args.json, "--json", None, args.replace)
+    except ValueError as exc:
+        parser.error(str(exc))
     facts = system_facts()
     checks = system_checks(facts)
     if args.markdown:

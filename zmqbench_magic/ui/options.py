@@ -25,8 +25,8 @@ _QUIET: OptionSpec = (
     {"action": "store_true", "help": "no summary, no progress"},
 )
 _CHART_FILES: list[OptionSpec] = [
-    (("--svg",), {"metavar": "PATH", "help": "save the chart as SVG (offline)"}),
-    (("--png",), {"metavar": "PATH", "help": "save the chart as PNG (offline)"}),
+    (("--svg",), {"metavar": "PATH", "help": "save the chart as SVG (PATH.svg, offline)"}),
+    (("--png",), {"metavar": "PATH", "help": "save the chart as PNG (PATH.png, offline)"}),
 ]
 MAGIC_OUTPUT_OPTIONS: list[OptionSpec] = [
     _QUIET,
@@ -43,11 +43,26 @@ MAGIC_OUTPUT_OPTIONS: list[OptionSpec] = [
         },
     ),
 ]
+# A saved file is never replaced unasked: --replace overwrites one that exists, and a
+# benchmark's --append adds the run to it (a result file holds several runs).
+REPLACE_OPTION: OptionSpec = (
+    ("--replace",),
+    {"action": "store_true", "help": "overwrite a --json or --csv file that exists"},
+)
+APPEND_OPTION: OptionSpec = (
+    ("--append",),
+    {
+        "action": "store_true",
+        "help": "add this run to the runs a --json file holds, and its samples to a --csv "
+        "file's rows (either is written new where there is none)",
+    },
+)
 CLI_OUTPUT_OPTIONS: list[OptionSpec] = [
     _QUIET,
-    (("--json",), {"metavar": "PATH", "help": "save the result as JSON"}),
-    (("--csv",), {"metavar": "PATH", "help": "save one row per sample as CSV"}),
+    (("--json",), {"metavar": "PATH", "help": "save the result as JSON (PATH.json)"}),
+    (("--csv",), {"metavar": "PATH", "help": "save one row per sample as CSV (PATH.csv)"}),
     *_CHART_FILES,
+    REPLACE_OPTION,
     (
         ("--markdown",),
         {"action": "store_true", "help": "print the summary as Markdown (a PR comment)"},
@@ -107,11 +122,35 @@ def params_from_options(params: type[BenchParams], parsed: Mapping[str, Any]) ->
     return params(**given_options(params, parsed))
 
 
-def check_output_path(path: str | None) -> None:
-    """Refuse, before a run, a file the result or chart could not be saved to after it."""
+def check_output_path(path: str | None, kind: str) -> None:
+    """Refuse, before a run, a file the result or chart could not be saved to after it,
+    or one whose name says another format than ``kind`` (the option's: ``"json"``,
+    ``"csv"``, ``"svg"``, ``"png"``): ``--svg pic.png`` would write SVG into a file every
+    viewer opens as PNG."""
     if path is None:
         return
+    suffix = Path(path).suffix.lower()
+    if suffix != f".{kind}":
+        got = f", not {suffix}" if suffix else ""
+        other = suffix.lstrip(".")
+        hint = f" (--{other} writes {other.upper()})" if other in ("svg", "png") else ""
+        msg = f"--{kind} {path}: --{kind} writes {kind.upper()}, so the name must end in .{kind}"
+        msg += got + hint
+        raise ValueError(msg)
     folder = Path(path).expanduser().resolve().parent
     if not folder.is_dir():
         msg = f"cannot save to {path}: there is no folder {folder}"
         raise ValueError(msg)
+
+
+def check_not_replaced(path: str | None, option: str, append: bool | None, replace: bool) -> None:
+    """Refuse, before a run, to replace a file that exists without being told to;
+    ``append`` is None where the command has nothing to add to it (a table, not a run)."""
+    if path is None or replace or append or not Path(path).expanduser().exists():
+        return
+    ways = "add --replace to overwrite it"
+    if append is not None:
+        held = "the runs it holds" if option == "--json" else "its rows"
+        ways = f"add --append to add this run to {held}, or --replace to overwrite it"
+    msg = f"{option} {path}: the file exists; {ways}"
+    raise ValueError(msg)

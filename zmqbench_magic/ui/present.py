@@ -4,9 +4,11 @@ where asked, and where neither, one line saying how to get it."""
 
 from __future__ import annotations
 
+import csv
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..results import ResultSet
@@ -25,6 +27,10 @@ class Output:
     json: str | None = None
     csv: str | None = None
     markdown: bool = False  # the summary as Markdown (a pull request's comment)
+    # A --json or --csv file that exists: add this run to it, or overwrite it (the CLI
+    # refuses both unset before the run).
+    append: bool = False
+    replace: bool = False
 
     @property
     def files(self) -> tuple[str | None, ...]:
@@ -44,9 +50,9 @@ def present(
         else:
             print(result)
     if output.json:
-        result.save(output.json)
+        result.save(output.json, append=output.append, replace=output.replace)
     if output.csv:
-        result.to_csv(output.csv)
+        save_csv(result, output.csv, append=output.append)
     wanted = output.svg or output.png or (output.chart and draw is not None)
     if not result.rows or not wanted:
         if result.rows and output.chart and not output.quiet:
@@ -59,6 +65,24 @@ def present(
     show(default_chart(result.benchmark, result.df, result.distributions), output, draw)
 
 
+def save_csv(result: ResultSet, path: str, append: bool = False) -> Path:
+    """One row per sample; with ``append``, after the rows the file already holds (with
+    their header, when it is this result's; else under the union of both headers)."""
+    target = Path(path)
+    if not (append and target.exists()):
+        return result.to_csv(target)
+    import pandas as pd
+
+    with target.open(newline="") as file:
+        header = next(csv.reader(file), [])
+    new = result.df
+    if header == list(new.columns):
+        new.to_csv(target, mode="a", header=False, index=False)
+    else:
+        pd.concat([pd.read_csv(target), new], ignore_index=True).to_csv(target, index=False)
+    return target
+
+
 def show(chart: Any, output: Output, draw: Callable[..., None] | None) -> None:
     """Save ``chart`` where ``output`` asks, and draw it when it can be drawn."""
     from ..charts import chart_bundle, save_chart
@@ -66,12 +90,16 @@ def show(chart: Any, output: Output, draw: Callable[..., None] | None) -> None:
     for kind in ("svg", "png"):
         path = getattr(output, kind)
         if path:
+            # A chart is drawn from the run, never data of its own: one that exists is
+            # drawn again, and the line says so.
+            replaced = " (it replaced the one there)" if Path(path).exists() else ""
             saved = save_chart(chart, path, kind)
             if not output.quiet:
                 # Beside Markdown, on stderr: what stdout carries is pasted as it is.
-                print(f"chart saved to {saved}", file=sys.stderr if output.markdown else sys.stdout)
+                where = sys.stderr if output.markdown else sys.stdout
+                print(f"chart saved to {saved}{replaced}", file=where)
     if output.chart and draw is not None:
         draw(*chart_bundle(chart))
 
 
-__all__ = ["NO_CHART_HERE", "Output", "present", "show"]
+__all__ = ["NO_CHART_HERE", "Output", "present", "save_csv", "show"]

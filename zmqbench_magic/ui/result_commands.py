@@ -9,7 +9,13 @@ from typing import Any
 
 from ..params import FAIL_ON, HISTORY_ORDER, TOLERANCE
 from ..results import load
-from .options import CLI_OUTPUT_OPTIONS, OptionSpec, type_for
+from .options import (
+    CLI_OUTPUT_OPTIONS,
+    OptionSpec,
+    check_not_replaced,
+    check_output_path,
+    type_for,
+)
 from .present import Output, present, show
 
 # --fail-on, as every gated command takes it.
@@ -94,8 +100,18 @@ def add_commands(commands: Any) -> None:
 
 def _output_options(sub: argparse.ArgumentParser, saving: bool = True) -> None:
     for flags, kwargs in CLI_OUTPUT_OPTIONS:
-        if saving or flags not in (("--json",), ("--csv",)):
+        if saving or flags not in (("--json",), ("--csv",), ("--replace",)):
             sub.add_argument(*flags, **kwargs)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before reading anything, a file name that says another format than its
+    option, and a table written over a file that exists unasked (``compare a.json
+    b.json --json b.json`` would lose a saved run)."""
+    for kind in ("json", "csv", "svg", "png"):
+        check_output_path(getattr(args, kind, None), kind)
+    for kind in ("json", "csv"):
+        check_not_replaced(getattr(args, kind, None), f"--{kind}", None, args.replace)
 
 
 def output_of(args: argparse.Namespace) -> Output:
@@ -108,6 +124,8 @@ def output_of(args: argparse.Namespace) -> Output:
         getattr(args, "json", None),
         getattr(args, "csv", None),
         args.markdown,
+        append=getattr(args, "append", False),
+        replace=getattr(args, "replace", False),
     )
 
 
@@ -115,6 +133,7 @@ def compare_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     from ..results.gate import gate
 
     try:
+        _check_outputs(args)
         baseline, candidate = load(args.baseline), load(args.candidate)
         table = baseline.compare(
             candidate, match=args.match, metric=args.metric, tolerance=args.tolerance
@@ -167,6 +186,7 @@ def history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     from ..results.history import history_lines, load_runs
 
     try:
+        _check_outputs(args)
         series, steps = load_runs(args.paths).history(args.metric, args.by, args.tolerance)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
@@ -198,6 +218,8 @@ def history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 def show_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
+        for kind in ("svg", "png"):
+            check_output_path(getattr(args, kind), kind)
         result = load(args.file)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
