@@ -107,6 +107,13 @@ def test_a_second_json_onto_a_saved_run_keeps_it_unless_told(tmp_path):
     assert replaced.returncode == 0, replaced.stderr
     (only,) = zmqbench_magic.load(saved).runs.values()
     assert only["run_id"] not in {r["run_id"] for r in both.runs.values()}
+    # A chart holds no data of its own: it is drawn again, and the line says so.
+    chart = tmp_path / "run.svg"
+    chart.write_text("a chart of an earlier run")
+    drawn = _run(*[a for a in ONE_ROUND if a != "-q"], "--svg", str(chart))
+    assert drawn.returncode == 0, drawn.stderr
+    assert f"chart saved to {chart} (it replaced the one there)" in drawn.stdout
+    assert chart.read_text().lstrip().startswith("<svg")
 
 
 @pytest.mark.parametrize(
