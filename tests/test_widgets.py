@@ -223,9 +223,14 @@ def test_runs_accumulate_and_the_chart_is_redrawn_in_place(no_leftovers):
 
 
 def _chart_points(panel) -> list[dict]:
-    """The points the chart draws (its main dataset: the one with sample counts)."""
+    """The delivered-rate points the chart draws (with their sample counts)."""
     datasets = panel.chart.to_dict()["datasets"].values()
-    return [point for data in datasets for point in data if "samples" in point]
+    return [
+        point
+        for data in datasets
+        for point in data
+        if "samples" in point and point.get("metric") == "delivered (msgs/s)"
+    ]
 
 
 def test_the_summary_shows_the_runs_the_chart_pools(no_leftovers):
@@ -249,6 +254,9 @@ def test_the_summary_shows_the_runs_the_chart_pools(no_leftovers):
         assert figures in line and interval in line, (line, point)
     # One line a point: the runs are not listed apart.
     assert len([s for s in text.splitlines() if "msgs/s delivered" in s]) == len(points)
+    # A warning is one run's: only the latest run's are shown, and said to be its.
+    pooled = text.partition("the latest run's warnings")[0]
+    assert "warning:" not in pooled
 
 
 def test_the_run_button_runs_in_the_background_and_greys_the_controls(no_leftovers):

@@ -29,6 +29,7 @@ from ..charts import chart_bundle, default_chart
 from ..params import KINDS, BenchParams
 from ..params.units import plural
 from ..results import ResultSet
+from ..results.text import fit
 from .controls import control_value, fit_descriptions, make_control, shown
 from .progress import ProgressTo
 
@@ -188,15 +189,20 @@ class BenchmarkPanel:
     def _summary(self, latest: ResultSet) -> str:
         """The summary of what the chart shows (not of the latest run alone, which
         would disagree with the chart's pooled points after a second Run), headed by
-        how many runs it pools."""
+        how many runs it pools. A warning is about one run's samples: the latest
+        run's are shown, said to be its."""
         said = [] if latest.rows else ["stopped before the first point was measured whole"]
         shown = self._shown(self.result) if self.result is not None else None
-        if shown is not None and shown.rows:
-            runs = len({row.get("run") for row in shown.rows})
-            if runs > 1:
-                said.append(f"the {runs} runs on the chart, each point's samples pooled:")
-            said.append(str(_pooled(shown)))
-        return "\n".join(said) or str(latest)
+        runs = len({row.get("run") for row in shown.rows}) if shown is not None else 0
+        if shown is None or runs < 2:
+            said.append(str(shown if runs else latest))
+        else:
+            said.append(f"the {runs} runs on the chart, each point's samples pooled:")
+            said.append(str(dataclasses.replace(_pooled(shown), warnings=())))
+            if latest.warnings:
+                said.append("the latest run's warnings (every run's are in p.result.warnings):")
+                said += fit([f"warning: {w}" for w in latest.warnings])
+        return "\n".join(line for line in said if line)
 
     def _start(self, job: Callable[[], None]) -> None:
         self._stop.clear()
