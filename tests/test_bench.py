@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -95,9 +96,30 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     out = _run_bench("bench_verdicts.py", env={**os.environ, "ZMQBENCH_REPORT_DIR": str(tmp_path)})
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("A/A", "+"))]
     assert len(rows) == 40  # 8 cases x 4 designs, and 8 of runs that drift
-    assert all(0 <= float(row[-4]) <= 1 for row in rows)  # the "any call" share
-    assert "paired (one run, two identical arms): " in out and "unpaired (two runs): " in out
-    assert "unpaired at the host's noise floor (measured first): " in out
+    for row in rows:
+        case, rounds = " ".join(row[:-6]), int(row[-6])
+        any_call, called, same, inconclusive = (float(v) for v in row[-4:])
+        # Shares of 5 comparisons (--quick), and of their points, that add up.
+        assert round(any_call * 5, 6) == round(any_call * 5), row
+        if case.startswith("A/A"):
+            assert math.isnan(called), row
+            if not any_call:  # no comparison called a point: each is same or inconclusive
+                assert same + inconclusive == pytest.approx(1, abs=0.01), row
+        else:
+            assert called + same + inconclusive <= 1.01, row
+            assert bool(called) <= bool(any_call), row  # a point called is a call
+        # Known answers. Five pairs cannot reach p < 0.05 (their smallest p is 0.0625).
+        if case.endswith(", paired") and rounds == 5:
+            assert any_call == 0, row
+        # A 10% shift on 2% of noise a sample is found at every point from 10 pairs on.
+        if case == "+10%, paired" and rounds >= 10:
+            assert called == 1, row
+    # Three rounds (--quick) can call nothing, paired or not (smallest p: 0.25 and 0.1),
+    # nor claim the same (their intervals reach 75% and 90%, not 95%).
+    assert "paired (one run, two identical arms): 0 of 1 comparisons" in out
+    assert "unpaired (two runs): 0 of 1 comparisons" in out
+    assert "unpaired at the host's noise floor (measured first): 0 of 1 comparisons" in out
+    assert "verdicts over all points: paired inconclusive 1, unpaired inconclusive 1" in out
     # What the docs' benchmarks page includes: the same output, with what made it.
     written = (tmp_path / "verdicts.md").read_text()
     assert written.startswith("Written by `python bench/bench_verdicts.py --quick` in one run")
@@ -137,8 +159,15 @@ def test_environments_bench_quick_prints_an_a_and_a_per_release_and_the_a_and_b(
     assert out.count("against itself") == 2 and "A/B, " in out
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("thr ", "lat "))]
     assert len(rows) == 6  # 3 comparisons x 2 benchmarks x 1 size
-    assert all(row[-1] in ("faster", "slower", "same", "inconclusive") for row in rows)
-    assert "A/A false calls (faster/slower): " in out
+    for row in rows:
+        ratio, level, interval, n, verdict = row[-5:]
+        low, high = (float(v) for v in interval.split("-"))
+        assert low <= float(ratio) <= high, row  # the estimate lies in its own interval
+        # Three pairs (--quick): their widest interval is 75% (1 - 2/8), and they can
+        # neither call a difference (smallest p 0.25) nor claim the same (95% needed).
+        assert (level, n, verdict) == ("75%", "3", "inconclusive"), row
+    assert out.count("verdicts: inconclusive 2") == 3
+    assert "A/A false calls (faster/slower): 0" in out
 
 
 def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
