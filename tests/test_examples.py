@@ -8,11 +8,9 @@ package built as a wheel works from a plain install, its C loop included."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -80,22 +78,17 @@ def test_a_notebook_opens_with_a_stamp_naming_a_commit(notebook):
     assert stamped, f"{notebook.name}: no stamp with a clean commit in {lines}"
     commit = stamped[0].group(1)
     if not _holds(ROOT, commit) and _shallow(ROOT):
-        _deepen(ROOT, commit)
-    if _holds(ROOT, commit) or not _shallow(ROOT):
-        # A full clone holds every ancestor of this commit; a shallow one that holds the
-        # stamped commit holds the history between the two.
-        known = _git(ROOT, "merge-base", "--is-ancestor", commit, "HEAD")
-        assert known.returncode == 0, f"{notebook.name}: commit {commit} is not in this history"
-    else:
-        # A shallow clone with no remote to deepen from: the commit is none of those it
-        # holds, so it can only be older than all of them, which is all it can tell.
-        held = _git(ROOT, "rev-list", "--count", "HEAD").stdout.strip()
-        warnings.warn(
-            f"{notebook.name}: commit {commit} is not in this shallow clone's history "
-            f"({held} commits held) and no remote gave more: whether it is an ancestor of "
-            "this one was not checked (git fetch --unshallow lets this test check it)",
-            stacklevel=1,
+        # A shallow clone that lacks the commit cannot say whether it is an ancestor;
+        # fetching more would reach past this machine, which tests never do. Said, not
+        # passed: the check is reported skipped, with how to make it run.
+        pytest.skip(
+            f"{notebook.name}: commit {commit} is not in this shallow clone; "
+            "git fetch --unshallow lets this test check that it is an ancestor of HEAD"
         )
+    # A full clone holds every ancestor of this commit; a shallow one that holds the
+    # stamped commit holds the history between the two.
+    known = _git(ROOT, "merge-base", "--is-ancestor", commit, "HEAD")
+    assert known.returncode == 0, f"{notebook.name}: commit {commit} is not in this history"
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -103,8 +96,7 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ["git", "-C", str(root), *args],
         capture_output=True,
         text=True,
-        timeout=300,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},  # a fetch never asks for a password
+        timeout=60,
     )
 
 
@@ -115,18 +107,6 @@ def _holds(root: Path, commit: str) -> bool:
 
 def _shallow(root: Path) -> bool:
     return _git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-
-
-def _deepen(root: Path, commit: str) -> None:
-    """Fetch more of a shallow clone's history from its first remote, 100 commits at a
-    time, until it holds ``commit`` or a fetch brings nothing more (no remote, no
-    network, or the whole history)."""
-    remotes = _git(root, "remote").stdout.split()
-    held = -1
-    while remotes and _shallow(root) and not _holds(root, commit):
-        before, held = held, int(_git(root, "rev-list", "--count", "HEAD").stdout)
-        if held == before or _git(root, "fetch", "-q", "--deepen=100", remotes[0]).returncode:
-            return
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
