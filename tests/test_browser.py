@@ -330,7 +330,10 @@ def _nothing_hidden(panel: Locator, headline: str) -> None:
 def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
     """Hover a point: vega's tooltip gives its median, interval and samples."""
     panel.scroll_into_view_if_needed()
-    point = panel.locator('.jp-RenderedVega5 svg path[aria-roledescription="point"]').first
+    view = panel.locator(".jp-RenderedVega5")
+    if SCREENSHOT:  # the whole chart in the window, for the picture
+        view.evaluate("e => e.scrollIntoView({block: 'center'})")
+    point = view.locator('svg path[aria-roledescription="point"]').first
     point.scroll_into_view_if_needed()
     box = point.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
@@ -353,15 +356,16 @@ def _a_hover_shows_the_exact_figures(page: Page, panel: Locator) -> None:
     # Settings as the axis spells them (1k B, not 1024).
     assert re.search(r"message size \(B\)\W+\d+[kMG]? B\b", text), text
     if SCREENSHOT:
-        page.screenshot(path=Path(SCREENSHOT) / "tooltip.png", clip=_around(point, tooltip))
+        page.screenshot(path=Path(SCREENSHOT) / "tooltip.png", clip=_around(view, tooltip))
 
 
-def _around(*items: Locator) -> dict[str, float]:
+def _around(*items: Locator, margin: float = 12) -> dict[str, float]:
+    """The box that holds every item, with a margin."""
     boxes = [i.bounding_box() for i in items]
-    left = max(0, min(b["x"] for b in boxes) - 380)
-    top = max(0, min(b["y"] for b in boxes) - 260)
-    right = max(b["x"] + b["width"] for b in boxes) + 260
-    bottom = max(b["y"] + b["height"] for b in boxes) + 120
+    left = max(0, min(b["x"] for b in boxes) - margin)
+    top = max(0, min(b["y"] for b in boxes) - margin)
+    right = max(b["x"] + b["width"] for b in boxes) + margin
+    bottom = max(b["y"] + b["height"] for b in boxes) + margin
     return {"x": left, "y": top, "width": right - left, "height": bottom - top}
 
 
@@ -396,19 +400,36 @@ def _every_panel_fits_and_hides_nothing(page: Page, front_end: str) -> None:
             _picture(page, box, Path(SCREENSHOT) / f"panel-{name}-{front_end}.png")
 
 
+# Whether the panel lies whole inside the area that scrolls it (the notebook's), with
+# a margin; if not, it is centred there, and the next poll looks again (the front end
+# lays itself out anew after the window is resized, in its own time).
+_SHOWN_WHOLE_JS = """([panel, margin]) => {
+  let area = panel.parentElement;
+  while (area && !(['auto', 'scroll'].includes(getComputedStyle(area).overflowY)
+                   && area.scrollHeight > area.clientHeight)) area = area.parentElement;
+  if (!area) return true;
+  const a = area.getBoundingClientRect(), r = panel.getBoundingClientRect();
+  if (r.top - margin >= a.top && r.bottom + margin <= a.bottom) return true;
+  panel.scrollIntoView({block: 'center'});
+  return false;
+}"""
+
+
 def _picture(page: Page, panel: Locator, path: Path) -> None:
     """The whole panel with a margin, as the documentation shows it: the window made
     tall enough for all of it to lie inside the notebook's scrolled area (a taller
     panel would be cut by the toolbar and the status bar), then set back."""
     window = page.viewport_size
     assert window is not None
+    margin = 6
     tall = int(panel.evaluate("e => e.getBoundingClientRect().height")) + 400
     page.set_viewport_size({"width": window["width"], "height": max(window["height"], tall)})
     try:
-        panel.evaluate("e => e.scrollIntoView({block: 'center'})")
+        page.wait_for_function(
+            _SHOWN_WHOLE_JS, arg=[panel.element_handle(), margin], timeout=30_000, polling=250
+        )
         box = panel.bounding_box()
         assert box is not None
-        margin = 12
         left, top = max(0, box["x"] - margin), max(0, box["y"] - margin)
         right = min(window["width"], box["x"] + box["width"] + margin)
         bottom = box["y"] + box["height"] + margin

@@ -376,3 +376,18 @@ def test_a_whole_summary_line_shows_without_scrolling_at_a_laptops_width(served)
     # The check had full lines to measure: the summaries' own, and reading.md's forms.
     assert seen["examples/01_throughput.html"]["widest"] >= 95, seen["examples/01_throughput.html"]
     assert seen["reading.html"]["widest"] >= 95 and seen["reading.html"]["checked"] >= 5
+
+
+def test_the_pictures_script_runs_the_browser_test_and_takes_what_the_docs_show(monkeypatch):
+    """bench/panel_screenshots.py names the browser test that takes the pictures: a
+    renamed test is caught here, not by the next person to retake them."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    script = importlib.import_module("panel_screenshots")
+    path, name = script.TEST.split("::")
+    assert re.search(rf"^def {name}\(", (ROOT / path).read_text(), re.MULTILINE), script.TEST
+    shown = set(re.findall(r"\(images/([\w-]+\.png)\)", (DOCS / "panels.md").read_text()))
+    assert shown and shown <= set(script.PICTURES), shown - set(script.PICTURES)
+    for picture in script.PICTURES:
+        assert (DOCS / "images" / picture).is_file(), picture
