@@ -328,6 +328,15 @@ def test_export_writes_csv_and_the_project_json(no_leftovers, tmp_path, monkeypa
     again = zmqbench_magic.load(tmp_path / "zmqbench-thr.json")
     pd.testing.assert_frame_equal(again.df, panel.result.df)
     assert str(tmp_path / "zmqbench-thr.json") in panel.status.value
+    # A second press after another run keeps the first file and numbers the next.
+    first = (tmp_path / "zmqbench-thr.json").read_bytes()
+    panel.run()
+    panel.json_button.click()
+    assert (tmp_path / "zmqbench-thr.json").read_bytes() == first
+    assert len(zmqbench_magic.load(tmp_path / "zmqbench-thr-2.json").runs) == 2
+    assert str(tmp_path / "zmqbench-thr-2.json") in panel.status.value
+    with pytest.raises(FileExistsError, match="append=True"):
+        panel.save(tmp_path / "r.json")
 
 
 def test_the_core_stop_flag_keeps_the_whole_rounds_before_it():

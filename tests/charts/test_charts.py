@@ -20,6 +20,8 @@ import vl_convert
 from chart_frames import (
     CASES,
     CHART_KINDS,
+    QUICK,
+    SIZES,
     SWEEPS,
     chart_of,
     flood_frame,
@@ -37,6 +39,7 @@ from zmqbench_magic.charts import (
     latency_chart,
     map_chart,
     memory_chart,
+    speedup_chart,
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
@@ -382,3 +385,21 @@ def test_every_tick_of_a_log_axis_has_its_label(kind):
             ticks, labels = _role(axis, "axis-tick"), _role(axis, "axis-label")
             texts = [label.get("text") for label in labels]
             assert len(ticks) == len(labels) and all(texts), (kind, values, texts)
+
+
+def test_the_speedup_charts_bars_name_the_statistic_its_verdicts_used():
+    """One run measuring both copy modes: per-round ratios, paired. A copy run and a
+    zero-copy run (a panel's two presses of Run): their samples share no rounds, and the
+    subtitle says so, as the summary's verdict line does."""
+    both = thr_result(2)
+    assert "per-round ratios (paired)" in _subtitle(speedup_chart(both.df))
+    one = run_throughput(size=SIZES[2], transport="inproc", copy=True, **QUICK)
+    other = run_throughput(size=SIZES[2], transport="inproc", copy=False, **QUICK)
+    separate = _subtitle(speedup_chart((one + other).df))
+    assert "unpaired: separate runs" in separate and "(paired)" not in separate, separate
+
+
+def _subtitle(chart: alt.TopLevelMixin) -> str:
+    title = chart.to_dict()["title"]
+    subtitle = title.get("subtitle", "")
+    return " ".join(subtitle) if isinstance(subtitle, list) else subtitle

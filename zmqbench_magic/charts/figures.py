@@ -133,7 +133,7 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """The Python tax: how many times the Python loop costs the native one per size
     (throughput: native / Python msgs/s; latency: Python / native median round trip),
     coloured by copy mode, with the even line at 1 and each ratio's interval, from the
-    per-round ratios (paired); the tooltip gives the verdict."""
+    per-round ratios where both loops ran in one run; the tooltip gives the verdict."""
     metric = KINDS[df["benchmark"].iloc[0]].tax_metric
     frame = python_tax(df, metric).rename(columns={"tax": "value"})
     frame = frame.sort_values("copy", ascending=False, kind="stable", ignore_index=True)
@@ -170,9 +170,18 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 
 def _paired_note(frame: pd.DataFrame) -> str:
-    """``bars: 95-98% intervals of the per-round ratios``."""
+    """``bars: 95-98% intervals of the per-round ratios (paired)``, or of the ratios
+    between the two arms' samples where they ran in separate runs (a panel's presses
+    of Run): the statistic the bars show is the one the verdicts used."""
     note = interval_note(frame.drop(columns="runs", errors="ignore"))
-    return f"{note} of the per-round ratios (paired)" if note else ""
+    if not note:
+        return ""
+    paired = frame["paired"] if "paired" in frame.columns else pd.Series([True])
+    if paired.all():
+        return f"{note} of the per-round ratios (paired)"
+    if not paired.any():
+        return f"{note} of the ratios between the arms' samples (unpaired: separate runs)"
+    return f"{note}, paired by round where both arms ran in one run, else unpaired"
 
 
 def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:

@@ -148,7 +148,8 @@ def interval_note(frame: pd.DataFrame) -> str:
         levels = f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%}-{high:.0%}"
         notes.append(f"bars: {levels} intervals")
     if "runs" in frame.columns and frame["runs"].max() > 1:
-        notes.append(f"each point pools the samples of {frame['runs'].max()} runs")
+        # A panel's runs need not all measure every point: "up to", not "each".
+        notes.append(f"points pool the samples of up to {frame['runs'].max()} runs")
     return "; ".join(notes)
 
 

@@ -154,12 +154,23 @@ class BenchmarkPanel:
         self._say("cleared")
 
     def to_csv(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the accumulated samples as CSV; default ``zmqbench-<benchmark>.csv``."""
-        return self._need_result().to_csv(path or f"zmqbench-{self.benchmark}.csv")
+        """Write the accumulated samples as CSV; by default to ``zmqbench-<benchmark>.csv``
+        in the working folder, numbered (``-2``, ``-3``) past any file already there."""
+        return self._need_result().to_csv(path or _unused(f"zmqbench-{self.benchmark}", ".csv"))
 
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the accumulated result in the project's JSON format (``zmqbench_magic.load``)."""
-        return self._need_result().save(path or f"zmqbench-{self.benchmark}.json")
+    def save(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        append: bool = False,
+        replace: bool = False,
+    ) -> Path:
+        """Write the accumulated result in the project's JSON format (``zmqbench_magic.load``);
+        by default to ``zmqbench-<benchmark>.json``, numbered past any file already there,
+        so a second press of Save keeps the first file. A path given that exists is refused
+        unless ``append`` or ``replace`` says what to do with it (:meth:`ResultSet.save`)."""
+        target = path or _unused(f"zmqbench-{self.benchmark}", ".json")
+        return self._need_result().save(target, append=append, replace=replace)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -323,6 +334,17 @@ class BenchmarkPanel:
     def _exported(self, path: Path) -> None:
         rows = len(self.result.rows) if self.result else 0
         self._say(f"saved {rows} samples to {path.resolve()}")
+
+
+def _unused(stem: str, suffix: str) -> Path:
+    """``stem + suffix``, or the first of ``stem-2``, ``stem-3``, ... that is not a file
+    yet (as pytest-benchmark numbers its saved runs): a press of Save never writes over
+    what an earlier press saved."""
+    candidate, number = Path(stem + suffix), 1
+    while candidate.exists():
+        number += 1
+        candidate = Path(f"{stem}-{number}{suffix}")
+    return candidate
 
 
 def _pooled(result: ResultSet) -> ResultSet:
