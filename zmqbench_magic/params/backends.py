@@ -61,7 +61,8 @@ class Backend:
         if self.module and importlib.util.find_spec(self.module) is None:
             msg = (
                 f"backend {self.name} needs the {self.module} package, not installed in this "
-                f"Python: pip install 'zmqbench_magic[{self.extra}]'"
+                f"Python: pip install {self.module} (or '.[{self.extra}]' from a checkout of "
+                "this project)"
             )
             raise ValueError(msg)
 
