@@ -516,7 +516,7 @@ def test_an_address_needs_dask_or_ray_alone(ip, line):
 @pytest.mark.parametrize(("backend", "module"), [("dask", "distributed"), ("ray", "ray")])
 def test_a_missing_extra_is_a_usage_error_naming_it(ip, monkeypatch, backend, module):
     monkeypatch.setitem(sys.modules, module, None)  # as if the package were not installed
-    with pytest.raises(UsageError, match=rf"pip install 'zmqbench_magic\[{backend}\]'"):
+    with pytest.raises(UsageError, match=rf"pip install {module} \(or '\.\[{backend}\]'"):
         ip.run_line_magic("taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1")
     assert not tagged_processes()
 
