@@ -131,7 +131,8 @@ def cpu_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """The Python tax: how many times the Python loop costs the native one per size
-    (throughput: native / Python msgs/s; latency: Python / native median round trip),
+    (throughput: native / Python msgs/s; latency: Python / native mean round trip of a
+    sample, the statistic the summary and its verdicts use),
     coloured by copy mode, with the even line at 1 and each ratio's interval, from the
     per-round ratios where both loops ran in one run; the tooltip gives the verdict."""
     metric = KINDS[df["benchmark"].iloc[0]].tax_metric
@@ -140,7 +141,9 @@ def tax_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame = frame.assign(
         metric=f"Python tax, {COLUMN_TITLES[metric]}", mode=frame["copy"].map(COPY.label)
     )
-    what = "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native, a sample's p50"
+    what = (
+        "native / Python msgs/s" if metric == "msgs_per_s" else "Python / native, mean round trip"
+    )
     y = log_y("value", f"Python tax ({what}, ratio)")
     lines = median_lines(
         frame,
