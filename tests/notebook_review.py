@@ -38,6 +38,8 @@ _MAGIC_QUIET = re.compile(r"^\s*(?P<name>\w+)\s*=\s*%(zmqthr|zmqlat|taskflood)\b
 # Figures a run measures, typed into prose: rates, latencies and "N times" factors.
 _TYPED = re.compile(
     r"(?<![\w.`])\d[\d,.]*\s?(?:k|M)?\s?(?:msgs/s|Gbit/s|Mbit/s|tasks/s|µs)(?!\w)"
+    # A link's rate is a setting of the run (tc's rate), not a figure it measured.
+    r"(?!\s+(?:link|Ethernet|network))"
     r"|(?<![\w.`])\d+(?:\.\d+)?\s?(?:x|×)(?![\w])"
 )
 # A seed is a published figure cited with its year; inline code is the run's own text.
@@ -129,6 +131,8 @@ def verdict_lines(cells: list[dict]) -> list[Claim]:
 
 def _label(column: str, value: str) -> str | None:
     """A table cell as a verdict line names it: ``1k B`` for a size of 1024."""
+    if not value.isdigit():
+        return None  # a cell of several words: the row does not split into columns
     if column == "size":
         return f"{format_size(parse_size(value))} B"
     if column == "tasks":
@@ -157,10 +161,14 @@ def verdict_tables(cells: list[dict]) -> list[Claim]:
                 if "verdict" not in header:
                     continue
                 keys = [c for c in ("size", "tasks") if c in header]
-                fitting = [r for r in rows if len(r) == len(header) + 1]
-                if len(keys) != 1 or not fitting or len(fitting) != len(rows):
+                if len(keys) != 1:
                     continue
                 at, verdict_at = header.index(keys[0]) + 1, header.index("verdict") + 1
+                # Cells up to the verdict are one word each; after it a reason may be
+                # several, or none (an empty reason leaves its row a word short).
+                fitting = [r for r in rows if len(r) > verdict_at]
+                if not fitting or len(fitting) != len(rows):
+                    continue
                 labels = [_label(keys[0], row[at]) for row in fitting]
                 if None in labels or len(set(labels)) < len(labels):
                     continue  # another column tells the rows apart: not one comparison
