@@ -59,8 +59,8 @@ def throughput_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     copy mode (pyzmq's "performance crossover" figure)."""
     frame = point_medians(df, ["msgs_per_s", "send_msgs_per_s"], POINT_COLUMNS)
     x = x_axis(frame, "size", sizes=True)
-    # Send-only is often NaN (too few messages to fill the queues): then the axis
-    # names the one rate drawn.
+    # Send-only is NaN in a result whose samples did not time it: then the axis names
+    # the one rate drawn.
     rates = frame["metric"].unique()
     y = log_y("value", rates[0] if len(rates) == 1 else _RATES_TITLE)
     lines = median_lines(
