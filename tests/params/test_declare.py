@@ -6,7 +6,7 @@ import pytest
 
 from zmqbench_magic import params
 from zmqbench_magic.params import LatencyParams, ThroughputParams, high_water_mark
-from zmqbench_magic.params.units import GiB, MiB, format_size, parse_size
+from zmqbench_magic.params.units import GiB, MiB, format_rate, format_size, parse_size
 
 
 @pytest.mark.parametrize(
@@ -37,6 +37,15 @@ def test_parse_size_rejects(text):
 def test_format_size_round_trips(size, text):
     assert format_size(size) == text
     assert parse_size(format_size(size)) == size
+
+
+@pytest.mark.parametrize(
+    ("rate", "text"),
+    [(999.4, "999.4"), (999.6, "1k"), (10_000, "10k"), (999_400, "999k"), (999_600, "1M")],
+)
+def test_a_rate_near_a_unit_is_written_in_the_larger_one(rate, text):
+    """Three figures of 999,600 in thousands would be "1e+03k"."""
+    assert format_rate(rate) == text
 
 
 def test_defaults_and_scalars_become_one_point():

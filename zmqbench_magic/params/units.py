@@ -115,9 +115,11 @@ def _scaled(
 
 
 def format_rate(rate: float) -> str:
-    """``10000.0`` -> ``'10k'``, ``1500000`` -> ``'1.5M'``, as :func:`parse_rate` reads."""
+    """``10000.0`` -> ``'10k'``, ``1500000`` -> ``'1.5M'``, ``999_600`` -> ``'1M'`` (not
+    ``'1e+03k'``), as :func:`parse_rate` reads."""
     for suffix, factor in (("M", 1e6), ("k", 1e3)):
-        if rate >= factor:
+        # What rounds to 1,000 of the unit below (three figures) is 1 of this one.
+        if rate >= factor * 0.9995:
             return f"{rate / factor:.3g}{suffix}"
     return f"{rate:g}"
 
