@@ -41,6 +41,11 @@ SIZE_LABEL_EXPR = (
 )
 
 
+# How near an end of a continuous axis (in pixels) a tick's label is aligned to end at
+# it rather than centred: half the widest label a time or rate axis prints, with room.
+_FLUSH_PX = 30
+
+
 def x_axis(
     frame: pd.DataFrame,
     column: str,
@@ -70,7 +75,10 @@ def x_axis(
         f"{column}:Q",
         title=title,
         scale=alt.Scale(type=scale, domain=[low, high], nice=False, zero=False, padding=12),
-        axis=alt.Axis(labelOverlap="greedy", **label),
+        # A label centred on a tick near an end of the axis would reach past the canvas
+        # ("200,000" is about 40 px): within this many pixels of an end it is aligned
+        # to end at its tick instead, inside the chart.
+        axis=alt.Axis(labelOverlap="greedy", labelFlush=_FLUSH_PX, **label),
     )
 
 
