@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..params.backends import BACKENDS
 from ..params.taskflood import BACKEND, CHUNKSIZE, MEMORY_ROLES
-from ..params.units import format_size
+from ..params.units import KiB, format_size
 from .stats import median_ci
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ _EXAMPLE_ITEM_S = 1e-3
 _GROUP = ["backend", "engines", "view", "scheme", "task_db"]
 # The flood the memory advice speaks of: every task in flight at once.
 FLOOD_OF = 100_000
-# /proc reports resident memory in whole kibibytes: the least rise a flood can show.
-_KIB = 1024
 
 
 def advice(result: ResultSet) -> list[str]:
@@ -104,7 +102,7 @@ def _memory_sentence(
     sample_words = f"(medians of {samples} samples of a flood of {tasks:,} {of})"
     none = (
         f"no rise in the peak resident memory of {' or '.join(flat)} (under "
-        f"{_bytes(_KIB / tasks)} a task, one kilobyte over the flood)"
+        f"{_bytes(KiB / tasks)} a task, one kilobyte over the flood)"
     )
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"

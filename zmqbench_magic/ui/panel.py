@@ -29,7 +29,7 @@ from ..charts import chart_bundle, default_chart
 from ..params import KINDS, BenchParams
 from ..params.units import plural
 from ..results import ResultSet
-from ..results.text import fit
+from ..results.text import warnings_text
 from .controls import control_value, fit_descriptions, make_control, shown
 from .progress import ProgressTo
 
@@ -212,7 +212,7 @@ class BenchmarkPanel:
             said.append(str(dataclasses.replace(_pooled(shown), warnings=())))
             if latest.warnings:
                 said.append("the latest run's warnings (every run's are in p.result.warnings):")
-                said += fit([f"warning: {w}" for w in latest.warnings])
+                said.append(warnings_text(latest))
         return "\n".join(line for line in said if line)
 
     def _start(self, job: Callable[[], None]) -> None:
