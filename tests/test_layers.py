@@ -23,6 +23,11 @@ ALLOWED = {
     "parallel": {"params", "results", "method", "parallel"},
     "charts": {"params", "results", "charts"},
     "ui": {"params", "results", "method", "sockets", "parallel", "charts", "ui"},
+    # Each kind's module: what every layer does for it, imported inside its functions.
+    "kinds": {
+        *("params", "results", "method", "sockets", "parallel", "charts", "ui"),
+        *("kinds", "widgets"),
+    },
 }
 FRONT_ENDS = ("IPython", "ipywidgets", "altair", "vl_convert")
 # The ipyparallel core may import ipyparallel, which brings IPython's core with it.

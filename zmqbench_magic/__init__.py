@@ -15,13 +15,18 @@ Layout, bottom up (each layer may import the ones before it):
 - :mod:`.method`: calibration, stop and progress, helper processes;
 - :mod:`.sockets` and :mod:`.parallel`: the ZeroMQ and the ipyparallel cores;
 - :mod:`.charts`: altair charts and their offline SVG rendering;
-- :mod:`.ui` and the adapters :mod:`.magics`, :mod:`.widgets`, :mod:`.cli`.
+- :mod:`.ui` and the adapters :mod:`.magics`, :mod:`.widgets`, :mod:`.cli`;
+- :mod:`.kinds`: each benchmark kind's module, what every layer does for it.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
+
+# Every kind's declaration and module, registered before any layer asks for one (its
+# modules import only the declarations until a kind is used).
+from . import kinds as _kinds  # noqa: F401
 
 # Loaded on first use (PEP 562): the far end runs as ``python -m
 # zmqbench_magic.sockets.peer``, which imports this package first and needs only

@@ -48,15 +48,15 @@ from .ui.result_commands import add_commands as add_result_commands
 def _runner(kind: Kind) -> Callable[..., ResultSet]:
     """What measures ``kind`` from the shell: a one-shot command keeps nothing (no
     cluster) for a next call."""
-    measure = kind.load("run")
-    if not kind.stop:
+    measure, stop = kind.module.run, kind.module.stop
+    if stop is None:
         return measure
 
     def run_once(params: BenchParams, **kwargs: object) -> ResultSet:
         try:
             return measure(params, **kwargs)
         finally:
-            kind.load("stop")()
+            stop()
 
     return run_once
 

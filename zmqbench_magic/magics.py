@@ -1,12 +1,13 @@
 """IPython magics: ``%zmqthr``, ``%zmqlat``, ``%taskflood``: thin adapters over the core.
 
-One per benchmark kind, made from its record (``params.KINDS``): its name, its help,
-an option per parameter, and its cell form (the record's ``cell``). They parse options
-built from the parameter declarations, call the same functions as the Python API and
-the CLI, and present the result as the CLI does (:mod:`.ui.present`): a one-line
-summary per point unless ``-q``, the chart unless ``--no-chart`` (offline: a live Vega
-view with a PNG and SVG beside it), ``--svg`` / ``--png PATH`` saved; ``-v NAME``
-stores the result, ``-o`` returns it.
+Each is a few lines calling :meth:`ZmqBench._magic` with its kind's declaration; its
+options (one per parameter), its help and whether it is a cell magic too come from that
+declaration and the kind's module (:mod:`.kinds`), so a kind registered later gets a
+magic the same way (:func:`magic_for`). They call the same functions as the Python
+API and the CLI, and present the result as the CLI does (:mod:`.ui.present`): a
+one-line summary per point unless ``-q``, the chart unless ``--no-chart`` (offline: a
+live Vega view with a PNG and SVG beside it), ``--svg`` / ``--png PATH`` saved; ``-v
+NAME`` stores the result, ``-o`` returns it.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import partial
+from types import MethodType
 from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from .method.schedule import Interrupted
 from .parallel.engines.reach import NoAnswer
-from .params import KINDS, BenchParams
+from .params import FLOOD, KINDS, LATENCY, THROUGHPUT, BenchParams
 from .params.kinds import Kind
 from .results import ResultSet
 from .results.text import fit
@@ -53,9 +55,24 @@ def _refuse(given: Any, option: str, why: str) -> None:
         raise UsageError(msg)
 
 
+def _options(kind: Kind) -> Callable[[Callable[..., Any]], Any]:
+    """``kind``'s magic's help and options: one per parameter, the output options, and
+    ``--stop`` where the kind keeps something between runs."""
+
+    def decorate(func: Callable[..., Any]) -> Any:
+        func.__doc__ = kind.magic_help
+        if kind.keeps:
+            stop = f"stop {kind.keeps} (and measure nothing)"
+            func = magic_arguments.argument("--stop", action="store_true", help=stop)(func)
+        return _arguments(kind.params)(func)
+
+    return decorate
+
+
 _NO_PANEL = "is for the line magic: a panel measures what its controls show"
 
 
+@magics_class
 class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     """ZeroMQ and ipyparallel benchmark magics. Load with ``%load_ext zmqbench_magic``.
 
@@ -68,6 +85,33 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         if shell is not None:
             # What %config lists and updates: without this it would not know us.
             shell.configurables.append(self)
+        for kind in KINDS.values():
+            if kind.magic and kind.magic not in self.magics["line"]:
+                self._add_magic(kind)
+
+    # --- the magics: each its kind's --------------------------------------------------
+
+    @line_cell_magic
+    @_options(THROUGHPUT)
+    def zmqthr(self, line: str, cell: str | None = None) -> ResultSet | None:
+        return self._magic(THROUGHPUT, self.zmqthr, line, cell)
+
+    @line_cell_magic
+    @_options(LATENCY)
+    def zmqlat(self, line: str, cell: str | None = None) -> ResultSet | None:
+        return self._magic(LATENCY, self.zmqlat, line, cell)
+
+    @line_cell_magic
+    @_options(FLOOD)
+    def taskflood(self, line: str, cell: str | None = None) -> ResultSet | None:
+        return self._magic(FLOOD, self.taskflood, line, cell)
+
+    def _add_magic(self, kind: Kind) -> None:
+        """A magic for a kind registered beyond the three above (a plug-in's)."""
+        magic = MethodType(magic_for(kind), self)
+        self.magics["line"][kind.magic] = magic
+        if kind.module.cell is not None:
+            self.magics["cell"][kind.magic] = magic
 
     @property
     def _ip(self) -> Any:
@@ -75,19 +119,23 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         assert self.shell is not None, "load the magics with %load_ext zmqbench_magic"
         return self.shell
 
-    def _magic(self, kind: Kind, line: str, cell: str | None) -> ResultSet | None:
+    def _magic(
+        self, kind: Kind, magic: Callable[..., Any], line: str, cell: str | None
+    ) -> ResultSet | None:
         """Any kind's magic: ``--stop``, the cell form, or a run of the line's options."""
-        args = magic_arguments.parse_argstring(getattr(self, kind.magic), line)
-        if getattr(args, "stop", False):
-            print("\n".join(fit([kind.load("stop")()])))
+        module = kind.module
+        args = magic_arguments.parse_argstring(magic, line)
+        if getattr(args, "stop", False) and module.stop is not None:
+            print("\n".join(fit([module.stop()])))
             return None
-        measure = kind.load("run")
+        measure = module.run
         if cell is None:
             return self._run(args, kind.params, measure)
+        assert module.cell is not None, f"%{kind.magic} has no cell form"
         _refuse(args.widget, "--widget", _NO_PANEL)
         try:
             given = given_options(kind.params, vars(args))
-            measure = partial(measure, **kind.load("cell")(self._ip, cell, given))
+            measure = partial(measure, **module.cell(self._ip, cell, given))
         except UserCodeFailed:
             return None  # the user's traceback is already shown, once
         except ValueError as exc:
@@ -157,7 +205,11 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     def _panel(self, args: Any, params_class: type[BenchParams], values: dict[str, Any]) -> Any:
         """The benchmark's panel, its controls set from the options given."""
         # ipywidgets and altair are imported only when a panel is asked for.
-        panel_class = KINDS[params_class.benchmark].load("panel")
+        panel_of = KINDS[params_class.benchmark].module.panel
+        if panel_of is None:
+            msg = f"{params_class.benchmark} has no panel"
+            raise UsageError(msg)
+        panel_class = panel_of()
         try:
             panel = panel_class(**values)
         except ValueError as exc:
@@ -167,27 +219,14 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         return panel
 
 
-def _magic_for(kind: Kind) -> Callable[..., Any]:
-    """``kind``'s magic, named and documented from its record, with an option per
-    parameter (and ``--stop`` where the kind keeps something between runs)."""
+def magic_for(kind: Kind) -> Callable[..., Any]:
+    """The magic of a kind registered beyond the three above, as they are made."""
 
     def magic(self: ZmqBench, line: str, cell: str | None = None) -> ResultSet | None:
-        return self._magic(kind, line, cell)
+        return self._magic(kind, magic, line, cell)
 
     magic.__name__, magic.__qualname__ = kind.magic, f"ZmqBench.{kind.magic}"
-    magic.__doc__ = kind.magic_help
-    # A kind without a cell form is a line magic alone: %%name then says it is unknown.
-    func = (line_cell_magic if kind.cell else line_magic)(magic)
-    if kind.stop:
-        stop = f"stop {kind.keeps} (and measure nothing)"
-        func = magic_arguments.argument("--stop", action="store_true", help=stop)(func)
-    return _arguments(kind.params)(func)
-
-
-for _kind in KINDS.values():
-    if _kind.magic:
-        setattr(ZmqBench, _kind.magic, _magic_for(_kind))
-magics_class(ZmqBench)  # after the magics above: it collects what they registered
+    return _options(kind)(magic)
 
 
 def _draw(data: dict[str, Any], metadata: dict[str, Any]) -> None:

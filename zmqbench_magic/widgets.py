@@ -14,12 +14,14 @@ Example
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import altair as alt
 
 from .charts import default_chart
 from .params import KINDS, FloodParams, LatencyParams, ThroughputParams
+from .params.kinds import Derived
 from .params.units import plural
 from .results import ResultSet
 from .ui.panel import BenchmarkPanel
@@ -30,6 +32,8 @@ class ThroughputPanel(BenchmarkPanel):
 
     params_class = ThroughputParams
     title = "ZeroMQ PUSH/PULL throughput"
+    ranged = ("size",)
+    main = ("size", "copy", "transport", "peer")
 
 
 class LatencyPanel(BenchmarkPanel):
@@ -37,6 +41,8 @@ class LatencyPanel(BenchmarkPanel):
 
     params_class = LatencyParams
     title = "ZeroMQ REQ/REP round trip"
+    ranged = ("size",)
+    main = ("size", "copy", "transport", "peer")
 
 
 class TaskFloodPanel(BenchmarkPanel):
@@ -126,11 +132,11 @@ class TaskFloodPanel(BenchmarkPanel):
             self._say(said)
 
 
-# Each kind's panel, by the kind's name, as its record names it (this module, whose
-# classes are defined by now: the record's reference finds them while it loads).
-PANELS: dict[str, type[BenchmarkPanel]] = {
-    name: kind.load("panel") for name, kind in KINDS.items() if kind.panel
-}
+# Each kind's panel, by the kind's name, as its module gives it (read when used: a
+# kind's module imports its panel from here).
+PANELS: Mapping[str, type[BenchmarkPanel]] = Derived(
+    lambda: {name: kind.module.panel() for name, kind in KINDS.items() if kind.module.panel}
+)
 
 
 __all__ = ["PANELS", "BenchmarkPanel", "LatencyPanel", "TaskFloodPanel", "ThroughputPanel"]

@@ -250,7 +250,7 @@ def default_chart(
     benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
     """What a magic shows for a result of ``benchmark``: its kind's default chart."""
-    return KINDS[benchmark].load("chart")(df, distributions)
+    return KINDS[benchmark].module.chart(df, distributions)
 
 
 def throughput_default(

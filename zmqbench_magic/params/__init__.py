@@ -11,6 +11,8 @@ the same declarations.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .common import (
     CPU,
     FAIL_ON,
@@ -28,7 +30,7 @@ from .common import (
 )
 from .declare import BenchParams, Metric, Param, RunParams
 from .far_end import CURVE, REMOTE, SECRET_FILE
-from .kinds import Kind
+from .kinds import KINDS, Derived, Kind, KindModule, register, unregister
 from .memory import (
     QUEUE_BYTES,
     available_memory,
@@ -63,19 +65,28 @@ from .sockets import (
 )
 from .taskflood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
 
-METRICS = {m.name: m for m in THR_METRICS + LAT_METRICS + LAT_POOLED + FLOOD_METRICS}
+# Each table below is derived from the registered kinds' declarations when read
+# (a kind is registered by :mod:`zmqbench_magic.kinds`, or by a test for a while).
 
-# Every benchmark kind, by name: the one place a kind is registered.
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (THROUGHPUT, LATENCY, FLOOD)}
+# Every metric by its name: each kind's samples' metrics and its pooled ones.
+METRICS: Mapping[str, Metric] = Derived(
+    lambda: {m.name: m for kind in KINDS.values() for m in kind.metrics + kind.pooled_metrics}
+)
 # Each kind's settings, by name.
-BENCHMARKS: dict[str, type[BenchParams]] = {name: kind.params for name, kind in KINDS.items()}
-
+BENCHMARKS: Mapping[str, type[BenchParams]] = Derived(
+    lambda: {name: kind.params for name, kind in KINDS.items()}
+)
 # Every parameter by its name (a name means one thing in every benchmark).
-PARAMS = {p.name: p for cls in BENCHMARKS.values() for p in cls.fields()}
-
-COLUMN_TITLES = {name: p.axis_title for name, p in PARAMS.items()} | {
-    m.name: m.axis_title for m in METRICS.values()
-}
+PARAMS: Mapping[str, Param] = Derived(
+    lambda: {p.name: p for kind in KINDS.values() for p in kind.params.fields()}
+)
+# A column's axis title: a parameter's or a metric's.
+COLUMN_TITLES: Mapping[str, str] = Derived(
+    lambda: (
+        {name: p.axis_title for name, p in PARAMS.items()}
+        | {m.name: m.axis_title for m in METRICS.values()}
+    )
+)
 
 __all__ = [
     "ADDRESS",
@@ -125,6 +136,7 @@ __all__ = [
     "BenchParams",
     "FloodParams",
     "Kind",
+    "KindModule",
     "LatencyParams",
     "Metric",
     "Param",
@@ -135,5 +147,7 @@ __all__ = [
     "check_memory",
     "high_water_mark",
     "memory_needed",
+    "register",
     "resolve_peer",
+    "unregister",
 ]

@@ -1,82 +1,149 @@
-"""What a benchmark kind is: one record per kind (throughput, latency, task flood), each
-declared beside its parameters and registered once in :data:`zmqbench_magic.params.KINDS`.
+"""What a benchmark kind is: its declaration (:class:`Kind`), what its module does
+(:class:`KindModule`), and the registry both are found in (:data:`KINDS`).
 
-Everything that differs between kinds is read from its record, so no code branches on a
-kind's name: the CLI's commands, the panels, the far end's roles, the summary's words
-and the default chart all iterate over the records or look one up by name.
+A kind is declared here, in the base layer, beside its parameters and metrics: its
+name, its settings class, what a sample counts, its metrics with their directions and
+units. Every per-kind table (``params.METRICS``, the column titles, the CLI's
+commands, the magics) is derived from the registered declarations, so a kind cannot
+be half known.
 
-The record refers to what the upper layers do for a kind (measure it, draw it, show its
-panel) as ``"module:name"``, resolved only when an adapter asks (:meth:`Kind.load`), as
-Python's entry points do: this base layer stays free of pyzmq's loops, pandas, altair
-and ipywidgets, and a new kind is its own modules plus one line in the registry.
+What a kind *does* (measure, put a point in words, draw, show a panel, take a cell)
+lives in one module of plain functions, ``zmqbench_magic/kinds/<name>.py``, which
+imports what it needs inside each function. :func:`register` files that module under
+its declaration; the layers below ask for a kind's behaviour through
+:attr:`Kind.module` and never import the modules above them.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .declare import BenchParams, Metric
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One benchmark kind: its name, its settings, and where each layer's part of it is."""
+    """One benchmark kind's declaration: its name, its settings and its metrics."""
 
     # The CLI's command, a result's ``benchmark`` value and a saved file's key: "thr".
     name: str
     title: str  # "PUSH/PULL throughput": what the CLI's help says it measures
     params: type[BenchParams]
     counted: str  # what one sample counts, plural: "messages"
-    # "module:name" of what the layers above do for it:
-    run: str  # measures it: run(params, progress=..., **kwargs) -> ResultSet
-    where: str  # a summary point's names, as columns: where(point) -> list[str]
-    figures: str  # a summary point's figures in words: figures(point) -> str
-    chart: str  # its default chart: chart(df, distributions) -> altair chart
-    panel: str  # its ipywidgets panel class
     # A summary's columns of ``where`` that are counts, read right-aligned.
     counts_at: tuple[int, ...] = ()
-    # "module:name": what a summary's figures leave unsaid, notes(points) -> list[str].
-    notes: str = ""
-    # Its loop runs in the worker process too (the far end's role there): "sink".
+    # Its loop runs in the worker process too, in this far-end role: "sink".
     far_end: str = ""
-    sample: str = ""  # "module:name" of that loop's one sample, for the worker
-    # Its percentiles are pooled over every round trip of a point, not of samples'.
-    pooled: bool = False
+    # The point's figures over every round trip of all its samples (latency's
+    # percentiles), beside the samples' own metrics: a summary computes these pooled.
+    pooled_metrics: tuple[Metric, ...] = ()
     # The metric whose Python/native ratio is its "Python tax" (a lower-is-better one
     # is inverted): "" where it has no native loop.
     tax_metric: str = ""
     # Run metadata that files saved before it was recorded lack, as they ran.
     old_files: Mapping[str, str] = field(default_factory=dict)
-    # "module:name": what a result advises, advice(result) -> list[str].
-    advice: str = ""
-    # "module:name" that stops what the kind keeps between runs (a flood's cluster):
-    # the CLI calls it after a one-shot run, ``%magic --stop`` when asked.
-    stop: str = ""
-    keeps: str = ""  # what ``stop`` stops, in words: "the cluster this extension started"
-    # Its IPython magic (a cell magic too where it has a cell form): the name, and its
-    # ``%name?`` help.
+    # What its module's ``stop`` stops, in words ("the cluster this extension
+    # started"); "" where it keeps nothing between runs.
+    keeps: str = ""
+    # Its IPython magic (a cell magic too where its module has ``cell``): the name, and
+    # its ``%name?`` help.
     magic: str = ""
     magic_help: str = ""
-    # "module:name": the cell form, cell(shell, source, given) -> the keyword arguments
-    # the cell adds to ``run`` (a ValueError names an option that has no meaning there).
-    cell: str = ""
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
+        """The metrics of each sample: the DataFrame's columns, compared and charted."""
         return self.params.metrics
 
     @property
     def headline(self) -> Metric:
         return self.params.metrics[0]
 
-    def load(self, hook: str) -> Any:
-        """The function or class a hook names, imported now: ``kind.load("run")``."""
-        reference = getattr(self, hook)
-        if not reference:
-            msg = f"the {self.name} benchmark has no {hook}"
-            raise LookupError(msg)
-        module, _, name = reference.partition(":")
-        return getattr(importlib.import_module(module), name)
+    @property
+    def pooled(self) -> bool:
+        """Its summary's percentiles are pooled over every round trip of a point."""
+        return bool(self.pooled_metrics)
+
+    @property
+    def module(self) -> KindModule:
+        """What this kind does: the module registered with it."""
+        return _MODULES[self.name]
+
+
+class KindModule(Protocol):
+    """What a kind's module defines, as plain functions (``kinds/thr.py``).
+
+    ``advice``, ``cell``, ``stop`` and ``panel`` may be ``None`` where the kind has
+    none: no advice, no cell form, nothing kept between runs, no panel.
+    """
+
+    KIND: Kind
+
+    def run(self, params: Any, progress: Any = None, **kwargs: Any) -> Any:
+        """Measure: ``run(params, progress=...) -> ResultSet``."""
+
+    def where(self, point: Mapping[str, Any]) -> list[str]:
+        """A summary point's names, as columns: ``["tcp", "1 kB", "copy", ""]``."""
+
+    def figures(self, point: Mapping[str, Any]) -> str:
+        """A summary point's figures in words."""
+
+    def chart(self, df: Any, distributions: Any = ()) -> Any:
+        """Its default altair chart of a tidy frame."""
+
+    advice: Callable[[Any], list[str]] | None
+    # The cell form: cell(shell, source, given) -> keyword arguments the cell adds to
+    # ``run`` (a ValueError names an option that has no meaning there).
+    cell: Callable[[Any, str, Mapping[str, Any]], dict[str, Any]] | None
+    stop: Callable[[], str] | None
+    panel: Callable[[], type] | None  # its ipywidgets panel class, imported on call
+
+
+# Every registered kind, by name: its declaration, and (below) its module.
+KINDS: dict[str, Kind] = {}
+_MODULES: dict[str, KindModule] = {}
+
+
+def register(module: KindModule) -> Kind:
+    """File ``module`` under its declaration ``module.KIND``: the one step that makes
+    a kind a command, a magic, a panel and a result every layer reads."""
+    kind = module.KIND
+    if kind.params.benchmark != kind.name:
+        msg = f"{kind.name!r} declares settings of {kind.params.benchmark!r}"
+        raise ValueError(msg)
+    KINDS[kind.name], _MODULES[kind.name] = kind, module
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Forget a kind registered for a while (a test's own kind)."""
+    del KINDS[name], _MODULES[name]
+
+
+class Derived(Mapping[str, Any]):
+    """A table derived from the registered kinds each time it is read, so a kind
+    registered later (a test's, or a plug-in's) is in it too."""
+
+    def __init__(self, derive: Callable[[], dict[str, Any]]) -> None:
+        self._from = derive
+        self._made: tuple[tuple[int, ...], dict[str, Any]] = ((), {})
+
+    def _derive(self) -> dict[str, Any]:
+        registered = tuple(id(kind) for kind in KINDS.values())
+        if self._made[0] != registered:
+            self._made = (registered, self._from())
+        return self._made[1]
+
+    def __getitem__(self, name: str) -> Any:
+        return self._derive()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._derive())
+
+    def __len__(self) -> int:
+        return len(self._derive())
+
+    def __repr__(self) -> str:
+        return repr(self._derive())

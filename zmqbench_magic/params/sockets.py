@@ -12,7 +12,7 @@ from .common import CPU, LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZ
 from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
-from .kinds import Kind
+from .kinds import KINDS, Kind
 from .memory import check_memory, few_messages_caution
 from .units import GiB
 
@@ -293,7 +293,7 @@ class ZmqParams(BenchParams):
         check_memory(max(self.size))
 
     def cautions(self) -> list[str]:
-        return few_messages_caution(self.size, _KIND_OF[self.benchmark].counted)
+        return few_messages_caution(self.size, KINDS[self.benchmark].counted)
 
 
 @dataclass(frozen=True)
@@ -409,14 +409,8 @@ THROUGHPUT = Kind(
     title="PUSH/PULL throughput",
     params=ThroughputParams,
     counted="messages",
-    run="zmqbench_magic.sockets.measure:run_throughput",
-    where="zmqbench_magic.results.text:socket_where",
-    figures="zmqbench_magic.results.text:throughput_figures",
-    chart="zmqbench_magic.charts.figures:throughput_default",
-    panel="zmqbench_magic.widgets:ThroughputPanel",
     counts_at=(1,),
     far_end="sink",
-    sample="zmqbench_magic.sockets.loops:throughput_sample",
     tax_metric="msgs_per_s",
     old_files={"driver": "kernel"},
     magic="zmqthr",
@@ -427,22 +421,15 @@ THROUGHPUT = Kind(
     message (bytes, a buffer such as a numpy array, or a list of them: one frame
     each); ``--size`` is then the message's own.
     """,
-    cell="zmqbench_magic.sockets.payload:cell_payload",
 )
 LATENCY = Kind(
     name=LatencyParams.benchmark,
     title="REQ/REP round-trip latency",
     params=LatencyParams,
     counted="round trips",
-    run="zmqbench_magic.sockets.measure:run_latency",
-    where="zmqbench_magic.results.text:socket_where",
-    figures="zmqbench_magic.results.text:latency_figures",
-    chart="zmqbench_magic.charts.figures:latency_default",
-    panel="zmqbench_magic.widgets:LatencyPanel",
     counts_at=(1,),
     far_end="echo",
-    sample="zmqbench_magic.sockets.loops:latency_sample",
-    pooled=True,
+    pooled_metrics=LAT_POOLED,
     tax_metric="sample_mean_us",
     old_files={"driver": "kernel"},
     magic="zmqlat",
@@ -451,6 +438,4 @@ LATENCY = Kind(
     Lists sweep: ``%zmqlat --size 1 1k 64k --transport tcp ipc inproc``. As a cell
     magic, the cell's last expression is the message, as for ``%%zmqthr``.
     """,
-    cell="zmqbench_magic.sockets.payload:cell_payload",
 )
-_KIND_OF = {kind.name: kind for kind in (THROUGHPUT, LATENCY)}

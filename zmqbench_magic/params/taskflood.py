@@ -372,14 +372,7 @@ FLOOD = Kind(
     title="ipyparallel task flood",
     params=FloodParams,
     counted="tasks",
-    run="zmqbench_magic.parallel.flood:run_taskflood",
-    where="zmqbench_magic.results.text:flood_where",
-    figures="zmqbench_magic.results.text:flood_figures",
-    chart="zmqbench_magic.charts.flood_charts:flood_default",
-    panel="zmqbench_magic.widgets:TaskFloodPanel",
     counts_at=(0, 1),
-    advice="zmqbench_magic.results.advice:advice",
-    stop="zmqbench_magic.parallel.clusters.own:stop",
     keeps="the cluster this extension started",
     magic="taskflood",
     magic_help="""Flood an ipyparallel cluster with tiny tasks: sent and round-trip time, tasks/s.
@@ -390,5 +383,4 @@ FLOOD = Kind(
     is the task: the names it reads are sent to the engines once, before timing,
     and the result adds each task's own run time and the overhead around it.
     """,
-    cell="zmqbench_magic.parallel.celltask:cell_task",
 )

@@ -23,7 +23,7 @@ def result_markdown(result: ResultSet) -> str:
     names and figures as the summary line words them), then its notes, verdicts,
     advice and warnings as a list."""
     kind = KINDS[result.benchmark]
-    where, figures = kind.load("where"), kind.load("figures")
+    where, figures = kind.module.where, kind.module.figures
     meta = result.metadata
     on = ", ".join(str(meta[key]) for key in ("host", "cpu", "date") if meta.get(key))
     # The kernel's versions, unless environments side by side ran the loops (the notes
@@ -45,8 +45,6 @@ def result_markdown(result: ResultSet) -> str:
     else:
         lines.append("no point was measured")
     said = [f"note: {n}" for n in meta.get("notes", [])]
-    if kind.notes and points:
-        said += kind.load("notes")(points)
     said += verdict_lines(result)
     said += [f"advice: {a}" for a in result.advice()]
     said += [f"warning: {w}" for w in result.warnings]

@@ -100,8 +100,8 @@ class ResultSet:
     def advice(self) -> list[str]:
         """For a task flood or map: how long tasks must last (or how they must be
         chunked) for 90% efficiency, with its 95% interval (:mod:`.advice`)."""
-        kind = KINDS[self.benchmark]
-        return kind.load("advice")(self) if kind.advice else []
+        advise = KINDS[self.benchmark].module.advice
+        return advise(self) if advise is not None else []
 
     def histogram(self, point: Mapping[str, Any]) -> LogHistogram:
         """Every round trip of the latency points matching ``point`` (e.g. ``{"size":

@@ -162,9 +162,9 @@ def latency_figures(point: Mapping[str, Any]) -> str:
 def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
     """One %timeit-style line per point of a summary, their names aligned in columns
     as wide as this summary needs (prefixed by its run when a result joins several),
-    then what the figures leave unsaid."""
+    named by its kind's module."""
     kind = KINDS[benchmark]
-    where, figures = kind.load("where"), kind.load("figures")
+    where, figures = kind.module.where, kind.module.figures
     names = [[f"[{p['run']}]" if "run" in p else "", *where(p)] for p in points]
     widths = [max(len(words[i]) for words in names) for i in range(len(names[0]))] if names else []
     # Counts read right-aligned (tasks, sizes), words left-aligned.
@@ -177,8 +177,6 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
             if widths[i]
         ]
         lines.append(f"{' '.join(cells)}: {figures(point)}")
-    if kind.notes:
-        lines += kind.load("notes")(points)
     return lines
 
 

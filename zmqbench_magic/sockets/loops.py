@@ -253,6 +253,11 @@ def latency_sample(
     return _closed_loop_row(np.diff(np.asarray(stamps)) * 1e6, elapsed, timed), elapsed
 
 
+# The driver's loop for each far-end role (a kind declares its role, ``Kind.far_end``):
+# the kernel's run and a worker process's run pick the same loop.
+SAMPLE_OF_ROLE = {"sink": throughput_sample, "echo": latency_sample}
+
+
 def idle_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python", *, idle: float
 ) -> tuple[dict[str, Any], float]:

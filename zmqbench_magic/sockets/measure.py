@@ -22,8 +22,10 @@ from ..method.control import Progress, StopFlag
 from ..method.pinning import pinned
 from ..method.schedule import Interrupted, Schedule
 from ..params import (
+    LATENCY,
     LOOP,
     RATE,
+    THROUGHPUT,
     BenchParams,
     LatencyParams,
     ThroughputParams,
@@ -36,10 +38,10 @@ from ..results import ResultSet, noise_floor
 from ..results.environment import environment
 from .driver import ProcessDrivers
 from .link import STEADY_MALLOC
-from .loops import latency_sample, throughput_sample
+from .loops import SAMPLE_OF_ROLE
 from .payload import Payload
 from .remote import reach
-from .rounds import LINK_KEY, RunState, SampleFn, describe, far_role
+from .rounds import LINK_KEY, RunState, describe, far_role
 
 
 def run_throughput(
@@ -67,7 +69,7 @@ def run_throughput(
     >>> r.summary()[["size", "copy", "msgs_per_s"]]                          # doctest: +SKIP
     """
     params = params or ThroughputParams(**values)
-    return _run(params, "sink", throughput_sample, _payload(payload, values), progress, stop)
+    return _run(params, THROUGHPUT.far_end, _payload(payload, values), progress, stop)
 
 
 def run_latency(
@@ -88,7 +90,7 @@ def run_latency(
     >>> r.df[["transport", "size", "p50_us", "p99_us"]]               # doctest: +SKIP
     """
     params = params or LatencyParams(**values)
-    return _run(params, "echo", latency_sample, _payload(payload, values), progress, stop)
+    return _run(params, LATENCY.far_end, _payload(payload, values), progress, stop)
 
 
 def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
@@ -128,7 +130,6 @@ def _check_native(payload: Payload | None) -> None:
 def _run(
     params: ZmqParams,
     role: str,
-    sample: SampleFn,
     payload: Payload | None,
     progress: Progress | None,
     stop: StopFlag | None,
@@ -159,7 +160,7 @@ def _run(
             params.timeout,
         ) as (url, secret),
     ):
-        state = RunState(params, role, sample, payload, remote=url, secret=secret)
+        state = RunState(params, role, SAMPLE_OF_ROLE[role], payload, remote=url, secret=secret)
         state.far_cpus = cpu_plan(params.cpu)[1]
         try:
             schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)

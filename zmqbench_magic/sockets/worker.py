@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from ..params import KINDS, ZmqParams
 from ..params.interpreter import this_interpreter
 from .link import PeerError
+from .loops import SAMPLE_OF_ROLE
 from .payload import Payload
 from .peer import exit_with_parent
 from .rounds import RunState
@@ -69,7 +70,7 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     assert isinstance(params, ZmqParams), f"{kind.name} has no far end to run"
     frames = job.get("payload")
     payload = Payload.of([base64.b64decode(f) for f in frames]) if frames else None
-    state = RunState(params, kind.far_end, kind.load("sample"), payload)
+    state = RunState(params, kind.far_end, SAMPLE_OF_ROLE[kind.far_end], payload)
     state.far_cpus = set(job.get("far_cpus", ()))
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
     with state.far_end(job["group"]) as far_end:

@@ -55,9 +55,10 @@ class BenchmarkPanel:
     params_class: ClassVar[type[BenchParams]]
     title: ClassVar[str]
     # Swept parameters on the chart's x axis: a from-to range, every option measured.
-    ranged: ClassVar[tuple[str, ...]] = ("size",)
-    # Shown up front; the others are under "more settings".
-    main: ClassVar[tuple[str, ...]] = ("size", "copy", "transport", "peer")
+    ranged: ClassVar[tuple[str, ...]] = ()
+    # Shown up front (by default, the swept parameters); the others are under "more
+    # settings".
+    main: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **values: Any) -> None:
         defaults = self.params_class(**values)  # a bad prefill is a ValueError here
@@ -180,7 +181,7 @@ class BenchmarkPanel:
     def _measure_function(self) -> Callable[..., ResultSet]:
         """The core function that measures this panel's kind (imported when first used:
         ipyparallel only for a flood)."""
-        return KINDS[self.params_class.benchmark].load("run")
+        return KINDS[self.params_class.benchmark].module.run
 
     def _shown(self, result: ResultSet) -> ResultSet:
         """The runs the chart draws and the summary lists, alike: every run since Clear,
@@ -305,8 +306,9 @@ class BenchmarkPanel:
         self.clear_button.on_click(lambda _: self._press(self.clear))
         self.csv_button.on_click(lambda _: self._press(lambda: self._exported(self.to_csv())))
         self.json_button.on_click(lambda _: self._press(lambda: self._exported(self.save())))
-        main = [shown(self.controls[n]) for n in self.main]
-        more = [shown(c) for n, c in self.controls.items() if n not in self.main]
+        up_front = self.main or tuple(p.name for p in self.params_class.sweep_fields())
+        main = [shown(self.controls[n]) for n in up_front]
+        more = [shown(c) for n, c in self.controls.items() if n not in up_front]
         settings = widgets.Accordion([widgets.VBox(more)], titles=("more settings",))
         settings.selected_index = None
         buttons = [self.run_button, self.stop_button, self.clear_button]

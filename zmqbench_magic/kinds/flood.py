@@ -1,0 +1,62 @@
+"""``%taskflood``: tiny tasks on an ipyparallel cluster (or Dask, Ray, a process
+pool), what each layer does for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..params.taskflood import FLOOD as KIND
+
+__all__ = ["KIND", "advice", "cell", "chart", "figures", "panel", "run", "stop", "where"]
+
+
+def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
+    from ..parallel.flood import run_taskflood
+
+    return run_taskflood(params, progress=progress, **kwargs)
+
+
+def where(point: Mapping[str, Any]) -> list[str]:
+    from ..results.text import flood_where
+
+    return flood_where(point)
+
+
+def figures(point: Mapping[str, Any]) -> str:
+    from ..results.text import flood_figures
+
+    return flood_figures(point)
+
+
+def chart(df: Any, distributions: Any = ()) -> Any:
+    from ..charts.flood_charts import flood_default
+
+    return flood_default(df, distributions)
+
+
+def advice(result: Any) -> list[str]:
+    """One sentence per cluster (or pool) the flood measured."""
+    from ..results.advice import advice as flood_advice
+
+    return flood_advice(result)
+
+
+def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell is the task."""
+    from ..parallel.celltask import cell_task
+
+    return cell_task(shell, source, given)
+
+
+def stop() -> str:
+    """Stop the cluster this extension started (``%taskflood --stop``)."""
+    from ..parallel.clusters.own import stop as stop_cluster
+
+    return stop_cluster()
+
+
+def panel() -> type:
+    from ..widgets import TaskFloodPanel
+
+    return TaskFloodPanel

@@ -1,0 +1,51 @@
+"""``%zmqlat``: REQ/REP round-trip latency, what each layer does for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..params.sockets import LATENCY as KIND
+
+__all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
+
+
+def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
+    from ..sockets.measure import run_latency
+
+    return run_latency(params, progress=progress, **kwargs)
+
+
+def where(point: Mapping[str, Any]) -> list[str]:
+    from ..results.text import socket_where
+
+    return socket_where(point)
+
+
+def figures(point: Mapping[str, Any]) -> str:
+    from ..results.text import latency_figures
+
+    return latency_figures(point)
+
+
+def chart(df: Any, distributions: Any = ()) -> Any:
+    from ..charts.figures import latency_default
+
+    return latency_default(df, distributions)
+
+
+def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell's last expression is the message."""
+    from ..sockets.payload import cell_payload
+
+    return cell_payload(shell, source, given)
+
+
+def panel() -> type:
+    from ..widgets import LatencyPanel
+
+    return LatencyPanel
+
+
+# No advice, and nothing kept between runs to stop.
+advice = stop = None

@@ -1,0 +1,51 @@
+"""``%zmqthr``: PUSH/PULL throughput, what each layer does for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..params.sockets import THROUGHPUT as KIND
+
+__all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
+
+
+def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
+    from ..sockets.measure import run_throughput
+
+    return run_throughput(params, progress=progress, **kwargs)
+
+
+def where(point: Mapping[str, Any]) -> list[str]:
+    from ..results.text import socket_where
+
+    return socket_where(point)
+
+
+def figures(point: Mapping[str, Any]) -> str:
+    from ..results.text import throughput_figures
+
+    return throughput_figures(point)
+
+
+def chart(df: Any, distributions: Any = ()) -> Any:
+    from ..charts.figures import throughput_default
+
+    return throughput_default(df, distributions)
+
+
+def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell's last expression is the message."""
+    from ..sockets.payload import cell_payload
+
+    return cell_payload(shell, source, given)
+
+
+def panel() -> type:
+    from ..widgets import ThroughputPanel
+
+    return ThroughputPanel
+
+
+# No advice, and nothing kept between runs to stop.
+advice = stop = None
