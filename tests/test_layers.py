@@ -23,9 +23,10 @@ ALLOWED = {
     "parallel": {"params", "results", "method", "parallel"},
     "charts": {"params", "results", "charts"},
     "ui": {"params", "results", "method", "sockets", "parallel", "charts", "ui"},
+    "panels": {"params", "results", "method", "sockets", "parallel", "charts", "ui", "panels"},
     # Each kind's module: what every layer does for it, imported inside its functions.
     "kinds": {
-        *("params", "results", "method", "sockets", "parallel", "charts", "ui"),
+        *("params", "results", "method", "sockets", "parallel", "charts", "ui", "panels"),
         *("kinds", "widgets"),
     },
 }
@@ -38,6 +39,8 @@ FORBIDDEN = {
     "sockets": (*FRONT_ENDS, "ipyparallel"),
     "parallel": ("ipywidgets", "altair", "vl_convert"),
     "charts": ("IPython", "ipywidgets", "ipyparallel"),
+    # What the CLI and the magics are built from: the panels alone bring ipywidgets.
+    "ui": ("ipywidgets", "altair", "vl_convert", "ipyparallel"),
 }
 
 

@@ -1,7 +1,7 @@
 """The panels (``%zmqthr --widget`` and friends): a benchmark's controls, Run, Stop,
 Clear, export and one chart, redrawn in place.
 
-Each panel is :class:`~zmqbench_magic.ui.panel.BenchmarkPanel` plus the core function
+Each panel is :class:`~zmqbench_magic.panels.panel.BenchmarkPanel` plus the core function
 it calls; see there for how a run, a stop and a redraw work.
 
 Example
@@ -20,11 +20,11 @@ from typing import Any
 import altair as alt
 
 from .charts import default_chart
+from .panels.panel import BenchmarkPanel
 from .params import KINDS, FloodParams, LatencyParams, ThroughputParams
 from .params.kinds import Derived
 from .params.units import plural
 from .results import ResultSet
-from .ui.panel import BenchmarkPanel
 
 
 class ThroughputPanel(BenchmarkPanel):

@@ -16,11 +16,11 @@ from typing import Any
 
 import altair as alt
 
+from zmqbench_magic.panels.panel import BenchmarkPanel
 from zmqbench_magic.params.common import REPEAT
 from zmqbench_magic.params.declare import BenchParams, Metric, Param, param_field
 from zmqbench_magic.params.kinds import Kind
 from zmqbench_magic.results import ResultSet, run_identity
-from zmqbench_magic.ui.panel import BenchmarkPanel
 
 BEATS = Param("beats", 10, "beats per sample", "beats", "int", low=1, high=1000, sweep=True)
 PACE = Param("pace", 1.0, "how fast each beat goes", "pace", "float", low=0.01, high=100.0)

@@ -30,8 +30,8 @@ from ..params import KINDS, BenchParams
 from ..params.units import plural
 from ..results import ResultSet
 from ..results.text import warnings_text
+from ..ui.progress import ProgressTo
 from .controls import control_value, fit_descriptions, make_control, shown
-from .progress import ProgressTo
 
 # More rounds than one run takes: a pooled sample's number keeps its run apart.
 _ROUNDS_APART = 1_000_000
