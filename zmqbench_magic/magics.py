@@ -48,13 +48,6 @@ def _arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]
     return decorate
 
 
-def _refuse(given: Any, option: str, why: str) -> None:
-    """A cell form's refusal of an option that has no meaning there."""
-    if given not in (None, False):
-        msg = f"{option} {why}"
-        raise UsageError(msg)
-
-
 def _options(kind: Kind) -> Callable[[Callable[..., Any]], Any]:
     """``kind``'s magic's help and options: one per parameter, the output options, and
     ``--stop`` where the kind keeps something between runs."""
@@ -69,7 +62,7 @@ def _options(kind: Kind) -> Callable[[Callable[..., Any]], Any]:
     return decorate
 
 
-_NO_PANEL = "is for the line magic: a panel measures what its controls show"
+_NO_PANEL = "--widget is for the line magic: a panel measures what its controls show"
 
 
 @magics_class
@@ -122,26 +115,45 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     def _magic(
         self, kind: Kind, magic: Callable[..., Any], line: str, cell: str | None
     ) -> ResultSet | None:
-        """Any kind's magic: ``--stop``, the cell form, or a run of the line's options."""
+        """Any kind's magic: ``--stop``, a panel, or a run of the line's options (with
+        the cell's message or task, in the cell form)."""
         module = kind.module
         args = magic_arguments.parse_argstring(magic, line)
         if getattr(args, "stop", False) and module.stop is not None:
             print("\n".join(fit([module.stop()])))
             return None
-        measure = module.run
-        if cell is None:
-            return self._run(args, kind.params, measure)
-        assert module.cell is not None, f"%{kind.magic} has no cell form"
-        _refuse(args.widget, "--widget", _NO_PANEL)
+        # The options' text is parsed once, here, by the settings' own declarations.
+        given = given_options(kind.params, vars(args))
+        values = {**configured(self, kind.params), **given}
+        if args.widget:
+            if cell is not None:
+                raise UsageError(_NO_PANEL)
+            return self._panel(args, kind, values)
         try:
-            given = given_options(kind.params, vars(args))
-            measure = partial(measure, **module.cell(self._ip, cell, given))
+            params = kind.params(**values)
+            check_output_path(args.svg, "svg")
+            check_output_path(args.png, "png")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if cell is None:
+            return self._run(args, params, module.run)
+        return self._run_cell(kind, args, params, cell, given)
+
+    def _run_cell(
+        self, kind: Kind, args: Any, params: BenchParams, cell: str, given: dict[str, Any]
+    ) -> ResultSet | None:
+        """The cell form: the cell gives the message or the task (the settings are
+        checked first, so a bad option runs none of the user's code)."""
+        module = kind.module
+        assert module.cell is not None, f"%{kind.magic} has no cell form"
+        try:
+            measure = partial(module.run, **module.cell(self._ip, cell, given))
         except UserCodeFailed:
             return None  # the user's traceback is already shown, once
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         try:
-            return self._run(args, kind.params, measure)
+            return self._run(args, params, measure)
         except SyntaxError:
             self._ip.showsyntaxerror()  # the cell's; raised before anything starts
         except RuntimeError as exc:
@@ -155,18 +167,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             self._ip.showtraceback((type(remote), remote, remote.__traceback__))
         return None
 
-    def _run(
-        self, args: Any, params_class: type[BenchParams], measure: Callable[..., ResultSet]
-    ) -> Any:
-        values = {**configured(self, params_class), **given_options(params_class, vars(args))}
-        if args.widget:
-            return self._panel(args, params_class, values)
-        try:
-            params = params_class(**values)
-            check_output_path(args.svg, "svg")
-            check_output_path(args.png, "png")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    def _run(self, args: Any, params: BenchParams, measure: Callable[..., ResultSet]) -> Any:
         for caution in params.cautions():
             print(f"warning: {caution}", file=sys.stderr)
         output = Output(
@@ -202,16 +203,15 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             if progress is not None:
                 progress.close()
 
-    def _panel(self, args: Any, params_class: type[BenchParams], values: dict[str, Any]) -> Any:
+    def _panel(self, args: Any, kind: Kind, values: dict[str, Any]) -> Any:
         """The benchmark's panel, its controls set from the options given."""
         # ipywidgets and altair are imported only when a panel is asked for.
-        panel_of = KINDS[params_class.benchmark].module.panel
+        panel_of = kind.module.panel
         if panel_of is None:
-            msg = f"{params_class.benchmark} has no panel"
+            msg = f"%{kind.magic} has no panel"
             raise UsageError(msg)
-        panel_class = panel_of()
         try:
-            panel = panel_class(**values)
+            panel = panel_of()(**values)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if args.variable:

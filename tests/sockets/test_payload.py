@@ -91,6 +91,19 @@ def test_size_does_not_combine_with_a_cell(shell, no_leftovers):
         shell.run_cell_magic("zmqthr", f"{QUICK} --size 1k", "b'x'")
 
 
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [("--copy maybe", "copy"), ("--transport udp", "transport must be one of")],
+)
+def test_a_bad_option_runs_none_of_the_cells_code(shell, options, words, no_leftovers):
+    """The options are checked before the cell runs: a cell with side effects is not
+    run for a line that could never measure it."""
+    shell.user_ns["ran"] = []
+    with pytest.raises(UsageError, match=words):
+        shell.run_cell_magic("zmqthr", f"{QUICK} {options}", "ran.append(1)\nb'x'")
+    assert shell.user_ns["ran"] == []
+
+
 def test_a_cell_that_raises_shows_the_users_traceback_once(shell, no_leftovers):
     with capture_output() as captured:
         returned = shell.run_cell_magic("zmqlat", QUICK, "def make():\n    return 1 / 0\nmake()")

@@ -100,7 +100,8 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
         sweep = " Several values sweep." if param.sweep else ""
         kwargs: dict[str, Any] = {
             "dest": param.name,
-            "type": type_for(param),
+            # No ``type``: the settings class parses the text, once (its ValueError
+            # names the value and the range, as the magic or the CLI then says).
             "default": None,
             "metavar": param.name.upper(),
             # argparse formats help with %: a literal one (5%) is written %%.
