@@ -36,28 +36,19 @@ from .ui.present import Output, present
 from .ui.progress import DisplayLine, ProgressLine, stream_writer
 
 
-def _arguments(params: type[BenchParams]) -> Callable[[Callable[..., Any]], Any]:
-    """One magic option per parameter, then the output options, in that order in the
-    help (magic_arguments applies the innermost decorator last, so add in reverse)."""
-
-    def decorate(func: Callable[..., Any]) -> Any:
-        for flags, kwargs in reversed([*param_options(params), *MAGIC_OUTPUT_OPTIONS]):
-            func = magic_arguments.argument(*flags, **kwargs)(func)
-        return magic_arguments.magic_arguments()(func)
-
-    return decorate
-
-
 def _options(kind: Kind) -> Callable[[Callable[..., Any]], Any]:
-    """``kind``'s magic's help and options: one per parameter, the output options, and
-    ``--stop`` where the kind keeps something between runs."""
+    """``kind``'s magic's help and options: one per parameter, then the output options,
+    and ``--stop`` where the kind keeps something between runs (magic_arguments applies
+    the innermost decorator last, so they are added in reverse)."""
 
     def decorate(func: Callable[..., Any]) -> Any:
         func.__doc__ = kind.magic_help
         if kind.keeps:
             stop = f"stop {kind.keeps} (and measure nothing)"
             func = magic_arguments.argument("--stop", action="store_true", help=stop)(func)
-        return _arguments(kind.params)(func)
+        for flags, kwargs in reversed([*param_options(kind.params), *MAGIC_OUTPUT_OPTIONS]):
+            func = magic_arguments.argument(*flags, **kwargs)(func)
+        return magic_arguments.magic_arguments()(func)
 
     return decorate
 
