@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
-from ..params.taskflood import BACKEND, MEMORY_ROLES
+from ..params.taskflood import BACKEND, FLOOD_TESTS, MEMORY_ROLES
 from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
@@ -132,17 +132,19 @@ def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(chart, title, subtitle(frame, ["series"]))
 
 
+# The chart of each metric a test's record draws by the test's own setting.
+_METRIC_CHARTS = {"mbit_per_s": echo_chart, "efficiency": map_chart}
+
+
 def flood_default(
     df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
     """A flood's chart for its test: with the engines chart beside it when several
     engine counts were measured, else with the stages where a backend stamped them
     (a flood has no ``distributions`` of round trips)."""
-    test = df["test"].iloc[0]
-    if test == "echo":
-        return echo_chart(df)
-    if test == "map":
-        return map_chart(df)
+    test = FLOOD_TESTS[df["test"].iloc[0]]
+    if test.chart_metric:
+        return _METRIC_CHARTS[test.chart_metric](df)
     stamped = "queue_s" in df.columns and df["queue_s"].notna().any()
     if df["engines"].nunique() > 1:
         note = _INSTEAD_OF_STAGES if stamped else ""

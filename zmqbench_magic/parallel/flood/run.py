@@ -26,10 +26,10 @@ from ...method.control import Deadline, Progress, StopFlag, say_phase
 from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
-from ...params.taskflood import TASK_DB, TASKS
+from ...params.taskflood import CELL_TEST, FLOOD_TESTS, TASK_DB, TASKS, FloodTest
 from ...params.units import plural
 from ...results import ResultSet
-from ..celltask import CELL_TEST, UserTask
+from ..celltask import UserTask
 from ..clusters import existing as existing_cluster
 from ..clusters import own as own_cluster
 from ..clusters.handle import ClusterHandle
@@ -69,7 +69,7 @@ def run_taskflood(
     """
     params = params or FloodParams(**values)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
-    run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
+    run = _FloodRun(params, CELL_TEST if cell else FLOOD_TESTS[params.test], cell)
     existing = existing_cluster.connect_for(params) if params.existing else None
     try:
         with pinned(params.cpu) as run.pinning:
@@ -103,7 +103,7 @@ def _after_interrupt(existing: ClusterHandle | None) -> None:
 @dataclass
 class _FloodRun:
     params: FloodParams
-    test: str
+    test: FloodTest
     cell: UserTask | None
     rows: list[dict[str, Any]] = field(default_factory=list)
     # One visiting-order seed and one clock for every block of the run.
