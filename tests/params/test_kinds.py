@@ -54,15 +54,20 @@ def test_a_kind_without_a_hook_says_which_it_lacks():
 
 @pytest.mark.parametrize("backend", BACKENDS.values(), ids=list(BACKENDS))
 def test_every_backend_is_offered_by_backend_and_its_session_imports(backend):
+    from zmqbench_magic.parallel.engines import SESSIONS
+    from zmqbench_magic.parallel.engines.futures import FuturesSession
     from zmqbench_magic.params.taskflood import BACKEND
 
     assert backend.name in BACKEND.choices
     assert backend.workers(1) == f"1 {backend.worker}"
     assert backend.workers(2) == f"2 {backend.worker}s"
     assert backend.cluster(2).count("2") == 1 and backend.cluster(1).endswith(backend.worker)
-    if backend.session:
+    if backend in SESSIONS:
         backend.need()  # the test extras install every engine
-        assert callable(backend.load_session())
+        session = SESSIONS[backend]()
+        assert issubclass(session, FuturesSession) and session.backend == backend.name
+    else:  # ipyparallel's own cluster, whose sessions have views and schemes
+        assert backend.views
 
 
 def test_a_missing_engine_package_names_its_extra(monkeypatch):

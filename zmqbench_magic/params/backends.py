@@ -2,17 +2,16 @@
 Dask, Ray), registered once in :data:`BACKENDS`, which ``--backend`` offers.
 
 Everything that differs between engines is read from its record: what it calls a
-worker, the extra that installs it, where its session is, the address form of an
-existing cluster of it, whether it has ipyparallel's views and schemes. No other code
-names an engine to branch on it.
+worker, the extra that installs it, the address form of an existing cluster of it,
+whether it has ipyparallel's views and schemes. Its session (the engines layer's,
+:data:`zmqbench_magic.parallel.engines.SESSIONS`) is found by the record. No other
+code names an engine to branch on it.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,9 +24,6 @@ class Backend:
     # Words for a cluster of ``n`` of its workers in advice: "{n}", "{noun}" (its worker
     # word, plural as n asks) and "{title}".
     cluster_words: str
-    # "module:name" of its futures session (the ipyparallel cluster has sessions of its
-    # own, with views and schemes): session(workers=..., timeout=..., ...).
-    session: str = ""
     # What must import for it to run, and the project's extra that installs that.
     module: str = ""
     extra: str = ""
@@ -66,12 +62,6 @@ class Backend:
             )
             raise ValueError(msg)
 
-    def load_session(self) -> Any:
-        """Its session class, imported now (its package only when it is used)."""
-        self.need()
-        module, _, name = self.session.partition(":")
-        return getattr(importlib.import_module(module), name)
-
 
 IPYPARALLEL = Backend(
     name="ipyparallel",
@@ -85,14 +75,12 @@ PROCESS_POOL = Backend(
     title="the process pool",
     worker="worker",
     cluster_words="{n} process-pool {noun}",
-    session="zmqbench_magic.parallel.engines.pool:PoolSession",
 )
 DASK = Backend(
     name="dask",
     title="Dask",
     worker="worker",
     cluster_words="{title} on {n} {noun}",
-    session="zmqbench_magic.parallel.engines.dask_engine:DaskSession",
     module="distributed",
     extra="dask",
     address_schemes=("tcp", "tls", "ws", "wss"),
@@ -104,7 +92,6 @@ RAY = Backend(
     title="Ray",
     worker="worker",
     cluster_words="{title} on {n} {noun}",
-    session="zmqbench_magic.parallel.engines.ray_engine:RaySession",
     module="ray",
     extra="ray",
     address_example="127.0.0.1:6379",

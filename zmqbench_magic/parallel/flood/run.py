@@ -26,6 +26,7 @@ from ...method.control import Deadline, Progress, StopFlag, say_phase
 from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
+from ...params.backends import BACKENDS
 from ...params.taskflood import CELL_TEST, FLOOD_TESTS, TASK_DB, TASKS, FloodTest
 from ...params.units import plural
 from ...results import ResultSet
@@ -34,7 +35,7 @@ from ..clusters import existing as existing_cluster
 from ..clusters import own as own_cluster
 from ..clusters.handle import ClusterHandle
 from ..clusters.watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
-from ..engines import FUTURES_BACKENDS, session_for
+from ..engines import SESSIONS, session_for
 from ..engines.futures import FuturesSession
 from .session import ClusterSession, describe, managed
 
@@ -133,13 +134,14 @@ class _FloodRun:
         if progress is not None:  # a display knows the total before the first sample
             progress(0, self.params.repeat * len(points))
         blocks = itertools.groupby(points, key=configuration)
-        for number, ((backend, scheme, task_db, engines), grouped) in enumerate(blocks):
+        for number, ((named, scheme, task_db, engines), grouped) in enumerate(blocks):
             block = list(grouped)
+            backend = BACKENDS[named]
             session: ClusterSession | FuturesSession
-            if backend in FUTURES_BACKENDS:
-                phase = f"starting {backend}: {plural(engines, 'worker')}"
+            if backend in SESSIONS:
+                phase = f"starting {backend.name}: {plural(engines, 'worker')}"
                 if self.params.address:
-                    phase = f"connecting to {backend} at {self.params.address}"
+                    phase = f"connecting to {backend.name} at {self.params.address}"
                 say_phase(progress, phase)
                 futures = session_for(
                     backend,
