@@ -62,6 +62,7 @@ def test_every_backend_is_offered_by_backend_and_its_session_imports(backend):
     assert backend.workers(1) == f"1 {backend.worker}"
     assert backend.workers(2) == f"2 {backend.worker}s"
     assert backend.cluster(2).count("2") == 1 and backend.cluster(1).endswith(backend.worker)
+    assert backend.heading and backend.title.endswith(backend.heading)
     if backend in SESSIONS:
         backend.need()  # the test extras install every engine
         session = SESSIONS[backend]()

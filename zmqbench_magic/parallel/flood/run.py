@@ -28,7 +28,6 @@ from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
 from ...params.backends import BACKENDS
 from ...params.taskflood import CELL_TEST, FLOOD_TESTS, TASK_DB, TASKS, FloodTest
-from ...params.units import plural
 from ...results import ResultSet
 from ..celltask import UserTask
 from ..clusters import existing as existing_cluster
@@ -139,9 +138,9 @@ class _FloodRun:
             backend = BACKENDS[named]
             session: ClusterSession | FuturesSession
             if backend in SESSIONS:
-                phase = f"starting {backend.name}: {plural(engines, 'worker')}"
+                phase = f"starting {backend.title}: {backend.workers(engines)}"
                 if self.params.address:
-                    phase = f"connecting to {backend.name} at {self.params.address}"
+                    phase = f"connecting to {backend.title} at {self.params.address}"
                 say_phase(progress, phase)
                 futures = session_for(
                     backend,
