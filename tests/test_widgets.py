@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 
 import zmqbench_magic
 from zmqbench_magic.parallel.clusters import own as own_cluster
+from zmqbench_magic.params.taskflood import FLOOD_TESTS
 from zmqbench_magic.params.units import KiB
 from zmqbench_magic.sockets.measure import run_throughput
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
@@ -169,6 +170,20 @@ def test_the_controls_are_the_kinds_a_user_expects():
     assert flood.controls["engines"].min == 1
     assert isinstance(flood.controls["tasks"], widgets.SelectionRangeSlider)
     assert isinstance(flood.controls["scheme"], widgets.Dropdown)
+
+
+@pytest.mark.parametrize(
+    "test", [t for t in FLOOD_TESTS.values() if t.offered], ids=lambda t: t.name
+)
+def test_the_flood_panel_greys_and_moves_as_the_chosen_tests_record_says(test):
+    panel = TaskFloodPanel(view="lb")
+    panel.controls["test"].value = test.name
+    for name in ("size", "duration", "chunksize"):
+        assert panel.controls[name].disabled == (name not in test.settings), name
+    # A test that goes to every engine has none to pick on the load-balanced view.
+    moved = test.to_every_engine
+    assert panel.controls["view"].value == (test.views[0] if moved else "lb")
+    assert ("goes to every engine: the view is now" in panel.status.value) == moved
 
 
 def test_the_controls_read_back_as_the_sweep_they_show():

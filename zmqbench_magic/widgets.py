@@ -23,6 +23,7 @@ from .charts import default_chart
 from .panels.panel import BenchmarkPanel
 from .params import KINDS, FloodParams, LatencyParams, ThroughputParams
 from .params.kinds import Derived
+from .params.taskflood import FLOOD_TESTS
 from .params.units import plural
 from .results import ResultSet
 
@@ -97,10 +98,11 @@ class TaskFloodPanel(BenchmarkPanel):
             control.disabled = busy or not FloodParams.applies_to(test, name)
 
     def _test_changed(self, change: dict[str, Any]) -> None:
-        if change["new"] == "push" and self.controls["view"].value == "lb":
-            # A push goes to every engine: the load-balanced view has none to offer.
-            self.controls["view"].value = "direct"
-            self._say("push goes to every engine: the view is now direct")
+        test, view = FLOOD_TESTS[change["new"]], self.controls["view"]
+        if test.to_every_engine and view.value not in test.views:
+            # The load-balanced view picks one engine a task: it has none to offer.
+            view.value = test.views[0]
+            self._say(f"{test.name} goes to every engine: the view is now {view.value}")
         self._enable_applicable()
 
     def _engines_changed(self, change: dict[str, Any]) -> None:

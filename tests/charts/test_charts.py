@@ -44,6 +44,7 @@ from zmqbench_magic.charts import (
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
 from zmqbench_magic.params import COLUMN_TITLES
+from zmqbench_magic.params.backends import BACKENDS, IPYPARALLEL
 from zmqbench_magic.params.units import format_size
 from zmqbench_magic.sockets.measure import run_throughput
 
@@ -155,7 +156,28 @@ def test_engines_side_by_side_get_a_line_each_named_by_backend(test, chart, titl
     assert title in spec
     assert '"backend"' in spec and '"dask"' in spec and '"ipyparallel"' in spec
     one = json.dumps(chart(flood_frame(test, 2).assign(backend="ray")).to_dict())
-    assert "by backend" not in one and ("ray " in one or test == "map")
+    assert "by backend" not in one and "Ray " in one
+
+
+@pytest.mark.parametrize("backend", BACKENDS.values(), ids=list(BACKENDS))
+def test_a_backends_lines_and_titles_are_in_its_records_words(backend):
+    """Dask's and Ray's workers are workers, the pool is the process pool (not its
+    option's name); ipyparallel's lines count engines, as they always have."""
+    frame = flood_frame("flood", 2, engines=(1, 2)).assign(backend=backend.name)
+    flood = json.dumps(flood_chart(frame).to_dict())
+    assert f'"{backend.workers(1)}"' in flood and f'"{backend.workers(2)}"' in flood
+    assert f"{backend.heading} task flood" in flood
+    engines = json.dumps(default_chart("flood", frame).to_dict())
+    assert f"Tiny tasks per second by number of {backend.noun(2)}" in engines
+    mapped = json.dumps(map_chart(flood_frame("map", 2).assign(backend=backend.name)).to_dict())
+    assert (backend.map_call or f"{backend.heading} map of") in mapped
+    labels = {row["series"] for row in _rows(flood_chart(frame).to_dict())}
+    assert labels == {backend.workers(1), backend.workers(2)}
+    if backend is not IPYPARALLEL:
+        assert "processpool" not in flood.replace('"processpool"', "")  # only as the column's
+    else:
+        assert '"1 engine"' in flood and '"2 engines"' in flood
+        assert "map_async(time.sleep) efficiency" in mapped
 
 
 def test_a_legend_of_one_entry_is_dropped_and_the_value_named_in_the_subtitle():

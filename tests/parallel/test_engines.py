@@ -23,7 +23,8 @@ from IPython.core.error import UsageError
 from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
 from zmqbench_magic.parallel.engines.futures import FuturesSession
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.params.taskflood import STAGE_COLUMNS
+from zmqbench_magic.params.backends import DASK, PROCESS_POOL
+from zmqbench_magic.params.taskflood import FLOOD_TEST, STAGE_COLUMNS
 
 FUTURES = ["processpool", "dask", "ray"]
 
@@ -171,7 +172,7 @@ def test_a_dask_flood_looking_out_for_its_tasks_leaves_nothing_waiting_per_look(
     async def tasks_on_the_loop() -> int:
         return len(asyncio.all_tasks())
 
-    session = session_for("dask", workers=1, timeout=30, test="flood")
+    session = session_for(DASK, workers=1, timeout=30, test=FLOOD_TEST)
     try:
         futures = session._submit_many(time.sleep, [5.0] * 2000)
         before = session.client.sync(tasks_on_the_loop)
@@ -193,7 +194,7 @@ def test_dask_stages_are_the_samples_own_tasks_however_far_a_workers_clock_estim
     the sample's own tasks."""
     from zmqbench_magic.parallel.engines import session_for
 
-    session = session_for("dask", workers=1, timeout=30, test="flood")
+    session = session_for(DASK, workers=1, timeout=30, test=FLOOD_TEST)
     try:
 
         def clock_estimate_60_s_out(dask_worker):
@@ -214,7 +215,7 @@ def test_a_pool_broken_before_its_flood_is_sent_names_the_worker_that_died():
     from zmqbench_magic.parallel.engines import session_for
     from zmqbench_magic.parallel.engines.futures import WorkerLost
 
-    session = session_for("processpool", workers=2, timeout=30, test="flood")
+    session = session_for(PROCESS_POOL, workers=2, timeout=30, test=FLOOD_TEST)
     try:
         os.kill(session.pids[1], signal.SIGKILL)  # not reaped here: the pool reaps its own
         wait_until(lambda: session.executor._broken, 30, "the pool to find its worker gone")

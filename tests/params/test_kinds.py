@@ -13,6 +13,7 @@ import pytest
 import zmqbench_magic
 from zmqbench_magic import params
 from zmqbench_magic.params.backends import BACKENDS
+from zmqbench_magic.params.taskflood import FLOOD_TESTS
 
 PACKAGE = Path(zmqbench_magic.__file__).parent
 
@@ -53,15 +54,21 @@ def test_a_kinds_columns_are_named_once_among_its_parameters_and_metrics(kind):
 
 @pytest.mark.parametrize("backend", BACKENDS.values(), ids=list(BACKENDS))
 def test_every_backend_is_offered_by_backend_and_its_session_imports(backend):
+    from zmqbench_magic.parallel.engines import SESSIONS
+    from zmqbench_magic.parallel.engines.futures import FuturesSession
     from zmqbench_magic.params.taskflood import BACKEND
 
     assert backend.name in BACKEND.choices
     assert backend.workers(1) == f"1 {backend.worker}"
     assert backend.workers(2) == f"2 {backend.worker}s"
     assert backend.cluster(2).count("2") == 1 and backend.cluster(1).endswith(backend.worker)
-    if backend.session:
+    assert backend.heading and backend.title.endswith(backend.heading)
+    if backend in SESSIONS:
         backend.need()  # the test extras install every engine
-        assert callable(backend.load_session())
+        session = SESSIONS[backend]()
+        assert issubclass(session, FuturesSession) and session.backend == backend.name
+    else:  # ipyparallel's own cluster, whose sessions have views and schemes
+        assert backend.views
 
 
 def test_a_missing_engine_package_names_its_extra(monkeypatch):
@@ -85,29 +92,62 @@ _DECLARED_IN = {
 }
 
 
-def _names_branched_on(tree: ast.AST, names: set[str]) -> list[int]:
-    """Lines comparing with a name, or keying a dict by one (a flood's *test* named
-    "flood" is a different thing: a comparison with ``...["test"]`` is left alone)."""
+def _names_branched_on(tree: ast.AST, names: set[str], test_column: bool = False) -> list[int]:
+    """Lines comparing with a name, keying a dict by one, or picking rows by one
+    (``.isin([...])``). Unless ``test_column``, a comparison with ``...["test"]`` is
+    left alone: a flood's *test* named "flood" is a different thing from the kind."""
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            if any(
-                isinstance(s, ast.Subscript)
-                and isinstance(s.slice, ast.Constant)
-                and s.slice.value == "test"
-                for s in sides
-            ):
+            if not test_column and any(_is_test_column(s) for s in sides):
                 continue
-            for side in sides:
-                items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
-                if any(isinstance(i, ast.Constant) and i.value in names for i in items):
-                    lines.append(node.lineno)
-        elif isinstance(node, ast.Dict) and any(
-            isinstance(k, ast.Constant) and k.value in names for k in node.keys
-        ):
+            if any(_names_in(side, names) for side in sides):
+                lines.append(node.lineno)
+        elif _keyed_by(node, names) or _picked_by(node, names):
             lines.append(node.lineno)
-    return lines
+    return sorted(lines)
+
+
+def _keyed_by(node: ast.AST, names: set[str]) -> bool:
+    """A dict with a name among its keys."""
+    return isinstance(node, ast.Dict) and any(
+        isinstance(k, ast.Constant) and k.value in names for k in node.keys
+    )
+
+
+def _picked_by(node: ast.AST, names: set[str]) -> bool:
+    """Rows picked by name: ``df["test"].isin(["flood", "echo"])``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "isin"
+        and any(_names_in(arg, names) for arg in node.args)
+    )
+
+
+def _is_test_column(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == "test"
+    )
+
+
+def _names_in(side: ast.AST, names: set[str]) -> bool:
+    items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+    return any(isinstance(i, ast.Constant) and i.value in names for i in items)
+
+
+def _modules_outside(declared: set[str], elsewhere: tuple[str, ...] = ()) -> dict[str, ast.AST]:
+    """Every module of the package but the ``declared`` ones and those under
+    ``elsewhere``, parsed, by its path in the package."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative not in declared and not relative.startswith(elsewhere):
+            found[relative] = ast.parse(path.read_text())
+    return found
 
 
 def test_no_module_outside_the_records_branches_on_a_kind_or_an_engine_by_name():
@@ -118,11 +158,34 @@ def test_no_module_outside_the_records_branches_on_a_kind_or_an_engine_by_name()
     )
     assert _names_branched_on(ast.parse(planted), names) == [1, 3, 4]
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        relative = path.relative_to(PACKAGE).as_posix()
-        if relative in _DECLARED_IN:
-            continue
-        lines = _names_branched_on(ast.parse(path.read_text()), names)
+    for relative, tree in _modules_outside(_DECLARED_IN).items():
+        lines = _names_branched_on(tree, names)
+        if lines:
+            found[relative] = lines
+    assert found == {}
+
+
+# Where a flood test's name may be written: its record's module; and the sockets layer,
+# whose "echo" is a socket's role (the far end's REP), not the flood's test.
+_TESTS_DECLARED_IN = {"params/taskflood.py"}
+_OTHER_ECHOES = ("sockets/", "params/sockets.py")
+
+
+def test_no_module_outside_the_records_branches_on_a_flood_test_by_name():
+    names = set(FLOOD_TESTS)
+    planted = (
+        'a = df["test"] == "echo"\n'
+        'b = point["test"] in ("map", "push")\n'
+        'c = {"echo": 1}\n'
+        'if test.name == "map":\n    pass\n'
+        'd = df[df["test"].isin(["flood", "echo"])]\n'
+        'e = df["test"] == test.name\n'
+        "f = {test.name: 1}\n"
+    )
+    assert _names_branched_on(ast.parse(planted), names, test_column=True) == [1, 2, 3, 4, 6]
+    found = {}
+    for relative, tree in _modules_outside(_TESTS_DECLARED_IN, _OTHER_ECHOES).items():
+        lines = _names_branched_on(tree, names, test_column=True)
         if lines:
             found[relative] = lines
     assert found == {}

@@ -1,6 +1,7 @@
 """The task flood's charts: sent and round trip vs tasks, tasks/s vs engines, echo
 bandwidth, map efficiency and each role's peak memory, one line per backend, engine
-count, view or scheme."""
+count, view or scheme. A backend is named, and its workers counted, in its record's
+words (``Dask``, ``2 workers``); which chart a test gets is its record's word."""
 
 from __future__ import annotations
 
@@ -11,12 +12,19 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
-from ..params.taskflood import BACKEND, MEMORY_ROLES
+from ..params.backends import Backend, backend_of
+from ..params.taskflood import FLOOD_TESTS, MEMORY_ROLES
 from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 
 _FLOOD_COLUMNS = ["test", *(p.name for p in FloodParams.sweep_fields())]
 _TIME_TITLE = f"time ({METRICS['sent_s'].unit})"
+
+
+def _backends(frame: pd.DataFrame) -> list[Backend]:
+    """The frame's backends, by name."""
+    named = frame.get("backend", [None])
+    return sorted({backend_of(name) for name in named}, key=lambda backend: backend.name)
 
 
 def _series(frame: pd.DataFrame) -> pd.DataFrame:
@@ -26,8 +34,9 @@ def _series(frame: pd.DataFrame) -> pd.DataFrame:
     ]
 
     def label(row: pd.Series) -> str:
-        words = [plural(int(row[c]), "engine") if c == "engines" else str(row[c]) for c in varying]
-        return " ".join(words) or plural(int(row["engines"]), "engine")
+        backend = backend_of(row.get("backend"))
+        words = {"backend": backend.heading, "engines": backend.workers(int(row["engines"]))}
+        return " ".join(words.get(c, str(row[c])) for c in varying) or words["engines"]
 
     return frame.assign(series=frame.apply(label, axis=1) if len(frame) else [])
 
@@ -42,9 +51,9 @@ def _legend(frame: pd.DataFrame) -> str:
 
 def _whose(frame: pd.DataFrame, what: str) -> str:
     """A flood chart's title: one backend's ``what`` by name, several "What by backend"."""
-    backends = sorted(set(frame["backend"])) if "backend" in frame else [BACKEND.default]
+    backends = _backends(frame)
     if len(backends) == 1:
-        return f"{backends[0]} {what}"
+        return f"{backends[0].heading} {what}"
     return f"{what[0].upper()}{what[1:]} by backend"
 
 
@@ -80,12 +89,15 @@ def engines_chart(df: pd.DataFrame, note: str = "") -> alt.TopLevelMixin:
     """Tasks per second vs number of engines, one line per number of tasks."""
     frame = point_medians(df, ["tasks_per_s"], _FLOOD_COLUMNS)
     frame["series"] = frame["tasks"].map(lambda n: plural(int(n), "task"))
-    engines = alt.X("engines:O", title=COLUMN_TITLES["engines"], axis=alt.Axis(labelAngle=0))
+    # One backend's workers in its own word; engines of several kinds as --engines says.
+    backends = _backends(frame)
+    counted = backends[0].noun(2) if len(backends) == 1 else COLUMN_TITLES["engines"]
+    engines = alt.X("engines:O", title=counted, axis=alt.Axis(labelAngle=0))
     y = alt.Y("value:Q", title=COLUMN_TITLES["tasks_per_s"])
     chart = median_lines(
         frame, engines, y, "series", "flood of", _FLOOD_COLUMNS, ",.0f", name="engines"
     )
-    return titled(chart, "Tiny tasks per second by number of engines", note)
+    return titled(chart, f"Tiny tasks per second by number of {counted}", note)
 
 
 def echo_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -126,10 +138,15 @@ def map_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     x = x_axis(frame, "duration_ms", f"{DURATION.title} (ms)", scale="symlog")
     y = alt.Y("value:Q", title=COLUMN_TITLES["efficiency"], scale=alt.Scale(domain=[0, 1]))
     chart = median_lines(frame, x, y, "series", _legend(frame), _FLOOD_COLUMNS, ".3f", name="map")
+    backends = _backends(frame)
     title = _whose(frame, "map of time.sleep: efficiency")
-    if title.startswith("ipyparallel "):  # what it calls, by name
-        title = "map_async(time.sleep) efficiency"
+    if len(backends) == 1 and backends[0].map_call:  # what it calls, by name
+        title = f"{backends[0].map_call}(time.sleep) efficiency"
     return titled(chart, title, subtitle(frame, ["series"]))
+
+
+# The chart of each metric a test's record draws by the test's own setting.
+_METRIC_CHARTS = {"mbit_per_s": echo_chart, "efficiency": map_chart}
 
 
 def flood_default(
@@ -138,11 +155,9 @@ def flood_default(
     """A flood's chart for its test: with the engines chart beside it when several
     engine counts were measured, else with the stages where a backend stamped them
     (a flood has no ``distributions`` of round trips)."""
-    test = df["test"].iloc[0]
-    if test == "echo":
-        return echo_chart(df)
-    if test == "map":
-        return map_chart(df)
+    test = FLOOD_TESTS[df["test"].iloc[0]]
+    if test.chart_metric:
+        return _METRIC_CHARTS[test.chart_metric](df)
     stamped = "queue_s" in df.columns and df["queue_s"].notna().any()
     if df["engines"].nunique() > 1:
         note = _INSTEAD_OF_STAGES if stamped else ""

@@ -3,12 +3,11 @@ of the sweep, a segment per stage (submit, queue, run, return)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
 import pandas as pd
 
 from ..params import METRICS, FloodParams
+from ..params.backends import backend_of
 from ..params.taskflood import STAGE_COLUMNS, STAGES
 from ..params.units import plural
 from .layout import HEIGHT, WIDTH, legend, picked, selector, subtitle, titled, tooltip
@@ -51,7 +50,7 @@ def stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         )
         .add_params(pick)
     )
-    note = subtitle(frame, ["backend", "view", "scheme"], _WORDS)
+    note = subtitle(_headed(frame), ["backend", "view", "scheme"], _WORDS)
     stacked = "each stage's median over every task of a point, stacked"
     return titled(bars, "Where a task's time goes", f"{note}; {stacked}" if note else stacked)
 
@@ -64,12 +63,24 @@ def _varying(frame: pd.DataFrame) -> list[str]:
 
 def _point_labels(frame: pd.DataFrame, varying: list[str]) -> pd.Series:
     """A bar's label from the settings that vary (``8 engines, 256 tasks``)."""
-    return frame.apply(lambda row: ", ".join(_word(c, row[c]) for c in varying), axis=1)
+    return frame.apply(lambda row: ", ".join(_word(c, row) for c in varying), axis=1)
 
 
-def _word(column: str, value: Any) -> str:
-    if column in ("engines", "tasks"):
-        return plural(int(value), column.removesuffix("s"))
+def _headed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each backend named as its record heads a chart (``process pool``)."""
+    if "backend" not in frame:
+        return frame
+    return frame.assign(backend=frame["backend"].map(lambda name: backend_of(name).heading))
+
+
+def _word(column: str, row: pd.Series) -> str:
+    value, backend = row[column], backend_of(row.get("backend"))
+    if column == "backend":
+        return backend.heading
+    if column == "engines":  # in the word of the backend the row ran on
+        return backend.workers(int(value))
+    if column == "tasks":
+        return plural(int(value), "task")
     if column == "chunksize":
         return f"chunks of {int(value)}"
     return str(value)

@@ -14,7 +14,6 @@ from ..params.taskflood import TEST
 
 _SOURCE_NAME, _CODE_NAME = "__zmqbench_source__", "__zmqbench_code__"
 CELL_FILENAME = "<%%taskflood cell>"
-CELL_TEST = "cell"
 # IPython's own names in a kernel's namespace: never the user's data.
 _SHELL_NAMES = re.compile(r"^(_+|_i+\d*|_\d+|_oh|_dh|_ih|In|Out|get_ipython|exit|quit)$")
 

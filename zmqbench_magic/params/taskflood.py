@@ -13,18 +13,108 @@ from .common import CPU, LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT
 from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import REMOTE_PYTHON
 from .kinds import Kind
+from .units import format_size
 
 _SSH_HOST = re.compile(r"^([\w.-]+@)?[\w.-]+(:\d+)?$")
+# ipyparallel's views, each test's and --view's.
+_VIEWS = ("lb", "direct", "broadcast", "coalescing")
+
+
+@dataclass(frozen=True)
+class FloodTest:
+    """One of a flood's tests, registered once in :data:`FLOOD_TESTS`: what its tasks
+    carry, what its rows fill, where it runs, and its words. Every layer reads what
+    differs between tests from here, so no code names a test to branch on it.
+
+    >>> FLOOD_TESTS["echo"].settings, FLOOD_TESTS["echo"].metrics
+    (('size',), ('mbit_per_s',))
+    """
+
+    name: str  # what --test takes, and a result's ``test`` column: "echo"
+    help: str  # what it does, after its name in --test's help
+    # The swept settings only it reads (greyed in the panel, no column of another test).
+    settings: tuple[str, ...] = ()
+    # The metrics only it fills, beside the times, stages and memory every test has.
+    metrics: tuple[str, ...] = ()
+    # How often each task's --size array crosses the network (0: no array), and whether
+    # each task goes to every engine: its bandwidth counts every crossing and engine.
+    array_trips: int = 0
+    to_every_engine: bool = False
+    # The ipyparallel views it runs on, and why another cannot, after its name.
+    views: tuple[str, ...] = _VIEWS
+    off_view: str = ""
+    # Whether the futures backends (the process pool, Dask, Ray) have a counterpart.
+    futures: bool = True
+    # Whether --test offers it (the cell form's test is the cell's, never chosen).
+    offered: bool = True
+    # The metric its own chart draws by its own setting ("": sent and round trip by tasks).
+    chart_metric: str = ""
+    # The advice: the metric each task's overhead is read from ("": none), and its tasks
+    # in words where its largest flood's memory per task is advised on ("": not advised),
+    # "{size}" standing for its array's size.
+    overhead_from: str = ""
+    memory_words: str = ""
+
+    @property
+    def sends_arrays(self) -> bool:
+        """Whether each task carries an array of --size bytes."""
+        return self.array_trips > 0
+
+    def mbit_per_s(self, nbytes: int, tasks: int, engines: int, seconds: float) -> float:
+        """The arrays' megabits (10^6) per second: each crossing counted, and each
+        engine where every task goes to every engine.
+
+        >>> FLOOD_TESTS["echo"].mbit_per_s(1_000_000, 10, 4, 1.0)
+        160.0
+        """
+        reached = engines if self.to_every_engine else 1
+        return self.array_trips * nbytes * reached * tasks * 8 / seconds / 1e6
+
+    def in_words(self, size: int = 0) -> str:
+        """Its tasks in the memory advice: ``tasks``, ``echoes of 64k B arrays``."""
+        return self.memory_words.format(size=format_size(size))
+
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
-TEST = Param(
-    "test", "flood",
-    "flood: tiny tasks (an echo of an empty string) as fast as possible; echo: numpy "
-    "arrays of --size bytes there and back; map: map_async of time.sleep over --duration; "
-    "push: an array of --size bytes pushed to every engine (direct, broadcast or "
+FLOOD_TEST = FloodTest(
+    "flood", "tiny tasks (an echo of an empty string) as fast as possible",
+    overhead_from="tasks_per_s", memory_words="tasks",
+)
+ECHO_TEST = FloodTest(
+    "echo", "numpy arrays of --size bytes there and back",
+    settings=("size",), metrics=("mbit_per_s",), array_trips=2, chart_metric="mbit_per_s",
+    memory_words="echoes of {size} B arrays",
+)
+MAP_TEST = FloodTest(
+    "map", "map_async of time.sleep over --duration",
+    settings=("duration", "chunksize"), metrics=("efficiency",),
+    views=("lb", "direct"), off_view="runs on the lb or direct view",
+    chart_metric="efficiency", overhead_from="efficiency",
+)
+PUSH_TEST = FloodTest(
+    "push", "an array of --size bytes pushed to every engine (direct, broadcast or "
     "coalescing view)",
-    "test", "choice", choices=("flood", "echo", "map", "push"),
+    settings=("size",), metrics=("mbit_per_s",), array_trips=1, to_every_engine=True,
+    views=("direct", "broadcast", "coalescing"),
+    off_view="goes to every engine; use --view direct, broadcast or coalescing",
+    futures=False,
+)
+# The cell form's (%%taskflood): the user's cell is the task, timed on the engine too.
+CELL_TEST = FloodTest(
+    "cell", "the cell's code as the task",
+    metrics=("task_s", "compute_s", "overhead_s", "overhead_fraction"), offered=False,
+)
+# Every test, by name, the default (flood) first.
+FLOOD_TESTS: dict[str, FloodTest] = {
+    t.name: t for t in (FLOOD_TEST, ECHO_TEST, MAP_TEST, PUSH_TEST, CELL_TEST)
+}
+# The swept settings some test alone reads: every other test ignores them.
+_TEST_SETTINGS = frozenset(name for t in FLOOD_TESTS.values() for name in t.settings)
+TEST = Param(
+    "test", FLOOD_TEST.name,
+    "; ".join(f"{t.name}: {t.help}" for t in FLOOD_TESTS.values() if t.offered),
+    "test", "choice", choices=tuple(t.name for t in FLOOD_TESTS.values() if t.offered),
 )
 TASKS = Param(
     "tasks", 256, "tasks submitted per sample",
@@ -40,7 +130,7 @@ VIEW = Param(
     "queue, tasks dealt round-robin; broadcast: ipyparallel's BroadcastView (each task "
     "runs on every engine, fanned out by the broadcast scheduler), replies one per "
     "engine; coalescing: the same, the replies coalesced into one",
-    "view", "choice", choices=("lb", "direct", "broadcast", "coalescing"), sweep=True,
+    "view", "choice", choices=_VIEWS, sweep=True,
 )
 CHUNKSIZE = Param(
     "chunksize", 1,
@@ -283,13 +373,13 @@ class FloodParams(BenchParams):
 
     @staticmethod
     def applies_to(test: str, name: str) -> bool:
-        """Whether a parameter matters to ``test`` (echo's and push's size, map's
-        duration and chunksize)."""
-        return {
-            "size": test in ("echo", "push"),
-            "duration": test == "map",
-            "chunksize": test == "map",
-        }.get(name, True)
+        """Whether a parameter matters to ``test``: a setting some test alone reads
+        (echo's and push's size, map's duration and chunksize) matters to those tests.
+
+        >>> FloodParams.applies_to("map", "size"), FloodParams.applies_to("map", "tasks")
+        (False, True)
+        """
+        return name not in _TEST_SETTINGS or name in FLOOD_TESTS[test].settings
 
     def _check_combinations(self) -> None:
         self._check_views()
@@ -338,20 +428,20 @@ class FloodParams(BenchParams):
 
     def _check_views(self) -> None:
         """What each view and backend can run."""
+        test = FLOOD_TESTS[self.test]
         broadcast = {"broadcast", "coalescing"} & set(self.view)
-        if self.test == "push" and "lb" in self.view:
-            msg = "view lb: push goes to every engine; use --view direct, broadcast or coalescing"
+        off = sorted(set(self.view) - set(test.views))
+        if off:
+            msg = f"view {off[0]}: {test.name} {test.off_view}"
             raise ValueError(msg)
-        if self.test == "map" and broadcast:
-            msg = f"view {sorted(broadcast)[0]}: map runs on the lb or direct view"
-            raise ValueError(msg)
-        if self.test == "map" and self.chunksize != (1,) and set(self.view) != {"lb"}:
+        chunked = CHUNKSIZE.name in test.settings
+        if chunked and self.chunksize != (1,) and set(self.view) != {"lb"}:
             msg = "chunksize is the load-balanced view's (--view lb); a direct view splits evenly"
             raise ValueError(msg)
         others = [b for b in self.backend if not BACKENDS[b].views]
         if others:
-            if self.test == "push":
-                msg = f"backend {others[0]}: push is ipyparallel's alone (no counterpart)"
+            if not test.futures:
+                msg = f"backend {others[0]}: {test.name} is ipyparallel's alone (no counterpart)"
                 raise ValueError(msg)
             if len(self.view) > 1 or len(self.scheme) > 1 or broadcast:
                 msg = (

@@ -2,7 +2,8 @@
 memory a large flood needs.
 
 How small: from a flood or map result, the shortest task that keeps 90% of the
-engines' time on the work, with its 95% interval.
+engines' time on the work, with its 95% interval. Which tests each piece of advice
+reads is their records' word (:class:`..params.taskflood.FloodTest`).
 
 The model is the conservative one: each task costs the engines ``o`` seconds of
 overhead on top of its own duration ``d`` (no overlap), so a map is ``d / (d + o)``
@@ -30,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..params.backends import BACKENDS
-from ..params.taskflood import BACKEND, CHUNKSIZE, MEMORY_ROLES
-from ..params.units import KiB, format_size
+from ..params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
+from ..params.units import KiB
 from .stats import median_ci
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ def advice(result: ResultSet) -> list[str]:
 def _memory(df: pd.DataFrame) -> list[str]:
     """One sentence per cluster (and echo's array size) whose largest flood measured
     the client's memory."""
-    flood = df[df["test"].isin(["flood", "echo"])]
+    advised = [t.name for t in FLOOD_TESTS.values() if t.memory_words]
+    flood = df[df["test"].isin(advised)]
     if flood.empty or "client_kb_per_task" not in flood:
         return []
     groups = [c for c in [*_GROUP, "test", "size"] if c in flood]
@@ -81,9 +83,8 @@ def _memory(df: pd.DataFrame) -> list[str]:
         if "client" not in per_task:
             continue
         tasks, samples = int(group["tasks"].iloc[0]), int(group["client_kb_per_task"].count())
-        of = "tasks"
-        if where.get("test") == "echo":
-            of = f"echoes of {format_size(int(where['size']))} B arrays"
+        test = FLOOD_TESTS[where["test"]]
+        of = test.in_words(int(where["size"])) if test.sends_arrays else test.in_words()
         sentences.append(_memory_sentence(where, per_task, tasks, samples, of))
     return sentences
 
@@ -119,32 +120,48 @@ def _memory_sentence(
 
 
 def _overheads(df: pd.DataFrame) -> pd.DataFrame:
-    """Per sample, the overhead each task costs the engines (seconds), and its source."""
-    frames = []
-    flood = df[df["test"] == "flood"]
-    if not flood.empty:
-        groups = [c for c in _GROUP if c in flood]
-        largest = flood.groupby(groups, dropna=False)["tasks"].transform("max")
-        steady = flood[flood["tasks"] == largest]
-        frames.append(
-            steady.assign(
-                overhead_s=steady["engines"] / steady["tasks_per_s"],
-                source="flood of " + steady["tasks"].map(lambda n: f"{int(n):,}") + " tiny tasks",
-            )
-        )
-    mapped = df[(df["test"] == "map") & (df["chunksize"] == 1)]
-    if "duration" in mapped:
-        mapped = mapped[mapped["duration"] > 0]
-    if not mapped.empty:
-        frames.append(
-            mapped.assign(
-                overhead_s=(mapped["duration"] * (1 / mapped["efficiency"] - 1)).clip(lower=0),
-                source="map of sleeps",
-            )
-        )
+    """Per sample, the overhead each task costs the engines (seconds), and its source:
+    from every test whose record names the metric to read it from."""
+    frames = [
+        _OVERHEAD_FROM[test.overhead_from](df[df["test"] == test.name])
+        for test in FLOOD_TESTS.values()
+        if test.overhead_from
+    ]
+    frames = [frame for frame in frames if not frame.empty]
     if not frames:
         return pd.DataFrame(columns=[*_GROUP, "overhead_s", "source"])
     return pd.concat(frames, ignore_index=True)
+
+
+def _from_task_rate(rows: pd.DataFrame) -> pd.DataFrame:
+    """The largest flood of tiny tasks of each cluster: ``o = engines / tasks_per_s``."""
+    if rows.empty:
+        return rows
+    groups = [c for c in _GROUP if c in rows]
+    largest = rows.groupby(groups, dropna=False)["tasks"].transform("max")
+    steady = rows[rows["tasks"] == largest]
+    return steady.assign(
+        overhead_s=steady["engines"] / steady["tasks_per_s"],
+        source="flood of " + steady["tasks"].map(lambda n: f"{int(n):,}") + " tiny tasks",
+    )
+
+
+def _from_efficiency(rows: pd.DataFrame) -> pd.DataFrame:
+    """Maps of sleeps, one to a task (chunksize 1, duration > 0): ``o = d (1 /
+    efficiency - 1)``."""
+    mapped = rows[rows["chunksize"] == 1]
+    if "duration" in mapped:
+        mapped = mapped[mapped["duration"] > 0]
+    if mapped.empty:
+        return mapped
+    return mapped.assign(
+        overhead_s=(mapped["duration"] * (1 / mapped["efficiency"] - 1)).clip(lower=0),
+        source="map of sleeps",
+    )
+
+
+# How a per-task overhead is read from each metric a test's record names for it.
+_OVERHEAD_FROM = {"tasks_per_s": _from_task_rate, "efficiency": _from_efficiency}
 
 
 def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str:

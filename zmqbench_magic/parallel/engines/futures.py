@@ -27,7 +27,15 @@ import numpy as np
 
 from ...method.load import with_other_load
 from ...method.resident import flood_meter
-from ...params.taskflood import CONNECT_TIMEOUT, FloodParams
+from ...params.taskflood import (
+    CELL_TEST,
+    CONNECT_TIMEOUT,
+    ECHO_TEST,
+    FLOOD_TEST,
+    MAP_TEST,
+    FloodParams,
+    FloodTest,
+)
 from ..anatomy import nan_stages
 from ..celltask import CELL_FILENAME, UserTask
 from ..clusters.watch import LOOK_S  # as often as the ipyparallel flood looks at its cluster
@@ -49,7 +57,7 @@ class FuturesSession:
     backend = "futures"
     workers: int
     timeout: float
-    test: str
+    test: FloodTest
     warmup: int = 0
     cell: UserTask | None = None
     address: str = ""  # an existing Dask scheduler or Ray cluster's, rather than our own
@@ -148,36 +156,14 @@ class FuturesSession:
         return {
             "scheme": point.get("scheme"),
             "benchmark": FloodParams.benchmark,
-            "test": self.test,
+            "test": self.test.name,
             **row,
             **stages,
         }
 
     def _measure(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        tasks = point["tasks"]
-        if self.test == "map":
-            duration, chunksize = point["duration"], point.get("chunksize", 1)
-            chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
-            sleeps = [[duration] * n for n in chunks]
-            row, _ = self._timed(lambda: self._submit_many(sleep_each, sleeps))
-            row["efficiency"] = math.ceil(tasks / self.workers) * duration / row["roundtrip_s"]
-        elif self.cell is not None:
-            task, args = self._cell_call()
-            row, times = self._timed(lambda: [self._submit(task, *args) for _ in range(tasks)])
-            # With perfect balance, the workers together need this long for the work.
-            compute, roundtrip = sum(times) / self.workers, row["roundtrip_s"]
-            row.update(
-                task_s=sum(times) / tasks,
-                compute_s=compute,
-                overhead_s=roundtrip - compute,
-                overhead_fraction=(roundtrip - compute) / roundtrip,
-            )
-        else:
-            argument: Any = np.zeros(point["size"], dtype=np.uint8) if self.test == "echo" else ""
-            row, _ = self._timed(lambda: self._submit_many(echo, [argument] * tasks))
-            if self.test == "echo":
-                row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
-        row["tasks_per_s"] = tasks / row["roundtrip_s"]
+        row = MEASURES[self.test](self, point)
+        row["tasks_per_s"] = point["tasks"] / row["roundtrip_s"]
         return row
 
     def _timed(self, submit: Callable[[], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
@@ -245,6 +231,55 @@ class FuturesSession:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)
 
 
+def measure_echoes(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+    """A flood of echoes: of an empty string, or of an array of ``size`` bytes where the
+    test sends arrays."""
+    tasks, test = point["tasks"], session.test
+    argument: Any = np.zeros(point["size"], dtype=np.uint8) if test.sends_arrays else ""
+    row, _ = session._timed(lambda: session._submit_many(echo, [argument] * tasks))
+    if test.sends_arrays:
+        row["mbit_per_s"] = test.mbit_per_s(
+            argument.nbytes, tasks, session.workers, row["roundtrip_s"]
+        )
+    return row
+
+
+def measure_map(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+    """``tasks`` sleeps of ``duration``, ``chunksize`` to a task, and how close to the
+    ideal parallel time they came."""
+    tasks, duration, chunksize = point["tasks"], point["duration"], point.get("chunksize", 1)
+    chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
+    sleeps = [[duration] * n for n in chunks]
+    row, _ = session._timed(lambda: session._submit_many(sleep_each, sleeps))
+    row["efficiency"] = math.ceil(tasks / session.workers) * duration / row["roundtrip_s"]
+    return row
+
+
+def measure_cell(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's cell as each task, and the overhead around its own run time."""
+    tasks = point["tasks"]
+    task, args = session._cell_call()
+    row, times = session._timed(lambda: [session._submit(task, *args) for _ in range(tasks)])
+    # With perfect balance, the workers together need this long for the work.
+    compute, roundtrip = sum(times) / session.workers, row["roundtrip_s"]
+    row.update(
+        task_s=sum(times) / tasks,
+        compute_s=compute,
+        overhead_s=roundtrip - compute,
+        overhead_fraction=(roundtrip - compute) / roundtrip,
+    )
+    return row
+
+
+# How a futures session measures each test it has a counterpart of (push has none).
+MEASURES: dict[FloodTest, Callable[[FuturesSession, Mapping[str, Any]], dict[str, Any]]] = {
+    FLOOD_TEST: measure_echoes,
+    ECHO_TEST: measure_echoes,
+    MAP_TEST: measure_map,
+    CELL_TEST: measure_cell,
+}
+
+
 def quiet_loggers(prefix: str) -> dict[str, int]:
     """Keep an engine library's loggers (those under ``prefix``) quiet while the project
     drives it: the run says in words what went wrong, and the library would add its
@@ -267,4 +302,11 @@ def restore_loggers(before: dict[str, int] | None) -> None:
         logging.getLogger(name).setLevel(level)
 
 
-__all__ = ["START_TIMEOUT_S", "FuturesSession", "WorkerLost", "quiet_loggers", "restore_loggers"]
+__all__ = [
+    "MEASURES",
+    "START_TIMEOUT_S",
+    "FuturesSession",
+    "WorkerLost",
+    "quiet_loggers",
+    "restore_loggers",
+]

@@ -26,15 +26,15 @@ from ...method.control import Deadline, Progress, StopFlag, say_phase
 from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
-from ...params.taskflood import TASK_DB, TASKS
-from ...params.units import plural
+from ...params.backends import BACKENDS
+from ...params.taskflood import CELL_TEST, FLOOD_TESTS, TASK_DB, TASKS, FloodTest
 from ...results import ResultSet
-from ..celltask import CELL_TEST, UserTask
+from ..celltask import UserTask
 from ..clusters import existing as existing_cluster
 from ..clusters import own as own_cluster
 from ..clusters.handle import ClusterHandle
 from ..clusters.watch import HEARTBEAT_NOTE, ClusterLost, EngineLost
-from ..engines import FUTURES_BACKENDS, session_for
+from ..engines import SESSIONS, session_for
 from ..engines.futures import FuturesSession
 from .session import ClusterSession, describe, managed
 
@@ -69,7 +69,7 @@ def run_taskflood(
     """
     params = params or FloodParams(**values)
     cell = UserTask.of(task, namespace or {}, "test" in values) if task is not None else None
-    run = _FloodRun(params, CELL_TEST if cell else params.test, cell)
+    run = _FloodRun(params, CELL_TEST if cell else FLOOD_TESTS[params.test], cell)
     existing = existing_cluster.connect_for(params) if params.existing else None
     try:
         with pinned(params.cpu) as run.pinning:
@@ -103,7 +103,7 @@ def _after_interrupt(existing: ClusterHandle | None) -> None:
 @dataclass
 class _FloodRun:
     params: FloodParams
-    test: str
+    test: FloodTest
     cell: UserTask | None
     rows: list[dict[str, Any]] = field(default_factory=list)
     # One visiting-order seed and one clock for every block of the run.
@@ -133,13 +133,14 @@ class _FloodRun:
         if progress is not None:  # a display knows the total before the first sample
             progress(0, self.params.repeat * len(points))
         blocks = itertools.groupby(points, key=configuration)
-        for number, ((backend, scheme, task_db, engines), grouped) in enumerate(blocks):
+        for number, ((named, scheme, task_db, engines), grouped) in enumerate(blocks):
             block = list(grouped)
+            backend = BACKENDS[named]
             session: ClusterSession | FuturesSession
-            if backend in FUTURES_BACKENDS:
-                phase = f"starting {backend}: {plural(engines, 'worker')}"
+            if backend in SESSIONS:
+                phase = f"starting {backend.title}: {backend.workers(engines)}"
                 if self.params.address:
-                    phase = f"connecting to {backend} at {self.params.address}"
+                    phase = f"connecting to {backend.title} at {self.params.address}"
                 say_phase(progress, phase)
                 futures = session_for(
                     backend,

@@ -27,8 +27,9 @@ import numpy as np
 
 from ...method.control import Progress, StopFlag, check_stop, say_doing
 from ...method.load import with_other_load
+from ...params.taskflood import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, PUSH_TEST, FloodTest
 from ..anatomy import reply_overlap, stage_times, stamps
-from ..celltask import CELL_TEST, run_cell
+from ..celltask import run_cell
 from ..clusters.handle import ClusterHandle
 from ..clusters.watch import LOOK_S, ClusterLost, EngineLost
 from ..tasks import echo
@@ -37,10 +38,23 @@ _LOOK_EVERY = 32  # submissions between two glances at the clock
 _SAY_AFTER_S = 1.0  # a sample longer than this says how far it has got
 
 
+@dataclass(frozen=True)
+class _Targets:
+    """Where a sample's tasks go on the point's view: the view itself, each task's
+    submit call in turn, and its map."""
+
+    view: Any
+    submitters: Iterator[Callable[..., Any]]
+    mapper: Callable[..., Any]
+    engines: int
+
+
 def sampler(
-    handle: ClusterHandle, test: str, point: Mapping[str, Any], engine_ids: list[int]
+    handle: ClusterHandle, test: FloodTest, point: Mapping[str, Any], engine_ids: list[int]
 ) -> Sample:
-    client, tasks, view = handle.client, point["tasks"], point["view"]
+    """The point's sample of ``test`` on the engines ``engine_ids``, set up (its view
+    made, its array allocated) before anything is timed."""
+    client, view = handle.client, point["view"]
     if view == "direct":
         target: Any = client[engine_ids]
         submitters: Iterator[Any] = itertools.cycle([client[i].apply_async for i in engine_ids])
@@ -53,19 +67,46 @@ def sampler(
     else:
         # All engines of a cluster that has exactly this many: no targets, so the
         # pure ZeroMQ scheduler (which cannot restrict targets) works too.
-        targets = None if len(engine_ids) == len(client.ids) else engine_ids
-        target = client.load_balanced_view(targets=targets)
+        restricted = None if len(engine_ids) == len(client.ids) else engine_ids
+        target = client.load_balanced_view(targets=restricted)
         submitters = itertools.repeat(target.apply_async)
         mapper = functools.partial(target.map_async, chunksize=point.get("chunksize", 1))
-    if test == "map":
-        duration = point["duration"]
-        return lambda wait: _map_sample(mapper, duration, tasks, len(engine_ids), wait)
-    if test == CELL_TEST:
-        return lambda wait: _cell_sample(submitters, tasks, len(engine_ids), wait)
-    argument: Any = np.zeros(point["size"], dtype=np.uint8) if test in ("echo", "push") else ""
-    if test == "push":
-        return lambda wait: _push_sample(target, argument, tasks, len(engine_ids), wait)
-    return lambda wait: _flood_sample(submitters, argument, tasks, wait)
+    return SAMPLERS[test](test, _Targets(target, submitters, mapper, len(engine_ids)), point)
+
+
+def _argument(test: FloodTest, point: Mapping[str, Any]) -> Any:
+    """What each task carries: an array of ``size`` bytes, or an empty string."""
+    return np.zeros(point["size"], dtype=np.uint8) if test.sends_arrays else ""
+
+
+def _echoes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
+    argument, tasks = _argument(test, point), point["tasks"]
+    return lambda wait: _flood_sample(test, targets.submitters, argument, tasks, wait)
+
+
+def _pushes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
+    array, tasks = _argument(test, point), point["tasks"]
+    return lambda wait: _push_sample(test, targets.view, array, tasks, targets.engines, wait)
+
+
+def _maps(_test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
+    duration, tasks = point["duration"], point["tasks"]
+    return lambda wait: _map_sample(targets.mapper, duration, tasks, targets.engines, wait)
+
+
+def _cells(_test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
+    tasks = point["tasks"]
+    return lambda wait: _cell_sample(targets.submitters, tasks, targets.engines, wait)
+
+
+# How each test's sample is made on an ipyparallel cluster.
+SAMPLERS: dict[FloodTest, Callable[[FloodTest, _Targets, Mapping[str, Any]], Sample]] = {
+    FLOOD_TEST: _echoes,
+    ECHO_TEST: _echoes,
+    MAP_TEST: _maps,
+    PUSH_TEST: _pushes,
+    CELL_TEST: _cells,
+}
 
 
 Submitted = list[tuple[float, Any]]  # when the client was asked (epoch s), the result
@@ -115,22 +156,24 @@ def _forget_broadcast_originals(client: Any, results: list[Any]) -> None:
 
 
 def _flood_sample(
-    submitters: Iterator[Callable[..., Any]], argument: Any, tasks: int, wait: Wait
+    test: FloodTest,
+    submitters: Iterator[Callable[..., Any]],
+    argument: Any,
+    tasks: int,
+    wait: Wait,
 ) -> dict[str, Any]:
     _, row = _timed(lambda: next(submitters)(echo, argument), tasks, wait)
-    if isinstance(argument, np.ndarray):
-        # The array travels to the engine and back: both directions count.
-        row["mbit_per_s"] = 2 * argument.nbytes * tasks * 8 / row["roundtrip_s"] / 1e6
+    if test.sends_arrays:
+        row["mbit_per_s"] = test.mbit_per_s(argument.nbytes, tasks, 1, row["roundtrip_s"])
     return row
 
 
 def _push_sample(
-    target: Any, array: np.ndarray, tasks: int, engines: int, wait: Wait
+    test: FloodTest, target: Any, array: np.ndarray, tasks: int, engines: int, wait: Wait
 ) -> dict[str, Any]:
     namespace = {"zmqbench_pushed": array}
     _, row = _timed(lambda: target.push(namespace, block=False), tasks, wait)
-    # One direction, to every engine.
-    row["mbit_per_s"] = array.nbytes * engines * tasks * 8 / row["roundtrip_s"] / 1e6
+    row["mbit_per_s"] = test.mbit_per_s(array.nbytes, tasks, engines, row["roundtrip_s"])
     return row
 
 

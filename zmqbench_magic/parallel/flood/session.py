@@ -17,7 +17,7 @@ from ...method.control import Progress, StopFlag, say_phase
 from ...method.resident import flood_meter
 from ...params import FloodParams
 from ...params.backends import BACKENDS
-from ...params.taskflood import BACKEND, ON_ENGINE_LOSS, TASK_DB
+from ...params.taskflood import BACKEND, ON_ENGINE_LOSS, TASK_DB, FloodTest
 from ...params.units import format_duration, format_size
 from ..anatomy import OTHER_HOSTS_NOTE
 from ..celltask import UserTask
@@ -33,7 +33,7 @@ class FloodRun(Protocol):
     """What a session reads of the run it belongs to."""
 
     params: FloodParams
-    test: str
+    test: FloodTest
     cell: UserTask | None
 
     @property
@@ -94,7 +94,7 @@ class ClusterSession:
         return {
             "scheme": scheme,
             "benchmark": FloodParams.benchmark,
-            "test": self.run.test,
+            "test": self.run.test.name,
             **measured,
         }
 
@@ -183,7 +183,7 @@ def _placement(params: FloodParams) -> Placement:
     return Placement(params.hosts, params.remote_python, params.ssh_tunnel)
 
 
-def describe(point: Mapping[str, Any], test: str) -> str:
+def describe(point: Mapping[str, Any], test: FloodTest) -> str:
     """``flood 256 tasks, 2 engines, lb/leastload`` (``2 workers, dask`` on another
     backend, which has no views or schemes): a point, in words."""
     extra = ""
@@ -195,4 +195,4 @@ def describe(point: Mapping[str, Any], test: str) -> str:
     where = f"{backend.workers(point['engines'])}, {point['view']}/{point.get('scheme', '')}"
     if not backend.views:
         where = f"{backend.workers(point['engines'])}, {backend.name}"
-    return f"{test} {point['tasks']} tasks, {where}{extra}"
+    return f"{test.name} {point['tasks']} tasks, {where}{extra}"
