@@ -38,7 +38,7 @@ _LAZY = {
     "FloodParams": "params",
     "ResultSet": "results",
     "load": "results",
-    "stamp": "results.environment",
+    "stamp": "results.host.environment",
     "ZmqBench": "magics",
 }
 

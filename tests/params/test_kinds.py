@@ -19,7 +19,7 @@ from zmqbench_magic.params.common import REPEAT
 from zmqbench_magic.params.declare import BenchParams, Metric, Param, param_field
 from zmqbench_magic.params.kinds import Kind
 from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.text import summary_lines
+from zmqbench_magic.results.words.text import summary_lines
 
 PACKAGE = Path(zmqbench_magic.__file__).parent
 HOOKS = ("run", "where", "figures", "chart", "panel", "notes", "sample", "advice", "stop", "cell")
@@ -193,7 +193,7 @@ _DECLARED_IN = {
     "params/backends.py",
     "params/sockets.py",
     "params/taskflood.py",
-    "results/environment.py",
+    "results/host/environment.py",
 }
 
 
