@@ -299,5 +299,9 @@ def test_no_two_modules_share_a_file_name():
 
 
 def test_the_public_names_still_resolve():
+    import zmqbench_magic.results
+
     for name in zmqbench_magic.__all__:
         assert getattr(zmqbench_magic, name) is not None
+    for name in zmqbench_magic.results.__all__:
+        assert getattr(zmqbench_magic.results, name) is not None
