@@ -111,7 +111,7 @@ def stamp(*also: str) -> Stamp:
 def checkout_commit() -> str:
     """The commit the package's code is at when it runs from a git checkout (with
     "+ changes" when its files differ from it); "" elsewhere (an installed wheel)."""
-    package = Path(__file__).resolve().parent.parent
+    package = Path(__file__).resolve().parents[2]  # zmqbench_magic/, from results/host/
     try:
         top = _git(package.parent, "rev-parse", "--show-toplevel")
         if Path(top) != package.parent:
