@@ -34,7 +34,8 @@ import pandas as pd
 from report import report
 
 from zmqbench_magic import run_throughput
-from zmqbench_magic.results.history import STEP_COLUMNS, find_steps, history_lines
+from zmqbench_magic.results.statistics.history import STEP_COLUMNS, find_steps
+from zmqbench_magic.results.words.history_text import history_lines
 
 STEPS = (0.02, 0.05, 0.10)
 NOISES = (0.01, 0.015, 0.02, 0.03)

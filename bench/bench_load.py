@@ -21,7 +21,7 @@ from report import report
 
 from zmqbench_magic import run_latency
 from zmqbench_magic.params import RATE
-from zmqbench_magic.results.knee import load_knees
+from zmqbench_magic.results.statistics.knee import load_knees
 
 RATES = ["1k", "10k", "50k", "100k", "200k", "500k", "1M"]
 COLUMNS = [

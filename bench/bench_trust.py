@@ -34,7 +34,7 @@ from report import report
 
 from zmqbench_magic import load
 from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.stats import median_ci
+from zmqbench_magic.results.statistics.stats import median_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEPS = {

@@ -33,8 +33,9 @@ from report import report
 
 from zmqbench_magic import run_noise, run_throughput
 from zmqbench_magic.params import TOLERANCE, ThroughputParams
-from zmqbench_magic.results import ResultSet, noise_floor
-from zmqbench_magic.results.compare import versus
+from zmqbench_magic.results import ResultSet
+from zmqbench_magic.results.statistics.compare import versus
+from zmqbench_magic.results.storage import noise_floor
 from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
 
 REAL_SIZES = ["16", "64", "256", "1k", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]

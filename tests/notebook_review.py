@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from zmqbench_magic.params.units import format_size, parse_size
 
 VERDICT_WORDS = ("faster", "slower", "same", "inconclusive")
-# A comparison's one line (results.text.versus_line), unwrapped: its words, metric and
+# A comparison's one line (results.words.text.versus_line), unwrapped: its words, metric and
 # design, then the calls grouped by verdict.
 VERSUS_LINE = re.compile(
     r"^(?P<words>.+?), (?P<metric>\w+) (?P<how>paired by round|unpaired \(separate blocks\)) "

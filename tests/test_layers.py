@@ -4,6 +4,7 @@ cores never import a front end, and the helper processes start on pyzmq alone.""
 from __future__ import annotations
 
 import ast
+import functools
 import pkgutil
 import subprocess
 import sys
@@ -60,28 +61,126 @@ def _layer(module: str) -> str | None:
     return parts[1] if len(parts) > 2 or parts[1] in ALLOWED else None
 
 
-def _imported_modules(module: str, path: Path) -> set[str]:
-    """Every module of this package that ``module`` imports, by its full name (a name
-    imported from a package counts as that package's module of the name)."""
+def _imported_modules(module: str, path: Path, known: frozenset[str] | None = None) -> set[str]:
+    """Every module of this package that ``module`` imports, by its full name: every
+    import statement counts, at module level, in a function or under ``if
+    TYPE_CHECKING:``. A name imported from a package counts as the package's module of
+    that name where there is one (``known``: the package's modules), else as the package."""
+    known = _module_names() if known is None else known
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package.split(".")[: len(package.split(".")) - node.level + 1]
-            target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            names = [f"{target}.{a.name}" for a in node.names] if not node.module else [target]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
+        if isinstance(node, ast.ImportFrom) and (node.level or node.module):
+            target = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names = [
+                f"{target}.{a.name}" if f"{target}.{a.name}" in known or not node.module else target
+                for a in node.names
+            ]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         else:
             continue
-        found.update(name for name in names if name.startswith("zmqbench_magic."))
+        found.update(name for name in names if name.startswith(f"{module.split('.')[0]}."))
     return found
+
+
+@functools.cache
+def _module_names() -> frozenset[str]:
+    return frozenset(name for name, _ in _modules())
 
 
 def _imported_layers(module: str, path: Path) -> set[str]:
     return {_layer(name) or name.split(".")[1] for name in _imported_modules(module, path)}
+
+
+def _circles(
+    modules: list[tuple[str, Path]], known: frozenset[str] | None = None
+) -> list[set[str]]:
+    """The import circles among ``modules``: each set of modules that import one another,
+    directly or around a loop (the strongly connected components of more than one
+    module, by Tarjan's walk), every import statement counted."""
+    names = {m for m, _ in modules}
+    graph = {m: _imported_modules(m, p, known) & names - {m} for m, p in modules}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in order:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], order[imported])
+        if low[module] == order[module]:
+            # The modules above this one on the stack are those that reach back to it.
+            component = set(stack[stack.index(module) :])
+            del stack[stack.index(module) :]
+            if len(component) > 1:
+                circles.append(component)
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return circles
+
+
+@pytest.mark.parametrize("layer", [*ALLOWED, None], ids=lambda layer: layer or "top level")
+def test_no_import_circle_inside_a_layer(layer):
+    """Within a layer the modules import one another one way only: a module can be read,
+    tested and moved with what lies below it, never with what imports it."""
+    modules = [(m, p) for m, p in _modules() if _layer(m) == layer]
+    files = [
+        sorted(str(p.relative_to(PACKAGE.parent)) for m, p in modules if m in circle)
+        for circle in _circles(modules)
+    ]
+    assert files == [], f"import circles in {layer or 'the top level'}: {files}"
+
+
+def test_the_circle_check_finds_a_planted_circle(tmp_path):
+    # A circle closed by a function's import and one under TYPE_CHECKING, beside a module
+    # that only imports into it: the check names the circle's modules and no others.
+    planted = {
+        "bottom": "VALUE = 1\n",
+        "data": "from .bottom import VALUE\n\ndef words():\n    from .words import say\n",
+        "words": (
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+            "    from .data import words\n\ndef say(): ...\n"
+        ),
+        "top": "from . import data, words\n",
+    }
+    modules = []
+    for stem, text in planted.items():
+        (tmp_path / f"{stem}.py").write_text(text)
+        modules.append((f"zmqbench_magic.planted.{stem}", tmp_path / f"{stem}.py"))
+    known = frozenset(m for m, _ in modules)
+    assert _circles(modules, known) == [
+        {"zmqbench_magic.planted.data", "zmqbench_magic.planted.words"}
+    ]
+    (tmp_path / "words.py").write_text("def say(): ...\n")
+    assert _circles(modules, known) == []
+
+
+def test_what_a_result_set_calls_never_imports_it():
+    """ResultSet's methods call results' parts (statistics, words, ...), which read a
+    result as a ResultLike: they import the data type's module never, so it stays above
+    them with nothing of theirs tied back to it."""
+    parts = [
+        (m, p)
+        for m, p in _modules()
+        if m.startswith("zmqbench_magic.results.") and m.count(".") >= 3
+    ]
+    assert parts, "results has no parts to check"
+    importing = [
+        m for m, p in parts if "zmqbench_magic.results.resultset" in _imported_modules(m, p)
+    ]
+    assert importing == []
 
 
 # parallel/'s parts -> the parts they may import; "shared" is its modules at the top
@@ -175,7 +274,7 @@ def test_a_summary_imports_no_statistics_library_until_a_test_is_run():
     # pooled percentile's bootstrap need scipy.
     code = (
         "import sys, zmqbench_magic.cli\n"
-        "from zmqbench_magic.results import stats\n"
+        "from zmqbench_magic.results.statistics import stats\n"
         "print(stats.median_ci(range(1, 11)), 'scipy' in sys.modules)\n"
         "stats.paired_ratio_test([1.0] * 6, [1.1, 1.2, 1.0, 1.3, 1.1, 1.2])\n"
         "print('scipy' in sys.modules)"
@@ -208,5 +307,9 @@ def test_no_two_modules_share_a_file_name():
 
 
 def test_the_public_names_still_resolve():
+    import zmqbench_magic.results
+
     for name in zmqbench_magic.__all__:
         assert getattr(zmqbench_magic, name) is not None
+    for name in zmqbench_magic.results.__all__:
+        assert getattr(zmqbench_magic.results, name) is not None

@@ -43,7 +43,7 @@ _LAZY = {
     "FloodParams": "params",
     "ResultSet": "results",
     "load": "results",
-    "stamp": "results.environment",
+    "stamp": "results.host.environment",
     "ZmqBench": "magics",
 }
 

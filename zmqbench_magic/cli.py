@@ -21,8 +21,8 @@ from pathlib import Path
 from .method.schedule import Interrupted
 from .params import KINDS, PYTHON, SECRET_FILE, BenchParams, Kind
 from .results import ResultSet, load
-from .results.gate import gate
-from .results.text import python_arms
+from .results.statistics.gate import gate
+from .results.words.text import python_arms
 from .ui.environment_commands import add_commands, env_command, noise_command, system_command
 from .ui.options import (
     APPEND_OPTION,

@@ -28,7 +28,7 @@ from .parallel.engines.reach import NoAnswer
 from .params import FLOOD, KINDS, LATENCY, THROUGHPUT, BenchParams
 from .params.kinds import Kind
 from .results import ResultSet
-from .results.text import fit
+from .results.words.text import fit
 from .sockets.payload import UserCodeFailed
 from .ui.config import BenchDefaults, configured
 from .ui.options import MAGIC_OUTPUT_OPTIONS, check_output_path, given_options, param_options

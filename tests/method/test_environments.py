@@ -24,8 +24,8 @@ from IPython.utils.capture import capture_output
 from zmqbench_magic import ResultSet, run_latency, run_noise, run_throughput
 from zmqbench_magic.method.schedule import Schedule
 from zmqbench_magic.params import LatencyParams, ThroughputParams
-from zmqbench_magic.results import noise_floor
-from zmqbench_magic.results.text import comparison_lines
+from zmqbench_magic.results.storage import noise_floor
+from zmqbench_magic.results.words.text import comparison_lines
 from zmqbench_magic.sockets.peer import PeerError
 
 # Runs of fresh driver processes: samples of 0.02 s.

@@ -142,7 +142,7 @@ def test_precision_adds_whole_rounds_until_every_point_is_tight():
     fake = FakeFarEnds(values={100: itertools.repeat(1.0), 1000: noisy})
 
     def tight(rows):
-        from zmqbench_magic.results.stats import relative_halfwidth
+        from zmqbench_magic.results.statistics.stats import relative_halfwidth
 
         return relative_halfwidth([r["m"] for r in rows]) <= 0.05
 

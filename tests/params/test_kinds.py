@@ -88,7 +88,7 @@ _DECLARED_IN = {
     "params/backends.py",
     "params/sockets.py",
     "params/taskflood.py",
-    "results/environment.py",
+    "results/host/environment.py",
 }
 
 

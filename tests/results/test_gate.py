@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zmqbench_magic.results.gate import gate, gate_lines, refused_verdicts
+from zmqbench_magic.results.statistics.gate import gate, gate_lines, refused_verdicts
 from zmqbench_magic.results.synthetic import unpaired_run
 
 

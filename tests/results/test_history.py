@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from zmqbench_magic.charts import chart_to_svg, history_chart
-from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.history import find_steps, history_lines, load_runs
+from zmqbench_magic.results import ResultSet, load_runs
+from zmqbench_magic.results.statistics.history import find_steps
+from zmqbench_magic.results.words.history_text import history_lines
 
 RUNS, RUN_NOISE, STEP = 20, 0.015, 0.05  # a run's median varies by 1.5% (lognormal)
 
@@ -140,7 +141,7 @@ def test_bad_histories_are_named(tmp_path):
 
 
 def test_a_run_of_one_environment_is_ordered_by_the_versions_that_ran_its_loops():
-    from zmqbench_magic.results.history import ran_with, run_order
+    from zmqbench_magic.results.statistics.history import ran_with, run_order
 
     kernel = {"pyzmq": "27.3.0", "date": "2026-11-02"}
     older = {**kernel, "date": "2026-11-01", "environments": {"old": {"pyzmq": "26.4.0"}}}

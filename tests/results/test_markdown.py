@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from zmqbench_magic.results.markdown import comparison_markdown, lines_markdown
 from zmqbench_magic.results.synthetic import unpaired_run
+from zmqbench_magic.results.words.markdown import comparison_markdown, lines_markdown
 
 
 def test_a_comparison_is_a_table_of_its_points_then_its_notes():

@@ -9,7 +9,11 @@ import pytest
 
 import zmqbench_magic
 from zmqbench_magic.results import ResultSet, spread_warnings
-from zmqbench_magic.results.analysis import crossover_size, zero_copy_speedup, zero_copy_threshold
+from zmqbench_magic.results.statistics.analysis import (
+    crossover_size,
+    zero_copy_speedup,
+    zero_copy_threshold,
+)
 
 
 def _rows(speedups: dict[int, float], copy_rate: float = 1000.0, samples: int = 3) -> list[dict]:
@@ -138,7 +142,7 @@ def test_no_crossover_within_the_sizes_is_none():
 
 
 def test_half_efficiency_duration_is_interpolated_from_the_data():
-    from zmqbench_magic.results.analysis import half_efficiency_duration
+    from zmqbench_magic.results.statistics.analysis import half_efficiency_duration
 
     df = pd.DataFrame({"duration": [0.0, 0.001, 0.01, 0.1], "efficiency": [0.0, 0.2, 0.6, 0.95]})
     # between (1 ms, 0.2) and (10 ms, 0.6): a quarter of the way along a log scale

@@ -10,19 +10,19 @@ import pytest
 from scipy import stats as scipy_stats
 
 from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.analysis import (
+from zmqbench_magic.results.statistics.analysis import (
     map_efficiency_threshold,
     zero_copy_threshold,
 )
-from zmqbench_magic.results.histogram import RELATIVE_ERROR, LogHistogram
-from zmqbench_magic.results.stats import (
+from zmqbench_magic.results.statistics.histogram import RELATIVE_ERROR, LogHistogram
+from zmqbench_magic.results.statistics.stats import (
     holm,
     median_ci,
     paired_ratio_test,
     smallest_p,
     unpaired_ratio_test,
 )
-from zmqbench_magic.results.verdict import judge
+from zmqbench_magic.results.statistics.verdict import judge
 
 
 def test_median_interval_is_the_binomial_order_statistics():
@@ -309,7 +309,7 @@ def test_a_tolerance_and_a_common_shift_are_named():
 def test_the_statistics_docstring_examples_hold():
     import doctest
 
-    from zmqbench_magic.results import stats, verdict
+    from zmqbench_magic.results.statistics import stats, verdict
 
     for module in (stats, verdict):
         assert doctest.testmod(module).failed == 0, module.__name__

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from zmqbench_magic.results.system import (
+from zmqbench_magic.results.host.system import (
     HURTS,
     NOTE,
     OK,

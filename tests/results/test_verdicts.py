@@ -16,17 +16,17 @@ import pytest
 
 from zmqbench_magic.params import TOLERANCE
 from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.compare import versus
-from zmqbench_magic.results.histogram import LogHistogram
-from zmqbench_magic.results.stats import (
+from zmqbench_magic.results.statistics.compare import versus
+from zmqbench_magic.results.statistics.histogram import LogHistogram
+from zmqbench_magic.results.statistics.stats import (
     PRECISION_LEVEL,
     median_ci,
     paired_ratio_test,
     relative_halfwidth,
 )
+from zmqbench_magic.results.statistics.verdict import judge
 from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
-from zmqbench_magic.results.text import summary_line
-from zmqbench_magic.results.verdict import judge
+from zmqbench_magic.results.words.text import summary_line
 
 
 def _paired_verdicts(df: pd.DataFrame) -> pd.Series:

@@ -121,7 +121,7 @@ def test_the_python_tax_is_above_one_when_python_is_slower_for_rates_and_times()
     (A frame built by hand: this checks the arithmetic, not a measurement.)"""
     import pandas as pd
 
-    from zmqbench_magic.results.analysis import python_tax
+    from zmqbench_magic.results.statistics.analysis import python_tax
 
     rows = [
         {

@@ -23,7 +23,7 @@ from zmqbench_magic.charts import chart_to_vega, default_chart, load_chart
 from zmqbench_magic.params import LatencyParams
 from zmqbench_magic.params.sockets import HELD_FRACTION
 from zmqbench_magic.params.units import format_rate, parse_rate
-from zmqbench_magic.results.knee import load_knees
+from zmqbench_magic.results.statistics.knee import load_knees
 from zmqbench_magic.sockets import paced
 from zmqbench_magic.sockets.link import Link, PeerError
 from zmqbench_magic.sockets.paced import paced_sample

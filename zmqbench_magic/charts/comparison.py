@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES
-from ..results.compare import point_columns
+from ..results.statistics.compare import point_columns
 from .layout import HEIGHT, WIDTH, legend, picked, selector, titled
 
 

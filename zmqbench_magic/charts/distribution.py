@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import RTT, LatencyParams
-from ..results.histogram import LogHistogram
+from ..results.statistics.histogram import LogHistogram
 from .layout import HEIGHT, WIDTH, color, picked, selector, titled, x_axis
 
 # The settings a latency point can differ by, in the order a legend names them.

@@ -17,7 +17,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, KINDS, METRICS, RTT
-from ..results.analysis import python_tax, zero_copy_speedup
+from ..results.statistics.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
     WIDTH,
@@ -212,7 +212,7 @@ def latency_chart(
 ) -> alt.TopLevelMixin:
     """Round-trip latency percentiles (p50, p99) over every round trip of each point
     vs size, one colour per transport and copy mode; the bars resample the point's
-    samples (:func:`..results.pooled.pooled_interval`)."""
+    samples (:func:`..results.statistics.pooled.pooled_interval`)."""
     frame = point_percentiles(df, distributions, ["p50_us", "p99_us"], POINT_COLUMNS)
     frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
     y = log_y("value", RTT.axis_title)

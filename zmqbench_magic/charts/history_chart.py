@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES
-from ..results.history import HISTORY_COLUMNS
+from ..results.statistics.history import HISTORY_COLUMNS
 from .layout import HEIGHT, WIDTH, color, picked, selector, titled
 from .series import varying_label
 

@@ -1,5 +1,5 @@
 """Latency under load (``%zmqlat --rate``): round-trip percentiles vs offered rate,
-each series' knee marked (:func:`..results.knee.load_knees`)."""
+each series' knee marked (:func:`..results.statistics.knee.load_knees`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 
 from ..params import RATE, RTT
-from ..results.knee import load_knees
+from ..results.statistics.knee import load_knees
 from .layout import log_y, subtitle, titled, x_axis
 from .series import POINT_COLUMNS, median_lines, point_percentiles, varying_label
 

@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams
-from ..results.analysis import medians_with_intervals
-from ..results.pooled import pooled_points
+from ..results.statistics.analysis import medians_with_intervals
+from ..results.statistics.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, log_ticks, picked, selector, tooltip
 
 # What identifies one point of a sweep: its swept parameters (and a flood's test).

@@ -18,13 +18,13 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
 
 
 def where(point: Mapping[str, Any]) -> list[str]:
-    from ..results.text import flood_where
+    from ..results.words.text import flood_where
 
     return flood_where(point)
 
 
 def figures(point: Mapping[str, Any]) -> str:
-    from ..results.text import flood_figures
+    from ..results.words.text import flood_figures
 
     return flood_figures(point)
 
@@ -37,7 +37,7 @@ def chart(df: Any, distributions: Any = ()) -> Any:
 
 def advice(result: Any) -> list[str]:
     """One sentence per cluster (or pool) the flood measured."""
-    from ..results.advice import advice as flood_advice
+    from ..results.words.advice import advice as flood_advice
 
     return flood_advice(result)
 

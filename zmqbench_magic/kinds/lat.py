@@ -17,13 +17,13 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
 
 
 def where(point: Mapping[str, Any]) -> list[str]:
-    from ..results.text import socket_where
+    from ..results.words.text import socket_where
 
     return socket_where(point)
 
 
 def figures(point: Mapping[str, Any]) -> str:
-    from ..results.text import latency_figures
+    from ..results.words.text import latency_figures
 
     return latency_figures(point)
 

@@ -17,13 +17,13 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
 
 
 def where(point: Mapping[str, Any]) -> list[str]:
-    from ..results.text import socket_where
+    from ..results.words.text import socket_where
 
     return socket_where(point)
 
 
 def figures(point: Mapping[str, Any]) -> str:
-    from ..results.text import throughput_figures
+    from ..results.words.text import throughput_figures
 
     return throughput_figures(point)
 

@@ -14,9 +14,9 @@ from typing import Any
 from ..params import RunParams
 from ..params.common import MAX_TIME
 from ..results import ResultSet, run_identity, spread_warnings
-from ..results.environment import environment
-from ..results.stats import precision_rule
-from ..results.system import system_facts
+from ..results.host.environment import environment
+from ..results.host.system import system_facts
+from ..results.statistics.stats import precision_rule
 from .load import busy_warnings
 from .schedule import Point, Row, Schedule, order_seed
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..results.environment import cache_dir
+from ..results.storage.cache import cache_dir
 
 _BUILT = ".zmqbench-complete"  # written last: a folder without it is rebuilt
 _NAME = re.compile(r"[^A-Za-z0-9._=+<>!~,-]")

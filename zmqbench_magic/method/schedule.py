@@ -20,7 +20,7 @@ other and a pair of samples is never more than a group apart in time.
 
 With ``precision``, whole rounds of every point go on past ``repeat`` until each
 point's median is known that well (``precise_enough``, see
-:func:`zmqbench_magic.results.stats.precision_rule`), or until ``max_time``. A stop
+:func:`zmqbench_magic.results.statistics.stats.precision_rule`), or until ``max_time``. A stop
 request or a kernel interrupt ends the run between two samples; only whole rounds
 are kept, so every point keeps the same number of samples and the drift argument
 still holds.

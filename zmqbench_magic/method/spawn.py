@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..results.environment import cache_dir
+from ..results.storage.cache import cache_dir
 
 # This package's folder. Not resolved through links: a driver process of another
 # environment imports it through a link (:func:`importable_alone`), and what it starts

@@ -29,7 +29,7 @@ from ..charts import chart_bundle, default_chart
 from ..params import KINDS, BenchParams
 from ..params.units import plural
 from ..results import ResultSet
-from ..results.text import warnings_text
+from ..results.words.text import warnings_text
 from ..ui.progress import ProgressTo
 from .controls import control_value, fit_descriptions, make_control, shown
 

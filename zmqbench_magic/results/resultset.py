@@ -5,7 +5,17 @@ parameter and every metric as a column, units in the metric names, and the ``run
 it came from), the settings and environment of each run (stored once per run), the
 latency distributions (every round trip, bucketed), and any warnings raised while
 measuring. ``a + b`` joins runs and keeps each one's identity and environment;
-``a.compare(b)`` tells whether they differ.
+``a.compare(b)`` tells whether they differ. :func:`load` reads one file back,
+:func:`load_runs` files and folders of them as one result.
+
+The class holds the data and its files; what is derived from it is not written here.
+:meth:`~ResultSet.summary`, :meth:`~ResultSet.compare`, :meth:`~ResultSet.versus`,
+:meth:`~ResultSet.history` and ``str()`` call functions of :mod:`.statistics` and
+:mod:`.words`, which take their result as a :class:`~.resultlike.ResultLike` (the
+attributes a ``ResultSet`` has) and never import this module: the imports run one way,
+from here down to them, and from what makes or shows whole results (the measurement
+cores, :mod:`.synthetic`, the adapters) down to here. :meth:`~ResultSet.advice` is
+the benchmark kind's own (its record's ``advice`` hook).
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +31,11 @@ from typing import Any
 import pandas as pd
 
 from ..params import KINDS, TOLERANCE
-from .histogram import LogHistogram
-from .summary import summarize
-from .text import fit, summary_lines, verdict_lines
+from .statistics.compare import arms_versus, compare
+from .statistics.histogram import LogHistogram
+from .statistics.history import history
+from .statistics.summary import summarize
+from .words.text import fit, summary_lines, verdict_lines
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 3
@@ -99,7 +111,7 @@ class ResultSet:
 
     def advice(self) -> list[str]:
         """For a task flood or map: how long tasks must last (or how they must be
-        chunked) for 90% efficiency, with its 95% interval (:mod:`.advice`)."""
+        chunked) for 90% efficiency, with its 95% interval (:mod:`.words.advice`)."""
         advise = KINDS[self.benchmark].module.advice
         return advise(self) if advise is not None else []
 
@@ -123,9 +135,7 @@ class ResultSet:
         shared point, unpaired. Two arms of one run compare better with :meth:`versus`.
         The default tolerance is this host's noise floor (``zmqbench noise``).
 
-        See :func:`zmqbench_magic.results.compare.compare`."""
-        from .compare import compare
-
+        See :func:`zmqbench_magic.results.statistics.compare.compare`."""
         return compare(self, candidate, match=match, metric=metric, tolerance=tolerance)
 
     def versus(
@@ -148,8 +158,6 @@ class ResultSet:
         >>> r = run_throughput(size=["1k", "1M"], copy=[True, False])  # doctest: +SKIP
         >>> r.versus("copy", True, False)[["size", "ratio", "verdict"]]  # doctest: +SKIP
         """
-        from .compare import arms_versus
-
         return arms_versus(self, column, baseline, candidate, metric, tolerance)
 
     def history(
@@ -159,15 +167,13 @@ class ResultSet:
         tolerance: float | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Each point's figure across the runs this result holds (``a + b + c``, or
-        :func:`~zmqbench_magic.results.history.load_runs` of a folder), in date order or
-        by the version of ``by`` they ran with (``"pyzmq"``), and the runs where it
-        stepped: ``(series, steps)``, see :func:`.history.history`.
+        :func:`load_runs` of a folder), in date order or by the version of ``by`` they
+        ran with (``"pyzmq"``), and the runs where it stepped: ``(series, steps)``, see
+        :func:`.statistics.history.history`.
 
         >>> series, steps = load_runs(["runs/"]).history()  # doctest: +SKIP
         >>> steps[["size", "run", "ratio", "p_adjusted"]]    # doctest: +SKIP
         """
-        from .history import history
-
         return history(self, metric, by, tolerance)
 
     def __add__(self, other: ResultSet) -> ResultSet:
@@ -322,3 +328,40 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
         data.get("distributions", ()),
         data.get("runs", {}),
     )
+
+
+def load_runs(paths: Iterable[str | os.PathLike[str]]) -> ResultSet:
+    """The runs of result files, and of every ``*.json`` in folders, as one result (a
+    history's input). A ``ValueError`` names a file that is missing, not a result, or of
+    another benchmark than the first."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                msg = f"{path} holds no result file (*.json)"
+                raise ValueError(msg)
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            msg = f"{path}: no such file or folder"
+            raise ValueError(msg)
+    joined = None
+    for file in files:
+        try:
+            result = load(file)
+        except OSError as exc:
+            msg = f"{file} cannot be read: {exc}"
+            raise ValueError(msg) from None
+        if joined is not None and result.benchmark != joined.benchmark:
+            msg = (
+                f"{file} holds a {result.benchmark} run, the files before it "
+                f"{joined.benchmark} runs: a history is of one benchmark"
+            )
+            raise ValueError(msg)
+        joined = result if joined is None else joined + result
+    if joined is None:
+        msg = "no result file given"
+        raise ValueError(msg)
+    return joined

@@ -31,7 +31,7 @@ from ..method.spawn import child_env, foreign_env, interrupt_after, module_comma
 from ..params import ZmqParams
 from ..params.cpus import cpu_plan
 from ..params.interpreter import KERNEL, executable, split
-from ..results.histogram import LogHistogram
+from ..results.statistics.histogram import LogHistogram
 from .payload import Payload
 from .peer import PeerError
 from .rounds import point_key

@@ -1,7 +1,9 @@
 """The driver's side of a benchmark: its sockets and the far end they reach.
 
 A :class:`Link` owns one ZeroMQ context, the bound data and control sockets, and
-one far end (:mod:`zmqbench_magic.sockets.peer`) in a child process or a thread. Closing
+one far end (:mod:`zmqbench_magic.sockets.peer`) in a child process or a thread, or a
+session of a standing far end on another host (:mod:`.standing`), which it asks for at
+that far end's door. Closing
 it — on success, error, timeout or ``KeyboardInterrupt``, and at interpreter exit
 for any still open — leaves no process, thread, socket, context or ipc file behind.
 """
@@ -23,16 +25,17 @@ import weakref
 from typing import Any, NoReturn
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from ..method.pinning import pin_process, pin_this_thread
 from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
+from ..params.far_end import SECRET_FILE
 from . import peer as peer_module
-from . import standing
 from .malloc import STEADY_MALLOC
 from .peer import PeerError
-from .secret import Keys, as_server
+from .secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
 _LIVENESS_POLL_MS = 100
@@ -103,7 +106,7 @@ class Link:
             self.data = self._socket(DATA_SOCKET[role], min(timeout, LIVENESS_S))
             self.data.sndhwm = self.data.rcvhwm = hwm
             if remote:
-                self._remote_pid = standing.open_session(self, secret)
+                self._remote_pid = _open_session(self, secret)
             else:
                 if curve is not None:
                     as_server(self.data, curve)
@@ -309,6 +312,72 @@ class Link:
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
         _open_links.discard(self)
+
+
+def _open_session(link: Link, secret: Keys | None) -> int:
+    """Ask the standing far end at ``link.remote`` for a session in ``link``'s role,
+    connect ``link``'s sockets to it, and return its process id."""
+    door = link.ctx.socket(zmq.REQ)
+    door.linger = 0
+    try:
+        if secret is not None:
+            as_client(door, secret)
+        watch = door.get_monitor_socket(HANDSHAKE_FAILED)
+        door.connect(link.remote)
+        request = {
+            "cmd": "open",
+            "role": link.role,
+            "hwm": link.hwm,
+            "timeout": link.timeout,
+            "curve": link.curve is not None,
+        }
+        door.send(json.dumps(request).encode())
+        answered = _answer_or_refusal(door, watch, link.timeout)
+        door.disable_monitor()
+        watch.close(linger=0)
+        if answered is None:
+            msg = (
+                f"the far end at {link.remote} refused this client: the CURVE handshake "
+                f"failed, so the two sides do not hold the same secret ({SECRET_FILE.option})"
+            )
+            raise PeerError(msg)
+        if not answered:
+            refused = "refusing this client's secret, " if secret is not None else ""
+            msg = (
+                f"the far end at {link.remote} did not answer within {link.timeout:g} s (not "
+                f"running, {refused}busy with another run, or unreachable)"
+            )
+            raise TimeoutError(msg)
+        answer = json.loads(door.recv())
+    finally:
+        door.close(linger=0)
+    if "error" in answer:
+        raise ValueError(f"the far end at {link.remote} refused the run: {answer['error']}")
+    if secret is not None:
+        as_client(link.ctrl, secret)
+    if link.curve is not None:
+        as_client(link.data, link.curve)
+    link.data.ipv6 = link.ctrl.ipv6 = "[" in answer["data"]
+    link.ctrl.connect(answer["ctrl"])
+    link.data.connect(answer["data"])
+    return int(answer["pid"])
+
+
+def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> bool | None:
+    """True once the door answers, False after ``timeout`` of silence, None as soon as
+    the far end refuses the handshake (a different secret)."""
+    poller = zmq.Poller()
+    poller.register(door, zmq.POLLIN)
+    poller.register(watch, zmq.POLLIN)
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready = dict(poller.poll(int(left * 1000) + 1))
+        if door in ready:
+            return True
+        if watch in ready:
+            recv_monitor_message(watch)
+            return None
+    return False
 
 
 def _pinned_serve(cpus: set[int], *args: Any) -> None:

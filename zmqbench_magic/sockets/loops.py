@@ -22,7 +22,7 @@ import zmq
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
-from ..results.histogram import LogHistogram
+from ..results.statistics.histogram import LogHistogram
 from . import async_loops, native
 from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError

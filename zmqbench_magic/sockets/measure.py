@@ -34,8 +34,9 @@ from ..params import (
 )
 from ..params.cpus import cpu_plan
 from ..params.interpreter import interpreter_words
-from ..results import ResultSet, noise_floor
-from ..results.environment import environment
+from ..results import ResultSet
+from ..results.host.environment import environment
+from ..results.storage import noise_floor
 from .driver import ProcessDrivers
 from .link import STEADY_MALLOC
 from .loops import SAMPLE_OF_ROLE

@@ -1,4 +1,4 @@
-"""Measuring this host's noise floor (:mod:`..results.noise_floor`): one sweep as several
+"""Measuring this host's noise floor (:mod:`..results.storage.noise_floor`): one sweep as several
 independent runs, each with fresh driver processes."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from ..method.control import Progress, StopFlag
 from ..params import LatencyParams, ThroughputParams, ZmqParams
 from ..results import ResultSet
-from ..results import noise_floor as floor
+from ..results.storage import noise_floor as floor
 from .measure import run_latency, run_throughput
 
 RUNS = 5

@@ -95,6 +95,14 @@ def as_server(sock: zmq.Socket, keys: Keys) -> None:
     sock.curve_server = True
 
 
+# The monitor events of a CURVE handshake that failed: the other side holds another secret.
+HANDSHAKE_FAILED = (
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+)
+
+
 def as_client(sock: zmq.Socket, keys: Keys) -> None:
     """The connecting side: talks only to the secret's server, with its client key."""
     sock.curve_serverkey = keys.server_public

@@ -3,10 +3,11 @@ libzmq's ``local_thr`` is: it serves runs, one at a time, until stopped.
 
 Its door is a REP socket at the bound address. A driver asks it to ``open`` a session
 for a role; it binds a control and a data socket on free ports of the same interface
-and answers where; the session then speaks the far end's usual protocol
-(:mod:`.peer`) with the far end bound and the driver connecting, until the driver
-quits or falls silent for the timeout. Timing needs no synchronised clocks:
-throughput is timed at this end (the receiver), latency at the driver.
+and answers where (the driver's side of the door is :class:`~.link.Link`'s); the
+session then speaks the far end's usual protocol (:mod:`.peer`) with the far end bound
+and the driver connecting, until the driver quits or falls silent for the timeout.
+Timing needs no synchronised clocks: throughput is timed at this end (the receiver),
+latency at the driver.
 
 With a secret (:mod:`.secret`) the door and every control channel are CURVE
 encrypted and a ZAP handler admits only the secret's client key: the handshake of a
@@ -23,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -32,85 +33,9 @@ from ..params.address import is_loopback_url
 from ..params.far_end import CURVE, SECRET_FILE
 from . import peer
 from .malloc import steady_malloc
-from .peer import PeerError
-from .secret import Keys, OnlyKey, as_client, as_server
-
-if TYPE_CHECKING:
-    from .link import Link
-
+from .secret import HANDSHAKE_FAILED, Keys, OnlyKey, as_server
 
 _DOOR_POLL_MS = 200
-HANDSHAKE_FAILED = (
-    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-)
-
-
-def open_session(link: Link, secret: Keys | None) -> int:
-    """Ask the standing far end at ``link.remote`` for a session in ``link``'s role,
-    connect ``link``'s sockets to it, and return its process id."""
-    door = link.ctx.socket(zmq.REQ)
-    door.linger = 0
-    try:
-        if secret is not None:
-            as_client(door, secret)
-        watch = door.get_monitor_socket(HANDSHAKE_FAILED)
-        door.connect(link.remote)
-        request = {
-            "cmd": "open",
-            "role": link.role,
-            "hwm": link.hwm,
-            "timeout": link.timeout,
-            "curve": link.curve is not None,
-        }
-        door.send(json.dumps(request).encode())
-        answered = _answer_or_refusal(door, watch, link.timeout)
-        door.disable_monitor()
-        watch.close(linger=0)
-        if answered is None:
-            msg = (
-                f"the far end at {link.remote} refused this client: the CURVE handshake "
-                f"failed, so the two sides do not hold the same secret ({SECRET_FILE.option})"
-            )
-            raise PeerError(msg)
-        if not answered:
-            refused = "refusing this client's secret, " if secret is not None else ""
-            msg = (
-                f"the far end at {link.remote} did not answer within {link.timeout:g} s (not "
-                f"running, {refused}busy with another run, or unreachable)"
-            )
-            raise TimeoutError(msg)
-        answer = json.loads(door.recv())
-    finally:
-        door.close(linger=0)
-    if "error" in answer:
-        raise ValueError(f"the far end at {link.remote} refused the run: {answer['error']}")
-    if secret is not None:
-        as_client(link.ctrl, secret)
-    if link.curve is not None:
-        as_client(link.data, link.curve)
-    link.data.ipv6 = link.ctrl.ipv6 = "[" in answer["data"]
-    link.ctrl.connect(answer["ctrl"])
-    link.data.connect(answer["data"])
-    return int(answer["pid"])
-
-
-def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> bool | None:
-    """True once the door answers, False after ``timeout`` of silence, None as soon as
-    the far end refuses the handshake (a different secret)."""
-    poller = zmq.Poller()
-    poller.register(door, zmq.POLLIN)
-    poller.register(watch, zmq.POLLIN)
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        ready = dict(poller.poll(int(left * 1000) + 1))
-        if door in ready:
-            return True
-        if watch in ready:
-            recv_monitor_message(watch)
-            return None
-    return False
 
 
 def serve_forever(

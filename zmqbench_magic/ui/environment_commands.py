@@ -96,7 +96,7 @@ def add_commands(commands: Any) -> None:
 
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from ..results.noise_floor import floor_of, point_key
+    from ..results.storage.noise_floor import floor_of, point_key
     from ..sockets.noise import run_noise
     from ..sockets.rounds import describe
 
@@ -129,7 +129,7 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             )
     lines.append(f"noise floor saved to {path}")
     if args.markdown:
-        from ..results.markdown import lines_markdown
+        from ..results.words.markdown import lines_markdown
 
         print(lines_markdown(lines))
     else:
@@ -141,7 +141,7 @@ def system_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     import dataclasses
     import json
 
-    from ..results.system import check_lines, system_checks, system_facts
+    from ..results.host.system import check_lines, system_checks, system_facts
 
     try:
         check_output_path(args.json, "json")
@@ -151,7 +151,7 @@ def system_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     facts = system_facts()
     checks = system_checks(facts)
     if args.markdown:
-        from ..results.markdown import table_markdown
+        from ..results.words.markdown import table_markdown
 
         rows = [[c.name, c.verdict, c.value, c.advice] for c in checks]
         print(table_markdown(["check", "verdict", "value", "what to do"], rows))
@@ -181,7 +181,7 @@ def env_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
             print(python, flush=True)
         built.append(f"{requirements}: {python}")
     if args.markdown:
-        from ..results.markdown import lines_markdown
+        from ..results.words.markdown import lines_markdown
 
         print(lines_markdown(built))
     return 0

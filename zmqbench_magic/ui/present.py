@@ -44,7 +44,7 @@ def present(
     bundle (a kernel's ``display``); None where nothing can be drawn (a terminal)."""
     if not output.quiet:
         if output.markdown:
-            from ..results.markdown import result_markdown
+            from ..results.words.markdown import result_markdown
 
             print(result_markdown(result))
         else:

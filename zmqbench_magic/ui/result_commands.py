@@ -130,7 +130,7 @@ def output_of(args: argparse.Namespace) -> Output:
 
 
 def compare_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from ..results.gate import gate
+    from ..results.statistics.gate import gate
 
     try:
         _check_outputs(args)
@@ -157,11 +157,11 @@ def print_comparison(table: Any, output: Output) -> None:
     if output.quiet:
         return
     if output.markdown:
-        from ..results.markdown import comparison_markdown
+        from ..results.words.markdown import comparison_markdown
 
         print(comparison_markdown(table))
     else:
-        from ..results.text import comparison_lines
+        from ..results.words.text import comparison_lines
 
         print("\n".join(comparison_lines(table)))
 
@@ -171,7 +171,7 @@ def report_gate(failed: list[str], fail_on: list[str], output: Output) -> int:
     it failed. Printed even with --quiet: it is why the job failed."""
     if not fail_on:
         return 0
-    from ..results.gate import gate_lines
+    from ..results.statistics.gate import gate_lines
 
     lines = gate_lines(failed, fail_on)
     if output.markdown:
@@ -183,7 +183,8 @@ def report_gate(failed: list[str], fail_on: list[str], output: Output) -> int:
 def history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     import json
 
-    from ..results.history import history_lines, load_runs
+    from ..results import load_runs
+    from ..results.words.history_text import history_lines
 
     try:
         _check_outputs(args)
@@ -194,7 +195,7 @@ def history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if not output.quiet:
         lines = history_lines(series, steps)
         if output.markdown:
-            from ..results.markdown import lines_markdown
+            from ..results.words.markdown import lines_markdown
 
             print(lines_markdown(lines))
         else:

@@ -25,7 +25,7 @@ from pathlib import Path
 import zmq
 
 from ...params.sockets import LOOP
-from ...results.environment import cache_dir
+from ...results.storage.cache import cache_dir
 
 SOURCE = Path(__file__).with_name("loops.c")
 _INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)

@@ -15,7 +15,7 @@ of duration ``d`` need ``c >= 9 o / d``. ``o`` per engine comes from each sample
 - a map of sleeps (chunksize 1, duration > 0): ``o = d (1 / efficiency - 1)``.
 
 The interval is the order-statistic interval of the samples' median ``o``
-(:func:`.stats.median_ci`), scaled: the uncertainty is the measurement's own.
+(:func:`..statistics.stats.median_ci`), scaled: the uncertainty is the measurement's own.
 
 How much memory: each task in flight costs the client (and the controller) what their
 peak rose by during the largest flood of a cluster, per task (the median over its
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params.backends import BACKENDS
-from ..params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
-from ..params.units import KiB
-from .stats import median_ci
+from ...params.backends import BACKENDS
+from ...params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
+from ...params.units import KiB
+from ..statistics.stats import median_ci
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 TARGET = 0.9
 # The item duration the chunking advice is worked out for, when the result has none.
@@ -46,7 +46,7 @@ _GROUP = ["backend", "engines", "view", "scheme", "task_db"]
 FLOOD_OF = 100_000
 
 
-def advice(result: ResultSet) -> list[str]:
+def advice(result: ResultLike) -> list[str]:
     """One sentence per cluster (or pool) a task flood measured."""
     if not result.rows:
         return []

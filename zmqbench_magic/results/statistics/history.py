@@ -21,27 +21,26 @@ holding several runs) put each point's median, with its interval, in the runs' o
   step, as asv's step detection does, to a minimum of one run a side.
 
 How often this finds a 5% step within one run of where it was put, and how often it
-calls a step in a flat series, is measured on synthetic series in the tests.
+calls a step in a flat series, is measured on synthetic series in the tests. A history
+in words is :mod:`..words.history_text`'s.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..params import HISTORY_ORDER, TOLERANCE
-from . import noise_floor
+from ...params import HISTORY_ORDER, TOLERANCE
+from ..storage import noise_floor
 from .stats import holm
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 ALPHA = 0.05
 PERMUTATIONS = 999
@@ -123,7 +122,7 @@ def _shift_statistics(series: np.ndarray) -> np.ndarray:
     return np.sqrt(k * (n - k) / n) * np.abs(difference)
 
 
-def run_order(result: ResultSet, by: str = "date") -> list[str]:
+def run_order(result: ResultLike, by: str = "date") -> list[str]:
     """The result's runs in time order, or by the version of ``by`` they ran with
     (dates break ties); a ``ValueError`` names a ``by`` that is not one of the
     choices of ``HISTORY_ORDER``."""
@@ -156,7 +155,7 @@ def _version_key(version: Any) -> tuple[Any, ...]:
 
 
 def history(
-    result: ResultSet,
+    result: ResultLike,
     metric: str | None = None,
     by: str = "date",
     tolerance: float | None = None,
@@ -190,7 +189,7 @@ def history(
     floors = noise_floor.floor_for(result) if tolerance is None else {}
     series = _series(result, metric, keys, order, by)
     found = []
-    for point, rows in _by_point(series, keys):
+    for point, rows in by_point(series, keys):
         band = tolerance if tolerance is not None else noise_floor.tolerance_at(floors, point)
         steps, best = find_steps(rows["median"].tolist(), band, alpha)
         found.append((point, rows.assign(band=band), steps, best))
@@ -219,7 +218,7 @@ def history(
 
 
 def _series(
-    result: ResultSet, metric: str, keys: list[str], order: list[str], by: str
+    result: ResultLike, metric: str, keys: list[str], order: list[str], by: str
 ) -> pd.DataFrame:
     from .stats import median_ci
 
@@ -228,7 +227,7 @@ def _series(
     for place, run in enumerate(order):
         meta = result.runs[run]
         mine = df[df["run"] == run] if "run" in df.columns else df
-        for point, samples in _by_point(mine, keys):
+        for point, samples in by_point(mine, keys):
             values = samples[metric].dropna().tolist()
             if not values:
                 continue
@@ -249,7 +248,8 @@ def _series(
     return pd.DataFrame(rows, columns=[*keys, *HISTORY_COLUMNS])
 
 
-def _by_point(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
+def by_point(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
+    """Each point of a history's ``series`` (its values of ``keys``) and its rows."""
     if not keys:
         yield {}, df
         return
@@ -310,111 +310,3 @@ def _steps_table(
             )
     columns = [*keys, *STEP_COLUMNS, "p_value", "p_adjusted", "called", "reason"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def history_lines(series: pd.DataFrame, steps: pd.DataFrame) -> list[str]:
-    """A history in words: per point, its runs and last figure, then each step found
-    (where, from what to what, how sure), or that none was; then how steps are called::
-
-        1k B: RUNS runs (FIRST to LAST), last MEDIAN msgs/s; step at run RUN (DATE):
-            BEFORE -> AFTER, ratio RATIO (p P, Holm P)
-    """
-    from ..params import KINDS
-    from .text import figure
-
-    if series.empty:
-        return ["no run measured a point of this history"]
-    metric, by = series.attrs["metric"], series.attrs["by"]
-    unit = _unit_of(series.attrs["benchmark"], metric)
-    keys = [c for c in series.columns if c not in (*HISTORY_COLUMNS, "level", "band")]
-    words_of = KINDS[series.attrs["benchmark"]].params.words
-    lines = []
-    for point, rows in _by_point(series, keys):
-        # The settings that tell the points apart (the first alone where none does).
-        varied = {k: v for k, v in point.items() if series[k].nunique() > 1}
-        varied = varied or dict(list(point.items())[:1])
-        first, last = rows.iloc[0], rows.iloc[-1]
-        span = f"{first['version']} to {last['version']}"
-        if by == "date":
-            span = _date_span(str(first["date"]), str(last["date"]))
-        head = (
-            f"{words_of(varied) or 'all'}: {len(rows)} runs ({span}), "
-            f"last {figure(last['median'])} {unit}"
-        )
-        mine = steps
-        for key, value in point.items():
-            mine = mine[mine[key] == value]
-        found = []
-        for s in mine.to_dict("records"):
-            where = f"at run {s['run']} ({str(s['date'])[:10]}): {figure(s['before'])} -> "
-            where += f"{figure(s['after'])}, ratio {s['ratio']:.3f}"
-            if s["called"]:
-                found.append(f"step {where} (p {s['p_value']:.3f}, Holm {s['p_adjusted']:.3f})")
-            else:
-                found.append(f"no step; the likeliest {where}: {s['reason']}")
-        lines.append("; ".join([head, *found]) if found else f"{head}; too few runs to test")
-    order = "date" if by == "date" else f"{by} version"
-    lines.append(
-        f"runs in {order} order; a step: the runs' medians shift beyond the tolerance, with "
-        f"a permutation p-value under {series.attrs['alpha']:.2g} after Holm's adjustment "
-        f"across {len(list(_by_point(series, keys)))} point(s)"
-    )
-    if series.attrs.get("noise_floor"):
-        lines.append(f"tolerance: {series.attrs['noise_floor']}")
-    return lines
-
-
-def _date_span(first: str, last: str) -> str:
-    """``2026-11-01 to 2026-11-20``; within one day, its times: ``2026-11-26 01:10 to
-    03:40``."""
-    if first[:10] != last[:10] or len(first) < 16:
-        return f"{first[:10]} to {last[:10]}"
-    return f"{first[:10]} {first[11:16]} to {last[11:16]}"
-
-
-def _unit_of(benchmark: str, metric: str) -> str:
-    from ..params import KINDS
-
-    for declared in KINDS[benchmark].metrics:
-        if declared.name == metric:
-            return declared.unit
-    return ""
-
-
-def load_runs(paths: Iterable[str | os.PathLike[str]]) -> ResultSet:
-    """The runs of result files, and of every ``*.json`` in folders, as one result (a
-    history's input). A ``ValueError`` names a file that is missing, not a result, or of
-    another benchmark than the first."""
-    from .resultset import load
-
-    files: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found = sorted(path.glob("*.json"))
-            if not found:
-                msg = f"{path} holds no result file (*.json)"
-                raise ValueError(msg)
-            files += found
-        elif path.is_file():
-            files.append(path)
-        else:
-            msg = f"{path}: no such file or folder"
-            raise ValueError(msg)
-    joined = None
-    for file in files:
-        try:
-            result = load(file)
-        except OSError as exc:
-            msg = f"{file} cannot be read: {exc}"
-            raise ValueError(msg) from None
-        if joined is not None and result.benchmark != joined.benchmark:
-            msg = (
-                f"{file} holds a {result.benchmark} run, the files before it "
-                f"{joined.benchmark} runs: a history is of one benchmark"
-            )
-            raise ValueError(msg)
-        joined = result if joined is None else joined + result
-    if joined is None:
-        msg = "no result file given"
-        raise ValueError(msg)
-    return joined

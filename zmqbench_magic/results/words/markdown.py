@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..params import KINDS
-from .compare import point_columns
+from ...params import KINDS
+from ..statistics.compare import point_columns
 from .text import comparison_notes, figure, verdict_lines
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 
-def result_markdown(result: ResultSet) -> str:
+def result_markdown(result: ResultLike) -> str:
     """A run's summary: a heading naming what ran where, one table row per point (its
     names and figures as the summary line words them), then its notes, verdicts,
     advice and warnings as a list."""

@@ -93,7 +93,7 @@ def check_lines(checks: list[Check]) -> list[str]:
         else f"none of {len(checks)} checks hurts a stable figure"
     )
     # Within 100 columns, as every line the project prints.
-    from .text import fit
+    from ..words.text import fit
 
     return fit([check.line(width) for check in checks] + [summary])
 

@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..params import KINDS
+from ...params import KINDS
 from .pooled import PERCENTILES, matching, pooled_mean, pooled_percentiles
 from .stats import median_ci
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 
-def group_columns(result: ResultSet, df: pd.DataFrame) -> list[str]:
+def group_columns(result: ResultLike, df: pd.DataFrame) -> list[str]:
     """What one summary row stands for: the run (when there are several) and the point."""
     several_runs = "run" in df.columns and df["run"].nunique() > 1
     return (["run"] if several_runs else []) + [c for c in result.point_columns if c in df]
 
 
-def summarize(result: ResultSet) -> pd.DataFrame:
+def summarize(result: ResultLike) -> pd.DataFrame:
     if not result.rows:
         return pd.DataFrame()
     df = result.df
@@ -56,7 +56,10 @@ def summarize(result: ResultSet) -> pd.DataFrame:
 
 
 def _with_pooled(
-    result: ResultSet, summary: pd.DataFrame, by: list[str], grouped: pd.api.typing.DataFrameGroupBy
+    result: ResultLike,
+    summary: pd.DataFrame,
+    by: list[str],
+    grouped: pd.api.typing.DataFrameGroupBy,
 ) -> pd.DataFrame:
     """The mean and every percentile over all round trips of each point."""
     if "round_trips" in result.df.columns:

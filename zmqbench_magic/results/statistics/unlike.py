@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..params import KINDS
+from ...params import KINDS
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 # (key in a run's environment, words): the versions are those of the interpreters
 # that ran the loops (with --python, each arm's).
@@ -27,8 +27,8 @@ _ENVIRONMENT = (
     ("driver", "driver"),
 )
 _RAN_THE_LOOPS = ("python", "pyzmq", "libzmq")
-# The host's conditions that move a figure (``metadata["system"]``, .system): compared
-# where both runs recorded them (files from before it was kept have none).
+# The host's conditions that move a figure (``metadata["system"]``, ..host.system):
+# compared where both runs recorded them (files from before it was kept have none).
 _HOST_CONDITIONS = (
     ("governors", "CPU governor"),
     ("turbo", "turbo"),
@@ -37,7 +37,7 @@ _HOST_CONDITIONS = (
 )
 
 
-def differences(baseline: ResultSet, candidate: ResultSet) -> list[str]:
+def differences(baseline: ResultLike, candidate: ResultLike) -> list[str]:
     """``pyzmq 25.1.2 vs 26.4.0``, one phrase per thing the two differ in."""
     found = []
     for key, words in _ENVIRONMENT:
@@ -55,7 +55,7 @@ def differences(baseline: ResultSet, candidate: ResultSet) -> list[str]:
     return found
 
 
-def _environment(result: ResultSet, key: str) -> list[str]:
+def _environment(result: ResultLike, key: str) -> list[str]:
     values: list[str] = []
     for meta in result.runs.values():
         arms = meta.get("environments") or {}
@@ -68,7 +68,7 @@ def _environment(result: ResultSet, key: str) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-def _condition(result: ResultSet, key: str) -> list[str]:
+def _condition(result: ResultLike, key: str) -> list[str]:
     values = [
         _said(meta["system"].get(key))
         for meta in result.runs.values()
@@ -86,7 +86,7 @@ def _said(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _settings(result: ResultSet, key: str) -> list[str]:
+def _settings(result: ResultLike, key: str) -> list[str]:
     if key == "hwm":
         return sorted({str(r["hwm"]) for r in result.rows if r.get("hwm") is not None}, key=int)
     values = [_count(meta.get("settings", {})) for meta in result.runs.values()]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..params import MIN_TIME, PRECISION, REPEAT
+from ...params import MIN_TIME, PRECISION, REPEAT
 
 # pyperf's thresholds: a standard deviation of 10% of the mean, or a sample more
 # than 50% from the median.

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import METRICS, TOLERANCE
-from . import noise_floor
+from ...params import METRICS, TOLERANCE
+from ..storage import noise_floor
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
 from .unlike import differences
 from .verdict import judge
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 RESULT_COLUMNS = [
     "metric", "baseline", "candidate", "n_baseline", "n_candidate", "n",
@@ -44,8 +44,8 @@ ROUND_COLUMNS = ("run", "block", "sample")
 
 
 def compare(
-    baseline: ResultSet,
-    candidate: ResultSet,
+    baseline: ResultLike,
+    candidate: ResultLike,
     match: Sequence[str] | None = None,
     metric: str | None = None,
     tolerance: float | None = None,
@@ -65,8 +65,9 @@ def compare(
         The band ``1 ± tolerance`` within which a difference is not called (as
         pyperf's ``--min-speed``): on a machine whose speed drifts between runs by 2%,
         a 2% difference is not a finding. Default: at each point, this host's noise
-        floor there (``zmqbench noise``, :mod:`.noise_floor`), at least 1%; where none was
-        measured, 1%, and the comparison's ``attrs["noise_floor"]`` says so.
+        floor there (``zmqbench noise``, :mod:`..storage.noise_floor`), at least 1%;
+        where none was measured, 1%, and the comparison's ``attrs["noise_floor"]`` says
+        so.
 
     Returns
     -------
@@ -122,7 +123,7 @@ def compare(
 
 
 def arms_versus(
-    result: ResultSet,
+    result: ResultLike,
     column: str,
     baseline: Any,
     candidate: Any,

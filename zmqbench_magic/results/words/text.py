@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params import COPY, IDLE, KINDS
-from ..params.backends import BACKENDS
-from ..params.interpreter import arm_names
-from ..params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
-from ..params.units import format_duration, format_rate, format_size, plural
-from .compare import arms_versus, point_columns
+from ...params import COPY, IDLE, KINDS
+from ...params.backends import BACKENDS
+from ...params.interpreter import arm_names
+from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
+from ...params.units import format_duration, format_rate, format_size, plural
+from ..statistics.compare import arms_versus, point_columns
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 
 # A terminal's width that every line of a summary fits (80-column terminals wrap the
@@ -253,7 +253,7 @@ _ARMS = (
 )
 
 
-def verdict_lines(result: ResultSet) -> list[str]:
+def verdict_lines(result: ResultLike) -> list[str]:
     """For each two-arm parameter measured both ways, the paired verdicts in one line:
     ``zero-copy vs copy (paired, ±1.0%): faster at 64k, 1M; inconclusive at 100 B ...``."""
     arms = list(_ARMS)
@@ -271,7 +271,7 @@ def verdict_lines(result: ResultSet) -> list[str]:
     return [line for line in lines if line]
 
 
-def python_arms(result: ResultSet) -> list[str]:
+def python_arms(result: ResultLike) -> list[str]:
     """The environments a run compared side by side (its ``python`` column), in the
     order ``--python`` named them: the first is the baseline."""
     df = result.df
@@ -284,7 +284,7 @@ def python_arms(result: ResultSet) -> list[str]:
 
 
 def versus_line(
-    result: ResultSet, column: str, baseline: Any, candidate: Any, words: str = ""
+    result: ResultLike, column: str, baseline: Any, candidate: Any, words: str = ""
 ) -> str:
     """The verdicts of ``candidate`` against ``baseline`` (two values of ``column``),
     paired by round where the two were measured in the same rounds, in one unwrapped
@@ -319,14 +319,14 @@ def versus_line(
 
 
 def versus_text(
-    result: ResultSet, column: str, baseline: Any, candidate: Any, words: str = ""
+    result: ResultLike, column: str, baseline: Any, candidate: Any, words: str = ""
 ) -> str:
     """:func:`versus_line`, wrapped to 100 columns as the summaries are: what a notebook
     prints as a conclusion of its own run."""
     return "\n".join(fit([versus_line(result, column, baseline, candidate, words)]))
 
 
-def warnings_text(result: ResultSet) -> str:
+def warnings_text(result: ResultLike) -> str:
     """A result's warnings as its summary prints them, wrapped to 100 columns: what a
     run made with ``-q`` (which prints nothing) still owes the page it is shown on.
     Empty when the run had none."""

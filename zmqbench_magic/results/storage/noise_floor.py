@@ -7,7 +7,7 @@ the scheduler put the processes). ``zmqbench noise`` (:func:`zmqbench_magic.run_
 measures that: the same sweep as several independent runs, each in fresh processes.
 Per point, the floor is the widest ratio between two runs' medians. It is stored in a
 small JSON file (:func:`store_path`), keyed by host and environment; a comparison of
-two separate runs (:func:`~zmqbench_magic.results.compare.compare`) then takes it as
+two separate runs (:func:`~zmqbench_magic.results.statistics.compare.compare`) then takes it as
 its tolerance and never calls a difference smaller than it.
 """
 
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..params import TOLERANCE
-from .environment import cache_dir
+from ...params import TOLERANCE
+from .cache import cache_dir
 
 if TYPE_CHECKING:
-    from .resultset import ResultSet
+    from ..resultlike import ResultLike
 
 FORMAT = "zmqbench-noise"
 STORE_ENV = "ZMQBENCH_NOISE_FILE"
@@ -47,7 +47,7 @@ def point_key(point: Mapping[str, Any]) -> str:
     return json.dumps(where, sort_keys=True)
 
 
-def measured_in(result: ResultSet) -> dict[str, str]:
+def measured_in(result: ResultLike) -> dict[str, str]:
     """The host and the versions that ran ``result``'s loops (its only arm's, with
     fresh driver processes)."""
     meta = next(iter(result.runs.values()))
@@ -56,7 +56,7 @@ def measured_in(result: ResultSet) -> dict[str, str]:
     return {k: str(versions.get(k) if k != "host" else meta.get("host")) for k in _ENV_KEYS}
 
 
-def floor_of(results: Sequence[ResultSet]) -> dict[str, dict[str, Any]]:
+def floor_of(results: Sequence[ResultLike]) -> dict[str, dict[str, Any]]:
     """Per point of the runs: ``run_to_run``, the widest ratio between two runs'
     medians less one, and ``within_run``, the widest stdev over mean of one run's
     samples, both of the headline metric; with the metric and the number of runs."""
@@ -90,7 +90,7 @@ def floor_of(results: Sequence[ResultSet]) -> dict[str, dict[str, Any]]:
     return floors
 
 
-def save(results: Sequence[ResultSet], path: Path | None = None) -> Path:
+def save(results: Sequence[ResultLike], path: Path | None = None) -> Path:
     """Measure the floor of ``results`` (runs of one sweep) and keep it in the store,
     beside floors of other hosts, environments and points."""
     path = path or store_path()
@@ -108,7 +108,7 @@ def save(results: Sequence[ResultSet], path: Path | None = None) -> Path:
     return path
 
 
-def floor_for(result: ResultSet, path: Path | None = None) -> dict[str, dict[str, Any]]:
+def floor_for(result: ResultLike, path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The stored floor for ``result``'s benchmark, host and environment (empty if
     none was measured)."""
     return floors_at(measured_in(result), result.benchmark, path)

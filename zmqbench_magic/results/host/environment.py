@@ -1,5 +1,5 @@
 """What produced the numbers: versions, host, CPU and date, stored with each result;
-and where this environment keeps what the project measures or builds for it."""
+a new run's name; and the stamp a notebook or a report prints at its top."""
 
 from __future__ import annotations
 
@@ -16,14 +16,7 @@ from typing import Any
 
 import zmq
 
-from ..params.interpreter import this_interpreter
-
-
-def cache_dir() -> Path:
-    """The project's cache folder: ``$XDG_CACHE_HOME/zmqbench_magic`` (default
-    ``~/.cache/zmqbench_magic``)."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(root) / "zmqbench_magic"
+from ...params.interpreter import this_interpreter
 
 
 def environment() -> dict[str, Any]:
@@ -83,9 +76,9 @@ class Stamp:
             f"on {facts['host']}: {facts['cpu']}, {facts['cpu_count']} cores, {facts['platform']}",
             versions,
         ]
-        # Within 100 columns, as every line the project prints. Imported here: far ends
-        # import this module for cache_dir, and the text module brings pandas.
-        from .text import fit
+        # Within 100 columns, as every line the project prints. Imported here: the text
+        # module brings pandas, which a run's environment() does not need.
+        from ..words.text import fit
 
         return fit(lines)
 
@@ -118,7 +111,7 @@ def stamp(*also: str) -> Stamp:
 def checkout_commit() -> str:
     """The commit the package's code is at when it runs from a git checkout (with
     "+ changes" when its files differ from it); "" elsewhere (an installed wheel)."""
-    package = Path(__file__).resolve().parent.parent
+    package = Path(__file__).resolve().parents[2]  # zmqbench_magic/, from results/host/
     try:
         top = _git(package.parent, "rev-parse", "--show-toplevel")
         if Path(top) != package.parent:

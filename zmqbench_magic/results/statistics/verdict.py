@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..params import TOLERANCE
+from ...params import TOLERANCE
 from .stats import ALPHA, CONFIDENCE, RatioTest, holm, smallest_p
 
 VERDICTS = ("faster", "slower", "same", "inconclusive")
@@ -40,7 +40,7 @@ def judge(
     """A verdict for each point of one comparison (its tests, in any order); the
     tolerance is the comparison's, or each point's own (a noise floor's).
 
-    >>> from zmqbench_magic.results.stats import paired_ratio_test
+    >>> from zmqbench_magic.results.statistics.stats import paired_ratio_test
     >>> tests = [paired_ratio_test([10, 10.2, 9.9], [12, 12.1, 11.8])]
     >>> judge(tests, "higher")[0].word
     'inconclusive'

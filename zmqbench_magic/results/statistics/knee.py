@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from ..params import LatencyParams
+from ...params import LatencyParams
 
 # The knee: a median round trip this many times the best one at a lower rate.
 KNEE_FACTOR = 2.0

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from ..params import FAIL_ON
+from ...params import FAIL_ON
 from .compare import point_columns
 
 # What each --fail-on value refuses.

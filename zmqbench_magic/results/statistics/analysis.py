@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..params import METRICS, TOLERANCE, LatencyParams
-from ..params.units import format_size
+from ...params import METRICS, TOLERANCE, LatencyParams
+from ...params.units import format_size
 from .compare import versus
 from .stats import median_ci
 
