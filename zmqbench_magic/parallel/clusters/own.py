@@ -71,16 +71,13 @@ def managed(
     global _current
     reason = None
     hosts = placement.hosts
+    total = placement.engine_count(engines)  # --engines counts per host, with hosts
     if _current is not None and _current.placement != placement:
         reason = (
             "engines on other hosts and the client's tunnel are set up with the cluster: "
             "started it anew"
         )
-    elif (
-        _current is not None
-        and hosts
-        and len(_current.engine_ids()) != placement.engine_count(engines)
-    ):
+    elif _current is not None and hosts and len(_current.engine_ids()) != total:
         reason = "engines on other hosts are not resized: started the cluster anew"
     elif _current is not None and _current.scheme != scheme:
         reason = f"scheme {scheme} needs a new controller: stopped the {_current.scheme} cluster"
@@ -89,7 +86,7 @@ def managed(
             f"task database {task_db} needs a new controller: stopped the cluster with "
             f"task database {_current.task_db}"
         )
-    elif _current is not None and scheme == "pure" and len(_current.engine_ids()) != engines:
+    elif _current is not None and scheme == "pure" and len(_current.engine_ids()) != total:
         # The pure scheduler cannot handle engines going away, and ids of engines
         # added after one went away are not contiguous, which it cannot handle either.
         reason = "the pure scheduler cannot be resized: stopped the cluster to start anew"
@@ -141,6 +138,8 @@ def start(
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
     _finish_teardowns()
+    # --engines counts per host where the engines run on other hosts: ``total`` is all.
+    total = placement.engine_count(engines)
     started = time.monotonic()
     profile_dir = tempfile.mkdtemp(prefix="zmqbench-ipp-")
     quiet_engines = Config()
@@ -176,29 +175,28 @@ def start(
         handle.reaper = _start_reaper(cluster.cluster_file, profile_dir, hosts)
         if hosts:
             prepare_remote_profiles(hosts, profile_dir)
-            cluster.start_engines_sync(placement.engine_count(engines))
+            cluster.start_engines_sync(total)
         for _ in range(0 if hosts else engines):
             cluster.start_engines_sync(1)
-        engines = placement.engine_count(engines)
         with warnings.catch_warnings():
             # A pure-scheme client warns (and stops farming tasks for good) when engine
             # ids reach it out of order; this first one is only for waiting.
             warnings.simplefilter("ignore", RuntimeWarning)
             handle.connect_client(timeout)
             handle.wait_for_engines(
-                engines, timeout, _STARTING, learn=scheme != "pure", say=say, phase=phase
+                total, timeout, _STARTING, learn=scheme != "pure", say=say, phase=phase
             )
             if scheme == "pure":
                 # One connected now sees all engines at once, in order.
                 handle.connect_client(timeout)
-                handle.wait_for_engines(engines, timeout, _STARTING)
+                handle.wait_for_engines(total, timeout, _STARTING)
     except BaseException:
         handle.stop()
         raise
     where = f"{placement.describe()} (controller on {listen})" if listen != "127.0.0.1" else ""
     handle.events.append(
         f"started a {scheme} cluster{_with_database(task_db)} of "
-        f"{plural(engines, 'engine')}{where} in "
+        f"{plural(total, 'engine')}{where} in "
         f"{time.monotonic() - started:.1f} s"
     )
     return handle
