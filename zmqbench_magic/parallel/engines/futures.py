@@ -231,11 +231,17 @@ class FuturesSession:
         return (self.token, cell.source, dict(cell.values), dict(cell.modules), CELL_FILENAME)
 
 
+def task_argument(test: FloodTest, size: int) -> Any:
+    """What each task of ``test`` carries, on every engine: an array of ``size`` bytes,
+    or an empty string (a test without arrays has no size)."""
+    return np.zeros(size, dtype=np.uint8) if test.sends_arrays else ""
+
+
 def measure_echoes(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
     """A flood of echoes: of an empty string, or of an array of ``size`` bytes where the
     test sends arrays."""
     tasks, test = point["tasks"], session.test
-    argument: Any = np.zeros(point["size"], dtype=np.uint8) if test.sends_arrays else ""
+    argument = task_argument(test, point.get("size", 0))
     row, _ = session._timed(lambda: session._submit_many(echo, [argument] * tasks))
     if test.sends_arrays:
         row["mbit_per_s"] = test.mbit_per_s(

@@ -32,6 +32,7 @@ from ..anatomy import reply_overlap, stage_times, stamps
 from ..celltask import run_cell
 from ..clusters.handle import ClusterHandle
 from ..clusters.watch import LOOK_S, ClusterLost, EngineLost
+from ..engines.futures import task_argument
 from ..tasks import echo
 
 _LOOK_EVERY = 32  # submissions between two glances at the clock
@@ -74,18 +75,13 @@ def sampler(
     return SAMPLERS[test](test, _Targets(target, submitters, mapper, len(engine_ids)), point)
 
 
-def _argument(test: FloodTest, point: Mapping[str, Any]) -> Any:
-    """What each task carries: an array of ``size`` bytes, or an empty string."""
-    return np.zeros(point["size"], dtype=np.uint8) if test.sends_arrays else ""
-
-
 def _echoes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    argument, tasks = _argument(test, point), point["tasks"]
+    argument, tasks = task_argument(test, point.get("size", 0)), point["tasks"]
     return lambda wait: _flood_sample(test, targets.submitters, argument, tasks, wait)
 
 
 def _pushes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    array, tasks = _argument(test, point), point["tasks"]
+    array, tasks = task_argument(test, point.get("size", 0)), point["tasks"]
     return lambda wait: _push_sample(test, targets.view, array, tasks, targets.engines, wait)
 
 
