@@ -92,15 +92,20 @@ def test_size_does_not_combine_with_a_cell(shell, no_leftovers):
 
 
 @pytest.mark.parametrize(
-    ("options", "words"),
-    [("--copy maybe", "copy"), ("--transport udp", "transport must be one of")],
+    ("magic", "options", "words"),
+    [
+        ("zmqthr", "--copy maybe", "copy"),
+        ("zmqthr", "--transport udp", "transport must be one of"),
+        # A combination the settings class checks, which argparse alone could not.
+        ("zmqlat", "--idle 2 --timeout 1", "give a longer --timeout"),
+    ],
 )
-def test_a_bad_option_runs_none_of_the_cells_code(shell, options, words, no_leftovers):
-    """The options are checked before the cell runs: a cell with side effects is not
+def test_a_bad_option_runs_none_of_the_cells_code(shell, magic, options, words, no_leftovers):
+    """The settings are checked before the cell runs: a cell with side effects is not
     run for a line that could never measure it."""
     shell.user_ns["ran"] = []
     with pytest.raises(UsageError, match=words):
-        shell.run_cell_magic("zmqthr", f"{QUICK} {options}", "ran.append(1)\nb'x'")
+        shell.run_cell_magic(magic, f"{QUICK} {options}", "ran.append(1)\nb'x'")
     assert shell.user_ns["ran"] == []
 
 
