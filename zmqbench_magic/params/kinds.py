@@ -85,7 +85,7 @@ class KindModule(Protocol):
         """Measure: ``run(params, progress=...) -> ResultSet``."""
 
     def where(self, point: Mapping[str, Any]) -> list[str]:
-        """A summary point's names, as columns: ``["tcp", "1 kB", "copy", ""]``."""
+        """A summary point's names, as columns: ``["tcp", "1k B", "copy", ""]``."""
 
     def figures(self, point: Mapping[str, Any]) -> str:
         """A summary point's figures in words."""
@@ -123,8 +123,8 @@ def unregister(name: str) -> None:
 
 
 class Derived(Mapping[str, Any]):
-    """A table derived from the registered kinds each time it is read, so a kind
-    registered later (a test's, or a plug-in's) is in it too."""
+    """A table derived from the registered kinds, made again whenever they change, so
+    a kind registered later (a test's, or a plug-in's) is in it too."""
 
     def __init__(self, derive: Callable[[], dict[str, Any]]) -> None:
         self._from = derive
