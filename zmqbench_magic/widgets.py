@@ -28,22 +28,26 @@ from .params.units import plural
 from .results import ResultSet
 
 
-class ThroughputPanel(BenchmarkPanel):
+class _SocketPanel(BenchmarkPanel):
+    """A ZeroMQ benchmark's panel: message size on the chart's x axis, and the
+    settings people change most up front."""
+
+    ranged = ("size",)
+    main = ("size", "copy", "transport", "peer")
+
+
+class ThroughputPanel(_SocketPanel):
     """``%zmqthr`` as a panel: PUSH/PULL throughput vs message size."""
 
     params_class = ThroughputParams
     title = "ZeroMQ PUSH/PULL throughput"
-    ranged = ("size",)
-    main = ("size", "copy", "transport", "peer")
 
 
-class LatencyPanel(BenchmarkPanel):
+class LatencyPanel(_SocketPanel):
     """``%zmqlat`` as a panel: REQ/REP round-trip percentiles vs message size."""
 
     params_class = LatencyParams
     title = "ZeroMQ REQ/REP round trip"
-    ranged = ("size",)
-    main = ("size", "copy", "transport", "peer")
 
 
 class TaskFloodPanel(BenchmarkPanel):

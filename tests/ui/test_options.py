@@ -35,7 +35,7 @@ def test_each_value_is_parsed_once_from_the_option_to_the_settings(monkeypatch):
     assert sorted(given) == [("backend", "processpool"), ("engines", "2"), ("engines", "4")]
 
 
-def test_sizes_are_parsed_with_their_units_once(monkeypatch):
+def test_sizes_are_parsed_with_their_units():
     args = _parser(ThroughputParams).parse_args(["-s", "1k", "64k", "1M"])
     assert params_from_options(ThroughputParams, vars(args)).size == (1024, 65536, 1048576)
 

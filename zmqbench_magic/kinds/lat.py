@@ -7,6 +7,9 @@ from typing import Any
 
 from ..params.sockets import LATENCY as KIND
 
+# A ZeroMQ point is named, and a cell gives its message, as for throughput.
+from .thr import cell, where
+
 __all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
 
 
@@ -14,12 +17,6 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     from ..sockets.measure import run_latency
 
     return run_latency(params, progress=progress, **kwargs)
-
-
-def where(point: Mapping[str, Any]) -> list[str]:
-    from ..results.words.text import socket_where
-
-    return socket_where(point)
 
 
 def figures(point: Mapping[str, Any]) -> str:
@@ -32,13 +29,6 @@ def chart(df: Any, distributions: Any = ()) -> Any:
     from ..charts.figures import latency_default
 
     return latency_default(df, distributions)
-
-
-def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The cell's last expression is the message."""
-    from ..sockets.payload import cell_payload
-
-    return cell_payload(shell, source, given)
 
 
 def panel() -> type:
