@@ -30,6 +30,8 @@ _LAST_LINES = 4
 # How often a running sample, a start or a resize looks at the cluster's processes;
 # also how often the wait for aborted tasks looks whether they still move.
 LOOK_S = 0.25
+# How long a request for the engines' process ids waits before it is asked again.
+ASK_AGAIN_S = 5.0
 
 
 class _Lost(RuntimeError):
@@ -191,13 +193,29 @@ def engine_processes(cluster: Any) -> list[Any]:
 
 
 def ask_pids(client: Any, engine_ids: list[int], timeout: float) -> dict[int, int]:
-    """Each engine's process id, by engine id (asked once per start or resize)."""
+    """Each engine's process id, by engine id (asked once per start or resize).
+
+    An engine's registration completes on its first heartbeat, which can come before
+    its own connection to the scheduler's queue is made; a request routed to it before
+    then is dropped by that queue's ROUTER, never answered. So a request unanswered
+    for :data:`ASK_AGAIN_S` is given up (no longer outstanding) and asked again, until
+    ``timeout``: asking an engine its process id twice does no harm.
+    """
     import os
 
     if not engine_ids:
         return {}
-    pids = client[engine_ids].apply_async(os.getpid).get(timeout=timeout)
-    return dict(zip(pids, engine_ids, strict=True))
+    deadline = time.monotonic() + timeout
+    while True:
+        asked = client[engine_ids].apply_async(os.getpid)
+        try:
+            pids = asked.get(timeout=max(0.0, min(ASK_AGAIN_S, deadline - time.monotonic())))
+        except TimeoutError:
+            client.outstanding.difference_update(asked.msg_ids)
+            if time.monotonic() >= deadline:
+                raise
+            continue
+        return dict(zip(pids, engine_ids, strict=True))
 
 
 __all__ = [
