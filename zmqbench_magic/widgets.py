@@ -41,6 +41,7 @@ class ThroughputPanel(_SocketPanel):
 
     params_class = ThroughputParams
     title = "ZeroMQ PUSH/PULL throughput"
+    main = (*_SocketPanel.main, "pattern", "peers")
 
 
 class LatencyPanel(_SocketPanel):

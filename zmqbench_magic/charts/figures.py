@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, KINDS, METRICS, RTT
+from ..params import COLUMN_TITLES, COPY, IO_THREADS, KINDS, METRICS, RTT
 from ..results.statistics.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -253,10 +253,46 @@ def default_chart(
     return KINDS[benchmark].module.chart(df, distributions)
 
 
+def pattern_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Patterns side by side: the aggregate delivered rate and the slowest peer's own
+    rate against the number of peers (against the size where one N was run), one
+    colour per pattern (and size or copy mode where those vary too)."""
+    frame = point_medians(df, ["msgs_per_s", "slowest_peer_msgs_per_s"], POINT_COLUMNS)
+    by_peers = frame["peers"].nunique() > 1
+    x = x_axis(frame, "peers", scale="log") if by_peers else x_axis(frame, "size", sizes=True)
+    frame["shape"] = frame["pattern"].astype(str)
+    if by_peers and frame["size"].nunique() > 1:
+        frame["shape"] += " " + frame["size_label"]
+    if frame["mode"].nunique() > 1:
+        frame["shape"] += " " + frame["mode"]
+    if "io_threads" in frame.columns and frame["io_threads"].nunique() > 1:
+        frame["shape"] += frame["io_threads"].map(lambda n: ", " + IO_THREADS.words(n))
+    lines = median_lines(
+        frame,
+        x,
+        log_y("value", _RATES_TITLE),
+        "shape",
+        COLUMN_TITLES["pattern"],
+        POINT_COLUMNS,
+        ",.0f",
+        _facet_width(frame),
+        name="patterns",
+    )
+    against = "peers" if by_peers else "message size"
+    return titled(
+        _by_transport(lines, frame),
+        f"ZeroMQ patterns: delivered msgs/s, all peers and the slowest one, vs {against}",
+        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
+    )
+
+
 def throughput_default(
     df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
-    """Throughput, with the speed-up beside it when both copy modes were measured."""
+    """Throughput, with the speed-up beside it when both copy modes were measured;
+    patterns and peers against each other when several were run."""
+    if any(c in df.columns and df[c].nunique() > 1 for c in ("pattern", "peers")):
+        return pattern_chart(df)
     chart = throughput_chart(df)
     if df["copy"].nunique() == 2 and df["transport"].nunique() == 1:
         return in_a_row(chart, speedup_chart(df))

@@ -9,13 +9,15 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams
+from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams, ThroughputParams
 from ..results.statistics.analysis import medians_with_intervals
 from ..results.statistics.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, log_ticks, picked, selector, tooltip
 
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
-POINT_COLUMNS = [p.name for p in LatencyParams.sweep_fields()]
+POINT_COLUMNS = list(
+    dict.fromkeys(p.name for s in (ThroughputParams, LatencyParams) for p in s.sweep_fields())
+)
 
 
 def point_medians(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:

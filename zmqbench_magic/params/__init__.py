@@ -38,6 +38,7 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
+from .patterns import PATTERN, PATTERNS, PEERS
 from .sockets import (
     ADDRESS,
     COPY,
@@ -46,6 +47,7 @@ from .sockets import (
     DRIVER,
     HELD_FRACTION,
     IDLE,
+    IO_THREADS,
     LAT_METRICS,
     LAT_POOLED,
     LATENCY,
@@ -105,6 +107,7 @@ __all__ = [
     "HELD_FRACTION",
     "HISTORY_ORDER",
     "IDLE",
+    "IO_THREADS",
     "KINDS",
     "LABEL",
     "LATENCY",
@@ -115,7 +118,10 @@ __all__ = [
     "METRICS",
     "MIN_TIME",
     "PARAMS",
+    "PATTERN",
+    "PATTERNS",
     "PEER",
+    "PEERS",
     "PRECISION",
     "PYTHON",
     "QUEUE_BYTES",

@@ -56,7 +56,9 @@ class Param:
     sweep: bool = False
     short: str | None = None
     labels: tuple[str, ...] = ()  # words for the choices, in order, where a bare value is unclear
-    phrase: str = ""  # how a value reads in a legend or a line, e.g. "{} loop"
+    # How a value reads in a legend or a line, e.g. "{} loop"; "{} peer|{} peers" for
+    # one and for more.
+    phrase: str = ""
     off: Any = None  # a value allowed outside low-high that turns the feature off: rate 0
     off_means: str = ""  # what that value does, in words: "closed loop"
 
@@ -79,7 +81,8 @@ class Param:
         ``zero-copy``, ``native``, ``2 engines``."""
         label = self.label(value)
         if self.phrase:
-            return self.phrase.format(label)
+            one, _, more = self.phrase.partition("|")
+            return (more if more and value != 1 else one).format(label)
         if self.labels or self.kind == "choice":
             return label
         if self.name == "size":

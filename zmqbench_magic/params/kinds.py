@@ -43,7 +43,7 @@ class Kind:
     # is inverted): "" where it has no native loop.
     tax_metric: str = ""
     # Run metadata that files saved before it was recorded lack, as they ran.
-    old_files: Mapping[str, str] = field(default_factory=dict)
+    old_files: Mapping[str, Any] = field(default_factory=dict)
     # What its module's ``stop`` stops, in words ("the cluster this extension
     # started"); "" where it keeps nothing between runs.
     keeps: str = ""

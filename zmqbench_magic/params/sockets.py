@@ -14,6 +14,7 @@ from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import KINDS, Kind
 from .memory import check_memory, few_messages_caution
+from .patterns import PATTERN, PATTERN_METRICS, PEERS, check_pattern, crowded_cores
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -44,6 +45,12 @@ LOOP = Param(
     "sockets and options, with the GIL released; built once with the machine's C "
     "compiler)",
     "loop", "choice", choices=("python", "asyncio", "native"), sweep=True, phrase="{} loop",
+)
+IO_THREADS = Param(
+    "io_threads", 1,
+    "I/O threads of each ZeroMQ context (zmq.Context(io_threads=N)): this process's "
+    "and every far end's",
+    "I/O threads", "int", low=1, high=64, sweep=True, phrase="{} I/O thread|{} I/O threads",
 )
 COPY_THRESHOLD = Param(
     "copy_threshold", zmq.COPY_THRESHOLD,
@@ -124,6 +131,7 @@ THR_METRICS = (
            unit="msgs/s"),
     Metric("mbit_per_s", "bandwidth", "delivered payload megabits (10^6) per second",
            "higher", unit="Mbit/s"),
+    *PATTERN_METRICS,
     SEND_CPU,
     RECV_CPU,
     *MEMORY_METRICS,
@@ -235,6 +243,7 @@ class ZmqParams(BenchParams):
     peer: tuple[str, ...] = param_field(PEER)
     loop: tuple[str, ...] = param_field(LOOP)
     copy_threshold: tuple[int, ...] = param_field(COPY_THRESHOLD)
+    io_threads: tuple[int, ...] = param_field(IO_THREADS)
     curve: tuple[bool, ...] = param_field(CURVE)
     python: tuple[str, ...] = param_field(PYTHON)
     count: int = param_field(COUNT)
@@ -254,7 +263,7 @@ class ZmqParams(BenchParams):
     label: str = param_field(LABEL)
 
     # One far end serves every point of a transport and peer (and environment).
-    outer = ("transport", "peer", "python")
+    outer = ("transport", "peer", "python", "pattern", "peers", "io_threads")
 
     def applies(self, name: str) -> bool:
         return name != "python" or self.driver == "process"
@@ -287,6 +296,9 @@ class ZmqParams(BenchParams):
             raise ValueError(msg)
         if self.remote:
             check_remote(self.remote, self.transport, self.peer, self.secret_file, self.curve)
+            if self.io_threads != (1,):
+                msg = f"{IO_THREADS.option} sets this machine's ends: leave it out with --remote"
+                raise ValueError(msg)
         self._check_memory()
 
     def _check_memory(self) -> None:
@@ -303,6 +315,9 @@ class ThroughputParams(ZmqParams):
     >>> ThroughputParams(size=[100, "64k"], copy=[True, False]).size
     (100, 65536)
     """
+
+    pattern: tuple[str, ...] = param_field(PATTERN)
+    peers: tuple[int, ...] = param_field(PEERS)
 
     benchmark = "thr"
     metrics = THR_METRICS
@@ -330,6 +345,10 @@ class ThroughputParams(ZmqParams):
                 "timed from the first to the last receive, got 1"
             )
             raise ValueError(msg)
+        check_pattern(self)
+
+    def cautions(self) -> list[str]:
+        return [*super().cautions(), *crowded_cores(self.pattern, self.peers)]
 
 
 @dataclass(frozen=True)
@@ -412,7 +431,7 @@ THROUGHPUT = Kind(
     counts_at=(1,),
     far_end="sink",
     tax_metric="msgs_per_s",
-    old_files={"driver": "kernel"},
+    old_files={"driver": "kernel", "pattern": "pipeline", "peers": 1, "io_threads": 1},
     magic="zmqthr",
     magic_help="""Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
 
@@ -431,7 +450,7 @@ LATENCY = Kind(
     far_end="echo",
     pooled_metrics=LAT_POOLED,
     tax_metric="sample_mean_us",
-    old_files={"driver": "kernel"},
+    old_files={"driver": "kernel", "io_threads": 1},
     magic="zmqlat",
     magic_help="""Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
 

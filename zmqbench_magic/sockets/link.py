@@ -87,6 +87,7 @@ class Link:
         remote: str = "",
         secret: Keys | None = None,
         cpus: set[int] | frozenset[int] = frozenset(),
+        io_threads: int = 1,
     ) -> None:
         self.role, self.transport, self.peer, self.timeout = role, transport, peer, timeout
         self.cpus = set(cpus)  # the far end's, with --cpu; empty: not pinned
@@ -94,7 +95,8 @@ class Link:
         self.ipv6 = False
         self.exit_code: int | None = None
         self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
-        self.ctx = zmq.Context()
+        self.io_threads = io_threads
+        self.ctx = zmq.Context(io_threads=io_threads)
         self._tempdir: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
@@ -126,6 +128,15 @@ class Link:
             # Its samples were taken by a far end that then failed: not to be trusted.
             how = "had to be killed" if self.exit_code is None else _how_it_ended(self.exit_code)
             raise PeerError(f"the {self.describe()} did not end cleanly ({how})")
+
+    @property
+    def copy_threshold(self) -> int:
+        """pyzmq's ``copy_threshold`` of the data socket (the sends' own)."""
+        return int(self.data.copy_threshold)
+
+    @copy_threshold.setter
+    def copy_threshold(self, value: int) -> None:
+        self.data.copy_threshold = value
 
     def _socket(self, kind: int, wait_s: float | None = None) -> zmq.Socket:
         sock = self.ctx.socket(kind)
@@ -198,6 +209,8 @@ class Link:
             str(self.timeout),
             "--hwm",
             str(hwm),
+            "--io-threads",
+            str(self.io_threads),
             "--parent",
             str(os.getpid()),
         )

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import zmq
@@ -28,6 +28,17 @@ from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
+
+
+class Sending(Protocol):
+    """What a send loop asks of the driver's side: its data socket, a place to pin
+    the native loop's payload, and whether the far ends are alive
+    (:class:`.link.Link`, :class:`.crowd.Crowd`)."""
+
+    data: Any
+    pinned: bytes | None
+
+    def check_stall(self, since: float) -> None: ...
 
 
 @dataclass
@@ -103,10 +114,10 @@ def throughput_sample(
         python=lambda: (
             async_loops.send_all(link, payload.message, len(payload.frames), copy, count, burst)
             if loop == "asyncio"
-            else _two_phases(partial(_send_all, link, send, payload.message, copy), burst, count)
+            else two_phases(partial(send_all, link, send, payload.message, copy), burst, count)
         ),
-        native_loop=lambda message: _two_phases(
-            partial(_send_all_native, link, message, copy), burst, count
+        native_loop=lambda message: two_phases(
+            partial(send_all_native, link, message, copy), burst, count
         ),
         # A sink that lost messages reports after `timeout` of silence: wait longer
         # than that, so a loss is recorded as one rather than raced into a timeout.
@@ -128,7 +139,12 @@ def throughput_sample(
     return {
         "received": received,
         "late": delivered.get("late", 0),
+        "lost": count - received,
         "msgs_per_s": msgs_per_s,
+        # One far end: it is the slowest peer and the fastest.
+        "slowest_peer_msgs_per_s": msgs_per_s,
+        "fastest_peer_msgs_per_s": msgs_per_s,
+        "peer_fairness": 1.0,
         "send_msgs_per_s": burst / burst_elapsed if burst_elapsed > 0 else math.nan,
         "send_only_count": burst,
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
@@ -162,7 +178,7 @@ def send_only_count(count: int, hwm: int) -> int:
     return count if hwm == 0 else min(count, hwm)
 
 
-def _two_phases(
+def two_phases(
     send_from: Callable[[int, int], None], burst: int, count: int
 ) -> tuple[float, float]:
     """The seconds the first ``burst`` sends took, and all ``count`` of them: one clock
@@ -175,7 +191,7 @@ def _two_phases(
     return burst_end - start, time.perf_counter() - start
 
 
-def _send_all(link: Link, send: Any, message: Any, copy: bool, first: int, count: int) -> None:
+def send_all(link: Sending, send: Any, message: Any, copy: bool, first: int, count: int) -> None:
     """Send messages ``first`` to ``count``; when the queues stay full for a moment (the
     socket's short timeout), check the far end is alive, then go on where it stopped."""
     sent, stalled_at = first, 0.0
@@ -192,7 +208,7 @@ def _send_all(link: Link, send: Any, message: Any, copy: bool, first: int, count
             link.check_stall(stalled_at)
 
 
-def native_bytes(link: Link, payload: Payload) -> bytes:
+def native_bytes(link: Sending, payload: Payload) -> bytes:
     """The one frame the native loop sends, as bytes (copied once, before timing),
     pinned to the link: a zero-copy message still queued when a sample fails points
     at these bytes, which must outlive the sockets (closed with the link)."""
@@ -202,8 +218,8 @@ def native_bytes(link: Link, payload: Payload) -> bytes:
     return message
 
 
-def _send_all_native(link: Link, message: bytes, copy: bool, first: int, count: int) -> None:
-    """As :func:`_send_all`, in C: a timeout returns how far it got."""
+def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count: int) -> None:
+    """As :func:`send_all`, in C: a timeout returns how far it got."""
     lib = native.library()
     handle, size, sent, stalled_at = link.data.underlying, len(message), first, 0.0
     while True:

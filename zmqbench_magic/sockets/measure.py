@@ -144,7 +144,7 @@ def _run(
     assembly = RunAssembly(params)
     schedule = assembly.schedule(
         points,
-        group_of=lambda p: (*(p[k] for k in LINK_KEY), p.get("python"), far_role(role, p)),
+        group_of=lambda p: (*(p.get(k) for k in LINK_KEY), p.get("python"), far_role(role, p)),
         # An environment's arms of one point are measured one after the other, in an
         # order that alternates (ABBA), so each is first as often as the other.
         arm="python" if len(params.python) > 1 else None,
@@ -239,13 +239,19 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
 
 def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
     warnings = []
-    lost = [r for r in rows if r.get("received", r["count"]) < r["count"]]
+    lost = [r for r in rows if r.get("lost", 0) > 0]
     if lost:
-        worst = min(lost, key=lambda r: r["received"])
+        worst = max(lost, key=lambda r: r["lost"])
+        why = (
+            "A PUB drops a subscriber's messages once that subscriber's queue is full "
+            f"(its high-water mark, {worst['hwm']:,} messages): ZeroMQ's own rule."
+            if point.get("pattern") in ("pubsub", "proxy")
+            else "libzmq is known to drop messages over ipc (libzmq issue #4660)."
+        )
         warnings.append(
-            f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: {worst['received']} "
-            f"of {worst['count']} delivered); rates count only delivered messages, timed first "
-            "to last receive. libzmq is known to drop messages over ipc (libzmq issue #4660)"
+            f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
+            f"{worst['lost']:,} of {worst['lost'] + worst['received']:,} lost); rates count "
+            f"only delivered messages, timed first to last receive. {why}"
         )
     return warnings + _held_warnings(rows, point)
 

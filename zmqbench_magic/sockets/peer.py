@@ -273,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, help="data endpoint to connect to")
     parser.add_argument("--timeout", type=float, required=True, help="seconds")
     parser.add_argument("--hwm", type=int, required=True, help="data high-water mark")
+    parser.add_argument("--io-threads", type=int, default=1, help="the context's I/O threads")
     parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
     args = parser.parse_args(argv)
     # The driver owns shutdown: a kernel interrupt reaches the whole process group.
@@ -280,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=exit_with_parent, args=(args.parent,), daemon=True).start()
     # An encrypted data path's keys come in the environment, never on a command line.
     keys = os.environ.get(CURVE_KEYS_ENV)
-    ctx = zmq.Context()
+    ctx = zmq.Context(io_threads=args.io_threads)
     try:
         serve(
             ctx,

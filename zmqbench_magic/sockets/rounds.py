@@ -15,19 +15,23 @@ from typing import Any
 
 from ..method.calibrate import calibrate
 from ..method.resident import MemoryMeter, this_process
-from ..params import COPY, IDLE, RATE, ZmqParams, high_water_mark
+from ..params import COPY, IDLE, IO_THREADS, PEERS, RATE, ZmqParams, high_water_mark
+from ..params.patterns import many_ends
 from ..params.units import format_size
+from .crowd import Crowd
 from .link import Link, PeerError
 from .loops import idle_sample, latency_sample
 from .paced import paced_sample
+from .pattern_loops import pattern_sample
 from .payload import Payload
 from .secret import Keys
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
-# Points that share one far end: its sockets' high-water mark depends on the size.
-LINK_KEY = ("transport", "peer", "size", "curve")
+# Points that share one far end: its sockets' high-water mark depends on the size, its
+# context's threads on io_threads (a pattern's far ends: on pattern and peers).
+LINK_KEY = ("transport", "peer", "size", "curve", "io_threads", "pattern", "peers")
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
 
@@ -57,6 +61,21 @@ class RunState:
         first = group[0]
         hwm = high_water_mark(first["size"])
         session = FarEnd(self, None, first)
+        if many_ends(first):
+            with Crowd(
+                first["pattern"],
+                first["peers"],
+                first["transport"],
+                first["peer"],
+                self.params.address,
+                self.params.timeout,
+                hwm,
+                io_threads=first["io_threads"],
+                cpus=self.far_cpus,
+            ) as crowd:
+                session.link = crowd
+                yield session
+            return
         try:
             role, remote = far_role(self.role, first), self.remote
             keys = self.secret if remote else self.local_keys
@@ -71,6 +90,7 @@ class RunState:
                 remote=remote,
                 secret=self.secret,
                 cpus=self.far_cpus,
+                io_threads=first.get("io_threads", 1),
             ) as link:
                 session.link = link
                 yield session
@@ -83,7 +103,7 @@ class FarEnd:
     """One round's far end: a kept sample of each point it serves."""
 
     run: RunState
-    link: Link | None
+    link: Link | Crowd | None
     current: Mapping[str, Any]
     # Nothing sent yet over its data connection: the next round trip is its first.
     fresh: bool = True
@@ -95,7 +115,7 @@ class FarEnd:
         if not self.fresh or far_role(self.run.role, point) != "echo":
             return {}
         self.fresh = False
-        assert self.link is not None
+        assert isinstance(self.link, Link)
         once, _ = latency_sample(self.link, message, 1, point["copy"])
         return {"first_us": once["sample_mean_us"]}
 
@@ -103,11 +123,13 @@ class FarEnd:
         assert self.link is not None
         self.current = point
         run, link = self.run, self.link
-        link.data.copy_threshold = point["copy_threshold"]
+        link.copy_threshold = point["copy_threshold"]
         message = run.payload or Payload.blank(point["size"])
         first = self._first_round_trip(point, message)
         sample = run.sample
-        if point.get("rate"):
+        if isinstance(link, Crowd):
+            sample = pattern_sample
+        elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
         elif point.get("idle"):
             sample = partial(idle_sample, idle=point["idle"])
@@ -152,9 +174,15 @@ def far_role(role: str, point: Mapping[str, Any]) -> str:
 def describe(point: Mapping[str, Any]) -> str:
     """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
     copy = COPY.label(point["copy"])
-    words = f"{point['transport']} {format_size(point['size'])} B {copy} (peer {point['peer']}"
+    shape = ""
+    if many_ends(point):
+        shape = f"{point['pattern']} {PEERS.words(point['peers'])} "
+    size = format_size(point["size"])
+    words = f"{shape}{point['transport']} {size} B {copy} (peer {point['peer']}"
     if point.get("loop", "python") != "python":
         words += f", {point['loop']} loop"
+    if point.get("io_threads", 1) != 1:
+        words += f", {IO_THREADS.words(point['io_threads'])}"
     if point.get("curve"):
         words += ", CURVE"
     if point.get("python", "kernel") != "kernel":
@@ -164,4 +192,12 @@ def describe(point: Mapping[str, Any]) -> str:
     return f"{words}){rate}{idle}"
 
 
-__all__ = ["LINK_KEY", "FarEnd", "RunState", "SampleFn", "describe", "far_role", "point_key"]
+__all__ = [
+    "LINK_KEY",
+    "FarEnd",
+    "RunState",
+    "SampleFn",
+    "describe",
+    "far_role",
+    "point_key",
+]

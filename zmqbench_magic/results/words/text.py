@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...params import COPY, IDLE, KINDS
+from ...params import COPY, IDLE, IO_THREADS, KINDS, PEERS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
+from ...params.patterns import many_ends
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -121,10 +122,14 @@ def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
 
 
 def socket_where(point: Mapping[str, Any]) -> list[str]:
-    """The words naming a ZeroMQ point, as columns: transport, size, copy mode, and
-    the loop, the interpreter and the offered rate where they are not the default."""
+    """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
+    pattern and its peers where they are not one pipeline, and the loop, the I/O
+    threads, the interpreter and the offered rate where they are not the default."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
+    words.append(f"{point['pattern']} {PEERS.words(point['peers'])}" if many_ends(point) else "")
     extra = []
+    if point.get("io_threads", 1) != 1:
+        extra.append(IO_THREADS.words(point["io_threads"]))
     if point.get("loop", "python") != "python":
         extra.append(f"{point['loop']} loop")
     if point.get("python", "kernel") != "kernel":

@@ -1,0 +1,89 @@
+"""The topologies' parameters (``--pattern``, ``--peers``), their metrics, and the
+rules they obey: which settings a pattern of many far ends refuses, and when its ends
+outnumber the machine's cores.
+
+The pipeline with one peer is the one-to-one PUSH/PULL run every earlier result is;
+the other patterns have a side of N far ends (:mod:`zmqbench_magic.sockets.crowd`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .declare import Metric, Param
+
+PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy")
+
+# The declarations read as a table; keep the formatter from spreading them out.
+# fmt: off
+PATTERN = Param(
+    "pattern", "pipeline",
+    "the sockets' topology: pipeline (this process's PUSH to PULL, load-balanced over N "
+    "PULLs with --peers N), pubsub (this process's PUB to N SUB), fanin (N PUSH into "
+    "this process's PULL), pairs (N PUSH/PULL pairs at once, every end a far end) or "
+    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB)",
+    "pattern", "choice", choices=PATTERNS, sweep=True,
+)
+PEERS = Param(
+    "peers", 1,
+    "the pattern's N: receivers (pipeline), subscribers (pubsub, proxy), senders "
+    "(fanin) or pairs (pairs), each a far end of its own",
+    "peers", "int", low=1, high=256, sweep=True, phrase="{} peer|{} peers",
+)
+PATTERN_METRICS = (
+    Metric("lost", "lost",
+           "messages that should have arrived and did not, all receivers together "
+           "(a PUB drops a subscriber's messages once its queue is full; PUSH never drops)",
+           "lower", unit="msgs"),
+    Metric("slowest_peer_msgs_per_s", "slowest peer",
+           "the slowest far end's own rate: a receiver's deliveries over its own first to "
+           "last receive (fanin: a sender's sends over its own sending time)", "higher",
+           unit="msgs/s"),
+    Metric("fastest_peer_msgs_per_s", "fastest peer",
+           "the fastest far end's own rate, as the slowest's", "higher", unit="msgs/s"),
+    Metric("peer_fairness", "fairness",
+           "the slowest peer's rate over the fastest's: 1 when every peer is served alike",
+           "higher"),
+)
+# fmt: on
+
+
+def many_ends(point: Mapping[str, Any]) -> bool:
+    """Whether a point's far ends are a pattern's many, not the one-to-one pipeline's."""
+    return point.get("pattern", "pipeline") != "pipeline" or point.get("peers", 1) > 1
+
+
+def check_pattern(params: Any) -> None:
+    """A ValueError for a setting that drives one far end, where a pattern has many."""
+    if params.pattern == ("pipeline",) and params.peers == (1,):
+        return
+    what = f"{PATTERN.option} {' '.join(params.pattern)} {PEERS.option} "
+    what += " ".join(str(n) for n in params.peers)
+    refusals = [
+        ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
+        (bool(params.remote), "--remote reaches one far end: patterns run on this machine"),
+        (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
+        (params.driver == "process", "--driver process drives one far end: leave it out"),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise ValueError(f"{what}: {why}")
+
+
+def ends_of(pattern: str, peers: int) -> int:
+    """The processes (or threads) a pattern keeps busy: this one and its far ends."""
+    return 1 + (2 * peers if pattern == "pairs" else peers) + (pattern == "proxy")
+
+
+def crowded_cores(patterns: tuple[str, ...], peers: tuple[int, ...]) -> list[str]:
+    """Ends that outnumber the cores share them: said before the run."""
+    cores = os.cpu_count() or 1
+    ends, pattern, n = max((ends_of(p, n), p, n) for p in patterns for n in peers)
+    if ends <= cores:
+        return []
+    return [
+        f"{pattern} with {PEERS.words(n)} keeps {ends} ends busy on {cores} cores: its "
+        "figures measure the OS scheduler as much as ZeroMQ"
+    ]

@@ -1,0 +1,395 @@
+"""The far ends of a pattern: N subscribers, receivers, senders or pairs, and a proxy,
+each a socket of its own (:mod:`.member`), in processes of their own or threads of the
+kernel, wired to the kernel's one socket, the hub (``--pattern``, ``--peers``).
+
+The side of a pattern that has one socket is the kernel's, as in the pipeline's
+one-to-one run: it publishes (``pubsub``, ``proxy``), pushes (``pipeline``) or pulls
+(``fanin``); the side of N sockets is the far ends'. ``pairs`` has no one side: both
+ends of each pair are far ends, and the kernel only arms and times them.
+
+Closing a :class:`Crowd`, on success, error, timeout or ``KeyboardInterrupt``, and at
+interpreter exit for any still open, leaves no process, thread, socket, context or
+ipc file behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+
+from ..method.spawn import child_env, interrupt_after, module_command
+from ..params.address import split_address
+from ..params.common import START_FLOOR_S
+from . import member as member_module
+from .link import _how_it_ended, _stop_process
+from .malloc import STEADY_MALLOC
+from .peer import PeerError
+
+_STOP_GRACE_S = 2.0
+_POLL_MS = 100
+_open_crowds: weakref.WeakSet[Crowd] = weakref.WeakSet()
+_names = itertools.count()
+
+# The hub's socket for each pattern (None: pairs have no hub).
+HUB_SOCKET = {
+    "pipeline": zmq.PUSH,
+    # An XPUB publishes as a PUB does, and hears each subscription (verbose: every
+    # one, not only the first of a topic), so the run starts once all have joined.
+    "pubsub": zmq.XPUB,
+    "proxy": zmq.XPUB,
+    "fanin": zmq.PULL,
+    "pairs": None,
+}
+
+
+@dataclass
+class Member:
+    """One far end of a pattern: its role, its control socket, and its process or thread."""
+
+    role: str
+    name: str  # "subscriber 3": how an error names it
+    ctrl: zmq.Socket
+    process: subprocess.Popen[bytes] | None = None
+    thread: threading.Thread | None = None
+    endpoint: str = ""  # where its data socket bound, said in its ready message
+    pid: int = 0
+    report: dict[str, Any] | None = field(default=None, repr=False)
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        return self.thread is not None and self.thread.is_alive()
+
+    @property
+    def far_end_id(self) -> int:
+        if self.process is not None:
+            return self.process.pid
+        return (self.thread.native_id or 0) if self.thread is not None else 0
+
+
+class Crowd:
+    """The hub and the far ends of one pattern at one transport, peer kind and size.
+
+    Parameters
+    ----------
+    pattern : "pipeline", "pubsub", "fanin", "pairs" or "proxy".
+    peers : how many subscribers, receivers, senders or pairs.
+    transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
+    io_threads : each ZeroMQ context's I/O threads (one context per process).
+
+    Example
+    -------
+    >>> with Crowd("pubsub", 2, "tcp", "process", "127.0.0.1", 5.0, 1000) as crowd:
+    ...     [m.role for m in crowd.receivers]
+    ['subscriber', 'subscriber']
+    """
+
+    def __init__(
+        self,
+        pattern: str,
+        peers: int,
+        transport: str,
+        peer: str,
+        address: str,
+        timeout: float,
+        hwm: int,
+        *,
+        io_threads: int = 1,
+        cpus: set[int] | frozenset[int] = frozenset(),
+    ) -> None:
+        self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
+        self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
+        self.cpus = set(cpus)
+        self.role = "sink"  # what the rounds ask of a throughput far end
+        self.remote = ""
+        self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
+        self.copy_threshold = zmq.COPY_THRESHOLD
+        self.ctx = zmq.Context(io_threads=io_threads)
+        self.members: list[Member] = []
+        self.data: zmq.Socket | None = None  # the hub
+        self._tempdir: str | None = None
+        self._address = address
+        _open_crowds.add(self)
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Crowd:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        codes = self.close()
+        failed = [(m, c) for m, c in codes if c != 0]
+        if kind is None and failed:
+            who, code = failed[0]
+            how = "had to be killed" if code is None else _how_it_ended(code)
+            raise PeerError(f"the {self.describe()}'s {who.name} did not end cleanly ({how})")
+
+    # Who sends and who receives -------------------------------------------------
+    @property
+    def senders(self) -> list[Member]:
+        return [m for m in self.members if m.role == "source"]
+
+    @property
+    def receivers(self) -> list[Member]:
+        return [m for m in self.members if m.role in ("sink", "subscriber")]
+
+    @property
+    def hub_sends(self) -> bool:
+        return self.pattern in ("pipeline", "pubsub", "proxy")
+
+    def expected_each(self, count: int) -> int:
+        """How many messages each receiving far end should get, 0 where its share
+        cannot be known (a PUSH shares its messages among its N receivers)."""
+        if self.pattern == "pipeline":
+            return count if self.peers == 1 else 0
+        return count
+
+    def expected_total(self, count: int) -> int:
+        """Every message that should arrive, all receivers together."""
+        if self.pattern == "pipeline":
+            return count
+        return count * self.peers
+
+    # Starting -------------------------------------------------------------------
+    def _start(self) -> None:
+        kind = HUB_SOCKET[self.pattern]
+        if kind is not None:
+            self.data = self._socket(kind)
+            self.data.rcvtimeo = int(member_module.QUIET_S * 1000)
+            self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
+            if kind == zmq.XPUB:
+                self.data.xpub_verbose = 1
+            hub = self._bind(self.data, "hub")
+        if self.pattern == "proxy":
+            (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
+            hub = proxy.endpoint
+        numbers = range(1, self.peers + 1)
+        if self.pattern in ("pubsub", "proxy"):
+            self._spawn([("subscriber", f"subscriber {i}", hub, False, "") for i in numbers])
+            self._await_subscriptions()
+        elif self.pattern == "pipeline":
+            self._spawn([("sink", f"receiver {i}", hub, False, "") for i in numbers])
+        elif self.pattern == "fanin":
+            self._spawn([("source", f"sender {i}", hub, False, "") for i in numbers])
+        else:  # pairs: each receiver binds, its sender connects to it
+            sinks = self._spawn(
+                [("sink", f"pair {i} receiver", self._url(f"pair-{i}"), True, "") for i in numbers]
+            )
+            self._spawn(
+                [("source", f"pair {i} sender", sinks[i - 1].endpoint, False, "") for i in numbers]
+            )
+
+    def _socket(self, kind: int) -> zmq.Socket:
+        sock = self.ctx.socket(kind)
+        sock.linger = 0
+        sock.sndhwm = sock.rcvhwm = self.hwm
+        return sock
+
+    def _url(self, name: str) -> str:
+        """An endpoint for a socket to bind: a free port of 127.0.0.1 (the hub: of the
+        address asked for), a file of a private folder, or an inproc name."""
+        if self.transport == "tcp":
+            return "tcp://127.0.0.1:*"
+        if self.transport == "ipc":
+            if self._tempdir is None:
+                self._tempdir = tempfile.mkdtemp(prefix="zmqbench-")
+            return f"ipc://{self._tempdir}/{name}"
+        return f"inproc://zmqbench-{os.getpid()}-{next(_names)}-{name}"
+
+    def _bind(self, sock: zmq.Socket, name: str) -> str:
+        if self.transport != "tcp":
+            url = self._url(name)
+            sock.bind(url)
+            return url
+        where = split_address(self._address)
+        sock.ipv6 = where.ipv6
+        port = where.port if where.port is not None else "*"
+        try:
+            sock.bind(f"tcp://{where.bind_host}:{port}")
+        except zmq.ZMQError as exc:
+            msg = f"cannot bind tcp address {self._address!r}: {exc}"
+            raise ValueError(msg) from None
+        return sock.getsockopt_string(zmq.LAST_ENDPOINT).replace("0.0.0.0", "127.0.0.1")
+
+    def _spawn(self, plans: list[tuple[str, str, str, bool, str]]) -> list[Member]:
+        """Start one far end per ``(role, name, data url, bind, proxy url)``, all at
+        once, and wait until each has said it is ready."""
+        started = []
+        for role, name, url, bind, proxy_url in plans:
+            ctrl = self.ctx.socket(zmq.PAIR)
+            ctrl.linger = 0
+            ctrl.sndtimeo = int(self.timeout * 1000)
+            member = Member(role, name, ctrl)
+            self.members.append(member)
+            if self.peer == "thread":
+                ctrl_url = f"inproc://zmqbench-ctrl-{os.getpid()}-{next(_names)}"
+                ctrl.bind(ctrl_url)
+                member.thread = threading.Thread(
+                    target=member_module.serve,
+                    args=(self.ctx, role, ctrl_url, url, bind, self.timeout, self.hwm, proxy_url),
+                    name=f"zmqbench-{name}",
+                    daemon=True,
+                )
+                member.thread.start()
+            else:
+                port = ctrl.bind_to_random_port("tcp://127.0.0.1")
+                command = module_command(
+                    "zmqbench_magic.sockets.member",
+                    *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
+                    *(["--bind"] if bind else []),
+                    *("--proxy", proxy_url, "--timeout", str(self.timeout)),
+                    *("--hwm", str(self.hwm), "--io-threads", str(self.io_threads)),
+                    *("--parent", str(os.getpid())),
+                )
+                with interrupt_after():  # never a child started but not yet ours to stop
+                    member.process = subprocess.Popen(
+                        command,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE,
+                        env={**child_env(), **STEADY_MALLOC},
+                    )
+                from ..method.pinning import pin_process
+
+                pin_process(member.process.pid, self.cpus)
+            started.append(member)
+        for member in started:
+            ready = self.reply(member, max(self.timeout, START_FLOOR_S))
+            member.endpoint, member.pid = ready["endpoint"], ready["ready"]
+        return started
+
+    def _await_subscriptions(self) -> None:
+        """Wait until every subscriber's subscription has reached the hub: a message
+        published before would be dropped (ZeroMQ's "slow joiner")."""
+        assert self.data is not None
+        heard, deadline = 0, time.monotonic() + max(self.timeout, START_FLOOR_S)
+        while heard < self.peers:
+            if self.data.poll(_POLL_MS):
+                heard += self.data.recv()[:1] == b"\x01"
+                continue
+            self._check_alive()
+            if time.monotonic() > deadline:
+                msg = (
+                    f"the {self.describe()}: {heard} of {self.peers} subscribers had "
+                    f"subscribed after {self.timeout:g} s"
+                )
+                raise TimeoutError(msg)
+
+    # Talking to the far ends ----------------------------------------------------
+    def command(self, member: Member, attached: tuple[bytes, ...] = (), /, **message: Any) -> None:
+        """Send ``member`` one command, with ``attached`` frames (a sender's message)."""
+        try:
+            member.ctrl.send_multipart([json.dumps(message).encode(), *attached])
+        except zmq.Again:
+            raise self._failure(member, "did not accept a command") from None
+
+    def reply(self, member: Member, timeout: float | None = None) -> dict[str, Any]:
+        """``member``'s next control message, within ``timeout``, noticing at once if
+        any far end dies."""
+        wait_s = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait_s
+        while not member.ctrl.poll(_POLL_MS):
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise self._failure(member, f"did not answer within {wait_s:g} s", TimeoutError)
+        message = json.loads(member.ctrl.recv())
+        if "error" in message:
+            raise self._failure(member, f"failed: {message['error']}")
+        return message
+
+    def reported(self, member: Member) -> bool:
+        """Whether ``member``'s report has come (kept in ``member.report``); no wait."""
+        if member.report is None and member.ctrl.poll(0):
+            member.report = self.reply(member)
+        return member.report is not None
+
+    def check_stall(self, since: float) -> None:
+        """As :meth:`.link.Link.check_stall`, for the hub's send loop."""
+        self._check_alive()
+        if time.monotonic() - since > self.timeout:
+            msg = f"the {self.describe()} did not take a message for {self.timeout:g} s"
+            raise TimeoutError(msg)
+
+    def _check_alive(self) -> None:
+        for member in self.members:
+            if not member.alive():
+                raise self._failure(member, "exited")
+
+    def alive(self) -> bool:
+        return all(m.alive() for m in self.members)
+
+    def _failure(self, member: Member, what: str, kind: type[Exception] = PeerError) -> Exception:
+        detail = ""
+        if member.process is not None and member.process.poll() is not None:
+            detail = f" ({_how_it_ended(member.process.returncode)}{_stderr_tail(member)})"
+        return kind(f"the {self.describe()}'s {member.name} {what}{detail}")
+
+    def describe(self) -> str:
+        where = "processes" if self.peer == "process" else "threads"
+        return f"{self.transport} {self.pattern} of {self.peers} peers (in {where})"
+
+    @property
+    def far_end_id(self) -> int:
+        return self.members[0].far_end_id if self.members else 0
+
+    def pids(self) -> list[int]:
+        return [m.process.pid for m in self.members if m.process is not None]
+
+    @property
+    def ipc_dir(self) -> str | None:
+        return self._tempdir
+
+    # Stopping -------------------------------------------------------------------
+    def close(self) -> list[tuple[Member, int | None]]:
+        """Stop every far end and release everything; each process's exit code (None:
+        killed). Safe to call more than once."""
+        if self.ctx.closed:
+            return []
+        for member in self.members:
+            if member.alive():
+                with contextlib.suppress(zmq.ZMQError):
+                    member.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
+        codes = [(m, _stop_process(m.process)) for m in self.members if m.process is not None]
+        for sock in [self.data, *(m.ctrl for m in self.members)]:
+            if sock is not None:
+                sock.close(linger=0)
+        # Terminating the context makes the threads' blocking calls return at once.
+        self.ctx.term()
+        for member in self.members:
+            if member.thread is not None:
+                member.thread.join(_STOP_GRACE_S)
+        if self._tempdir is not None:
+            shutil.rmtree(self._tempdir, ignore_errors=True)
+        _open_crowds.discard(self)
+        return codes
+
+
+def _stderr_tail(member: Member) -> str:
+    assert member.process is not None and member.process.stderr is not None
+    text = member.process.stderr.read().decode(errors="replace").strip()
+    return f": {text.splitlines()[-1]}" if text else ""
+
+
+@atexit.register
+def _close_open_crowds() -> None:
+    for crowd in list(_open_crowds):
+        crowd.close()
+
+
+__all__ = ["HUB_SOCKET", "Crowd", "Member"]

@@ -1,0 +1,334 @@
+"""One far end of a pattern (:mod:`.crowd`): a subscriber, a receiver, a sender or a
+proxy, each a socket of its own, in a process of its own or a thread of the kernel,
+driven over a control socket as :mod:`.peer`'s far end is.
+
+Control protocol (JSON over a PAIR socket; the kernel binds, the member connects; a
+command may carry the message's frames after its JSON):
+
+* member -> ``{"ready": pid, "endpoint": url}`` once its data socket is bound or
+  connected (``endpoint``: where it bound, for the kernel to pass on);
+* kernel -> ``{"cmd": "receive", "expect": n, "copy": bool, "frames": k, "loop": ...}``
+  -> ``{"armed": true}``; the member receives until ``expect`` messages came, or,
+  ``expect`` 0 (a share it cannot know) or short of it, until the kernel's
+  ``{"cmd": "sent"}`` and then a silence; then ``{"received": m, "first": t0, "last":
+  t1, "late": l, "cpu_s": c, "cpu_clock": ...}``, its first and last receive stamped
+  on the machine's monotonic clock (``time.perf_counter``), which every process shares;
+* kernel -> ``{"cmd": "send", "count": n, "copy": bool, "loop": ...}`` + frames ->
+  ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; member sends, then ``{"sent": n,
+  "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``;
+* kernel -> ``{"cmd": "quit"}``; any error goes back as ``{"error": text}``.
+
+Every receive is bounded: a member hears its kernel within ``timeout`` or leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from .peer import exit_with_parent
+
+# Each member's data socket, and whether it binds (it then says where).
+SOCKETS = {
+    "sink": zmq.PULL,
+    "subscriber": zmq.SUB,
+    "source": zmq.PUSH,
+    "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
+}
+# A receiver that heard the senders are done stops after this long a silence.
+QUIET_S = 0.25
+
+
+def member_sockets(
+    ctx: zmq.Context, role: str, timeout: float, hwm: int
+) -> tuple[zmq.Socket, zmq.Socket]:
+    """A member's control socket and data socket, every wait bounded, before they
+    bind or connect."""
+    ctrl = ctx.socket(zmq.PAIR)
+    data = ctx.socket(SOCKETS[role])
+    for sock in (ctrl, data):
+        sock.linger = 0
+        sock.sndtimeo = int(timeout * 1000)
+    ctrl.rcvtimeo = int(timeout * 1000)
+    # Short waits on data: a receiver looks at its control socket between them.
+    data.rcvtimeo = int(QUIET_S * 1000)
+    data.sndhwm = data.rcvhwm = hwm
+    if role == "subscriber":
+        data.subscribe(b"")
+    return ctrl, data
+
+
+def serve(
+    ctx: zmq.Context,
+    role: str,
+    ctrl_url: str,
+    data_url: str,
+    bind: bool,
+    timeout: float,
+    hwm: int,
+    proxy_url: str = "",
+) -> None:
+    """Connect to the kernel, bind or connect the data socket, and answer commands
+    until told to quit, the kernel goes silent for ``timeout`` or stops the context."""
+    ctrl, data = member_sockets(ctx, role, timeout, hwm)
+    try:
+        ctrl.connect(ctrl_url)
+        if bind:
+            data.bind(data_url)
+        else:
+            data.connect(data_url)
+        if role == "proxy":
+            _proxy(ctx, ctrl, data, proxy_url, timeout, hwm)
+        else:
+            _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bind)})
+            _answer(ctrl, data, timeout)
+    except (zmq.ContextTerminated, zmq.Again):
+        pass  # the kernel went away or stopped us: nothing to report to
+    except Exception as exc:  # noqa: BLE001 - any failure is reported to the kernel
+        with contextlib.suppress(zmq.ZMQError):
+            ctrl.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode(), zmq.NOBLOCK)
+    finally:
+        ctrl.close(linger=0)
+        data.close(linger=0)
+
+
+def _endpoint(sock: zmq.Socket, bound: bool) -> str:
+    return sock.getsockopt_string(zmq.LAST_ENDPOINT) if bound else ""
+
+
+def _proxy(
+    ctx: zmq.Context, ctrl: zmq.Socket, front: zmq.Socket, url: str, timeout: float, hwm: int
+) -> None:
+    """libzmq's own proxy (``zmq_proxy_steerable``, C with the GIL released) from the
+    XSUB ``front`` to an XPUB bound at ``url``, until the kernel says quit."""
+    back = ctx.socket(zmq.XPUB)
+    steer, steering = ctx.socket(zmq.PAIR), ctx.socket(zmq.PAIR)
+    for sock in (back, steer, steering):
+        sock.linger = 0
+    back.sndhwm = back.rcvhwm = hwm
+    back.sndtimeo = int(timeout * 1000)
+    # Every subscriber's subscription goes upstream, so the publisher can count them.
+    back.xpub_verbose = 1
+    lane = f"inproc://zmqbench-steer-{id(steer)}"
+    steer.bind(lane)
+    steering.connect(lane)
+    proxy = threading.Thread(
+        target=_run_proxy, args=(front, back, steer), name="zmqbench-proxy", daemon=True
+    )
+    try:
+        back.bind(url)
+        proxy.start()
+        _send(ctrl, {"ready": os.getpid(), "endpoint": back.getsockopt_string(zmq.LAST_ENDPOINT)})
+        while json.loads(ctrl.recv())["cmd"] != "quit":
+            _send(ctrl, {"error": "a proxy takes no commands but quit"})
+    finally:
+        if proxy.is_alive():
+            with contextlib.suppress(zmq.ZMQError):  # a terminated context ends it too
+                steering.send(b"TERMINATE")
+            proxy.join(timeout)
+        for sock in (back, steer, steering):
+            sock.close(linger=0)
+
+
+def _run_proxy(front: zmq.Socket, back: zmq.Socket, steer: zmq.Socket) -> None:
+    with contextlib.suppress(zmq.ContextTerminated):
+        zmq.proxy_steerable(front, back, None, steer)
+
+
+def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
+    while True:
+        command, *frames = ctrl.recv_multipart()
+        order = json.loads(command)
+        if order["cmd"] == "quit":
+            return
+        if order["cmd"] == "sent":
+            continue  # the word that came after this receiver had its whole share
+        _send(ctrl, {"armed": True})
+        own_process = threading.current_thread() is threading.main_thread()
+        # As the far end's: the whole process's CPU where it has one of its own (its
+        # I/O thread works for it), else this thread's.
+        clock = time.process_time if own_process else time.thread_time
+        if own_process:
+            gc.disable()
+        try:
+            if order["cmd"] == "receive":
+                cpu_start = clock()
+                done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+            else:
+                _await_go(ctrl)
+                cpu_start = clock()
+                done = send(data, order, frames)
+            done |= {
+                "cpu_s": clock() - cpu_start,
+                "cpu_clock": "process" if own_process else "thread",
+            }
+        finally:
+            if own_process:
+                gc.enable()
+        _send(ctrl, done)
+
+
+def _await_go(ctrl: zmq.Socket) -> None:
+    if json.loads(ctrl.recv())["cmd"] != "go":
+        raise RuntimeError("a sender armed to send was told something other than go")
+
+
+def _heard_sent(ctrl: zmq.Socket) -> bool:
+    """Whether the kernel has said every sender is done (it says nothing else then)."""
+    if not ctrl.poll(0):
+        return False
+    order = json.loads(ctrl.recv())
+    if order["cmd"] != "sent":
+        raise RuntimeError(f"a receiver was told {order['cmd']!r} while it received")
+    return True
+
+
+def receive(
+    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
+) -> dict[str, Any]:
+    """Receive ``order["expect"]`` messages, or, short of them (a share unknown, or
+    messages dropped), until ``notice()`` says every sender is done and a silence
+    follows; a silence of ``timeout`` with no notice is the senders' failure."""
+    native = order.get("loop") == "native"
+    loop = _receive_native if native else _receive_python
+    expect = order["expect"] or sys.maxsize
+    received, first, last, heard = 0, 0.0, 0.0, False
+    silent_since = time.monotonic()
+    while received < expect:
+        got, started, ended = loop(data, expect - received, order["copy"], order["frames"])
+        if got:
+            first = first if received else started
+            received, last, silent_since = received + got, ended, time.monotonic()
+            continue
+        if heard:
+            break  # the senders are done and a silence followed: nothing more comes
+        heard = notice()
+        if not heard and time.monotonic() - silent_since > timeout:
+            msg = f"no message and no word from the senders for {timeout:g} s"
+            raise TimeoutError(msg)
+    late = 0
+    if received < expect and order["expect"]:
+        late = _drain(data)  # anything after the silence is not the next sample's
+    return {"received": received, "first": first, "last": last, "late": late}
+
+
+def _receive_python(
+    data: zmq.Socket, most: int, copy: bool, frames: int
+) -> tuple[int, float, float]:
+    """Up to ``most`` messages: how many came before a silence, and the first and last
+    one's times. The clock is read at the first and, after a silence, at its end less
+    the receive timeout (no read per message: it would slow the loop it times)."""
+    get: Any = data.recv if frames == 1 else data.recv_multipart
+    now = time.perf_counter
+    try:
+        get(copy=copy)
+    except zmq.Again:
+        return 0, 0.0, 0.0
+    first, got = now(), 1
+    try:
+        for _ in range(most - 1):
+            get(copy=copy)
+            got += 1
+    except zmq.Again:
+        return got, first, now() - int(data.rcvtimeo) / 1000
+    return got, first, now()
+
+
+def _receive_native(
+    data: zmq.Socket, most: int, copy: bool, frames: int
+) -> tuple[int, float, float]:
+    """As :func:`_receive_python`, in C, every receive stamped."""
+    from . import native
+
+    lib = native.library()
+    first, last = ctypes.c_double(), ctypes.c_double()
+    most = min(most, 2**62)  # "every message": an int64 all the same
+    got = native.check(
+        lib, lib.zb_sink(data.underlying, most, ctypes.byref(first), ctypes.byref(last))
+    )
+    return got, first.value, last.value
+
+
+def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
+    late = 0
+    while data.poll(quiet_ms):
+        data.recv_multipart(copy=False)
+        late += 1
+    return late
+
+
+def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[str, Any]:
+    """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
+    sender's own queue holds them: the send-only rate) and all of them."""
+    from .loops import two_phases
+
+    count, burst, copy = order["count"], order["burst"], order["copy"]
+    data.copy_threshold = order["copy_threshold"]
+    if order.get("loop") == "native":
+        (frame,) = frames
+        burst_elapsed, elapsed = two_phases(
+            lambda first, last: _send_native(data, frame, copy, last - first), burst, count
+        )
+        return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
+    put: Any = data.send if len(frames) == 1 else data.send_multipart
+    message: Any = frames[0] if len(frames) == 1 else frames
+
+    def send_range(first: int, last: int) -> None:
+        for _ in range(first, last):
+            put(message, copy=copy)
+
+    burst_elapsed, elapsed = two_phases(send_range, burst, count)
+    return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
+
+
+def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> None:
+    from . import native
+
+    lib = native.library()
+    left = count
+    while left:
+        went = lib.zb_send(data.underlying, message, len(message), left, int(not copy))
+        left -= native.check(lib, went)
+
+
+def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
+    ctrl.send(json.dumps(message).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--role", choices=sorted(SOCKETS), required=True)
+    parser.add_argument("--ctrl", required=True, help="control endpoint to connect to")
+    parser.add_argument("--data", required=True, help="data endpoint")
+    parser.add_argument("--bind", action="store_true", help="bind the data endpoint")
+    parser.add_argument("--proxy", default="", help="a proxy's XPUB endpoint to bind")
+    parser.add_argument("--timeout", type=float, required=True, help="seconds")
+    parser.add_argument("--hwm", type=int, required=True, help="data high-water mark")
+    parser.add_argument("--io-threads", type=int, default=1, help="the context's")
+    parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
+    args = parser.parse_args(argv)
+    # The kernel owns shutdown: an interrupt reaches the whole process group.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=exit_with_parent, args=(args.parent,), daemon=True).start()
+    ctx = zmq.Context(io_threads=args.io_threads)
+    try:
+        serve(ctx, args.role, args.ctrl, args.data, args.bind, args.timeout, args.hwm, args.proxy)
+    finally:
+        ctx.term()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""One throughput sample of a pattern (:mod:`.crowd`): the receivers armed, the senders
+sent, each receiving far end's own count and times, and the figures they make.
+
+The aggregate rate is every delivery of every receiver, timed from the first receive
+anywhere to the last (one clock, the machine's monotonic one, which every process
+reads); each peer's own rate is its deliveries over its own first to last receive (a
+sender's, in ``fanin``: its sends over its own sending time). ``lost`` is what should
+have arrived and did not, counted exactly: the senders' counts are known, and a
+receiver short of its share waits for the senders' word that they are done, then a
+silence, before it reports.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import partial
+from typing import Any
+
+from ..method.control import gc_off
+from ..method.load import CpuMeter
+from . import member
+from .crowd import Crowd, Member
+from .loops import native_bytes, send_all, send_all_native, send_only_count, two_phases
+from .payload import Payload
+from .peer import PeerError
+from .queues import queue_capacity
+
+
+def pattern_sample(
+    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str = "python"
+) -> tuple[dict[str, Any], float]:
+    """A sample of ``count`` messages from each sender (the hub: ``count`` in all)."""
+    frames = len(payload.frames)
+    expect = crowd.expected_each(count)
+    for receiver in crowd.receivers:
+        receiver.report = None
+        crowd.command(receiver, cmd="receive", expect=expect, copy=copy, frames=frames, loop=loop)
+        crowd.reply(receiver)  # armed
+    burst = send_only_count(count, crowd.hwm)
+    message = [bytes(memoryview(f)) for f in payload.frames] if crowd.senders else []
+    for sender in crowd.senders:
+        sender.report = None
+        crowd.command(
+            sender,
+            tuple(message),
+            cmd="send",
+            count=count,
+            burst=burst,
+            copy=copy,
+            loop=loop,
+            copy_threshold=crowd.copy_threshold,
+        )
+        crowd.reply(sender)  # armed
+    meter = CpuMeter(crowd.pids)
+    clock = time.process_time if crowd.peer == "process" else time.thread_time
+    meter.start()
+    with gc_off():
+        cpu_start = clock()
+        if crowd.hub_sends:
+            hub = _hub_send(crowd, payload, count, copy, loop, burst)
+        else:
+            for sender in crowd.senders:
+                crowd.command(sender, cmd="go")
+            hub = _hub_receive(crowd, count, copy, frames, loop) if crowd.data is not None else {}
+        hub_cpu = clock() - cpu_start
+        for sender in crowd.senders:
+            if not crowd.reported(sender):
+                sender.report = crowd.reply(sender, 2 * crowd.timeout)
+        for receiver in crowd.receivers:
+            crowd.command(receiver, cmd="sent")
+        for receiver in crowd.receivers:
+            receiver.report = crowd.reply(receiver, 2 * crowd.timeout)
+    other_load = meter.stop()
+    return _row(crowd, payload, count, hub, hub_cpu, other_load)
+
+
+def _hub_send(
+    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str, burst: int
+) -> dict[str, Any]:
+    """The hub's sends, timed as the pipeline's are (:func:`.loops.throughput_sample`)."""
+    assert crowd.data is not None
+    crowd.data.copy_threshold = crowd.copy_threshold
+    if loop == "native":
+        frame = native_bytes(crowd, payload)
+        send_from = partial(send_all_native, crowd, frame, copy)
+    else:
+        put = crowd.data.send if len(payload.frames) == 1 else crowd.data.send_multipart
+        send_from = partial(send_all, crowd, put, payload.message, copy)
+    burst_elapsed, elapsed = two_phases(send_from, burst, count)
+    return {"sent": count, "burst": burst, "burst_elapsed": burst_elapsed, "elapsed": elapsed}
+
+
+def _hub_receive(crowd: Crowd, count: int, copy: bool, frames: int, loop: str) -> dict[str, Any]:
+    """The hub's receives (``fanin``): every sender's ``count``, or short of them, until
+    all have reported done and a silence followed."""
+    assert crowd.data is not None
+    order = {"expect": crowd.expected_total(count), "copy": copy, "frames": frames, "loop": loop}
+    return member.receive(
+        crowd.data,
+        order,
+        notice=lambda: all(crowd.reported(s) for s in crowd.senders),
+        timeout=crowd.timeout,
+    )
+
+
+def _reports(members: list[Member]) -> list[dict[str, Any]]:
+    reports = [m.report for m in members]
+    assert all(r is not None for r in reports), "a report read before it came"
+    return [r for r in reports if r is not None]
+
+
+def _rate(received: int, first: float, last: float) -> float:
+    """Deliveries per second, first to last receive (they span ``received - 1``)."""
+    return (received - 1) / (last - first) if received > 1 and last > first else math.nan
+
+
+def _row(
+    crowd: Crowd,
+    payload: Payload,
+    count: int,
+    hub: dict[str, Any],
+    hub_cpu: float,
+    other_load: float,
+) -> tuple[dict[str, Any], float]:
+    receiving = _reports(crowd.receivers) or [hub]
+    sending = _reports(crowd.senders) or [hub]
+    received = sum(r["received"] for r in receiving)
+    got = [r for r in receiving if r["received"]]
+    if received < 2 or not got:
+        msg = f"the {crowd.describe()} received {received} of {crowd.expected_total(count)}"
+        raise PeerError(msg)
+    first, last = min(r["first"] for r in got), max(r["last"] for r in got)
+    msgs_per_s = _rate(received, first, last)
+    if crowd.pattern == "fanin":
+        # One receiver: each sender's own figure is its sends over its own time.
+        peer_rates = [r["sent"] / r["elapsed"] for r in sending if r["elapsed"] > 0]
+    else:
+        peer_rates = [_rate(r["received"], r["first"], r["last"]) for r in receiving]
+    sent = sum(r["sent"] for r in sending)
+    send_cpu = hub_cpu if crowd.hub_sends else sum(r["cpu_s"] for r in sending)
+    recv_cpu = hub_cpu if crowd.pattern == "fanin" else sum(r["cpu_s"] for r in receiving)
+    expected = crowd.expected_total(count)
+    timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
+    slowest, fastest = min(peer_rates, default=math.nan), max(peer_rates, default=math.nan)
+    return {
+        "received": received,
+        "late": sum(r.get("late", 0) for r in receiving),
+        "lost": max(expected - received, 0),
+        "msgs_per_s": msgs_per_s,
+        "slowest_peer_msgs_per_s": slowest,
+        "fastest_peer_msgs_per_s": fastest,
+        "peer_fairness": slowest / fastest if fastest else math.nan,
+        "send_msgs_per_s": sum(r["burst"] / r["burst_elapsed"] for r in timed_sends),
+        "send_only_count": sending[0]["burst"],
+        "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
+        "elapsed_s": last - first,
+        "send_elapsed_s": max(r["elapsed"] for r in sending),
+        "queue_capacity": queue_capacity(crowd.transport, crowd.hwm, payload.size),
+        "other_load": other_load,
+        "send_cpu_us_per_msg": send_cpu / sent * 1e6,
+        "recv_cpu_us_per_msg": recv_cpu / received * 1e6,
+        "cpu_clock": "process" if crowd.peer == "process" else "thread",
+    }, last - first
+
+
+__all__ = ["pattern_sample"]
