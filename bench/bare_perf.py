@@ -2,7 +2,8 @@
 
 It is run as its own script, importing only pyzmq, as pyzmq's ``perf/perf.py`` is:
 the measuring end in this process, the far end a fresh interpreter started from it.
-It prints one number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``).
+It prints one number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``);
+``pubsub`` prints two, delivered msgs/s and the messages lost.
 
 Its far end gets the same fixed glibc malloc thresholds as the project's (see
 ``STEADY_MALLOC`` in ``zmqbench_magic/sockets/link.py``): a far end forked from this
@@ -12,6 +13,7 @@ flaw as the project, so it could not catch it.
 
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --asyncio
+    python bench/bare_perf.py pubsub --count 200000 --size 100 --hwm 1000
 
 With ``--asyncio`` the driving side (the pusher, the requester) awaits each send and
 receive on an asyncio loop, written as pyzmq's asyncio examples write it; the measuring
@@ -20,6 +22,18 @@ of delivered messages and round trips is unchanged.
 Unlike perf.py, every send and receive has a timeout, the far end is joined with
 a timeout, and the timed loop follows an untimed warm-up of ``count`` messages
 (perf.py warms up with one round trip), to match the project's ``warmup=1``.
+
+``pubsub`` is written as pyzmq's ``examples/pubsub`` write one: the publisher (this
+process) binds PUB on 127.0.0.1 tcp, one SUB in the far process subscribes to
+``b""`` and measures, first data message to the end of the round, and reports its
+figure back over the REQ/REP pair the two synchronise on; this process prints it.
+Before the first round the publisher sends empty hellos until the subscriber says
+over that pair that one arrived, as the ZeroMQ guide's node coordination does, so no
+message of the count goes out before the subscription took. A PUB drops what its
+high-water mark does not hold, so the end of a round is an empty message sent again
+every millisecond until the subscriber answers (the round's end can be read up to
+1 ms late): the subscriber counts what arrived, and the lost are the count less that.
+The warm-up is a whole round of its own, as ``warmup=1``.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import zmq
 
@@ -128,9 +143,90 @@ def latency(sock: zmq.Socket, count: int, size: int) -> float:
     return (time.perf_counter() - start) / count * 1e6
 
 
+def _subscriber(url: str, sync_url: str, count: int, size: int, hwm: int) -> None:
+    """The measuring end of ``pubsub``: one SUB subscribed to everything, timing each
+    round's data messages from the first to the round's end (an empty message),
+    reporting ``msgs/s lost`` to the publisher over REQ."""
+    with (
+        zmq.Context() as ctx,
+        _socket(ctx, zmq.SUB, hwm) as sock,
+        _socket(ctx, zmq.REQ, hwm) as sync,
+    ):
+        sock.subscribe(b"")
+        sock.connect(url)
+        sync.connect(sync_url)
+        sock.recv()  # a hello: the subscription took
+        sync.send(b"ready")
+        sync.recv()
+        for _ in range(2):  # the warm-up round, then the timed one
+            message = sock.recv()
+            while not message:  # hellos and ends still queued from before
+                message = sock.recv()
+            start = time.perf_counter()
+            received = 1
+            while sock.recv():
+                received += 1
+            elapsed = time.perf_counter() - start
+            sync.send_string(f"{received / elapsed} {count - received}")
+            reply = sync.recv()
+        assert reply == b"done"
+
+
+def _until_answered(pub: zmq.Socket, sync: zmq.Socket) -> bytes:
+    """Send empty messages on ``pub``, one a millisecond, until ``sync`` has a request."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not sync.poll(1):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the subscriber did not answer")
+        pub.send(b"")
+    return sync.recv()
+
+
+def pubsub(pub: zmq.Socket, sync: zmq.Socket, count: int, size: int) -> str:
+    """Publish a warm-up round, then the timed round, of ``count`` messages; return
+    what the subscriber measured of the timed one: ``msgs/s lost``."""
+    _until_answered(pub, sync)  # hellos until the subscriber got one
+    sync.send(b"go")
+    message = b" " * size
+    for last in (False, True):
+        for _ in range(count):
+            pub.send(message)
+        figures = _until_answered(pub, sync)  # the round's end
+        sync.send(b"done" if last else b"next")
+    return figures.decode()
+
+
+def _pubsub_main(count: int, size: int, hwm: int) -> None:
+    with (
+        zmq.Context() as ctx,
+        _socket(ctx, zmq.PUB, hwm) as pub,
+        _socket(ctx, zmq.REP, hwm) as sync,
+    ):
+        url = f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}"
+        sync_url = f"tcp://127.0.0.1:{sync.bind_to_random_port('tcp://127.0.0.1')}"
+        process = _far_end(_subscriber, url, sync_url, count, size, hwm)
+        try:
+            print(pubsub(pub, sync, count, size))
+        finally:
+            process.join(TIMEOUT_MS / 1000)
+            process.kill()
+
+
+def _far_end(target: Callable[..., None], *args: object) -> multiprocessing.Process:
+    """Start ``target(*args)`` in a fresh interpreter."""
+    # A fresh interpreter reads these at start: they reach only the far end.
+    os.environ.update(
+        MALLOC_MMAP_THRESHOLD_=str(32 * 1024 * 1024),
+        MALLOC_TRIM_THRESHOLD_=str(1024 * 1024 * 1024),
+    )
+    process = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    process.start()
+    return process
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("test", choices=("thr", "lat"))
+    parser.add_argument("test", choices=("thr", "lat", "pubsub"))
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--hwm", type=int, required=True)
@@ -140,6 +236,11 @@ def main() -> int:
         help="await the driving side's sends and receives (the pusher's, the requester's)",
     )
     args = parser.parse_args()
+    if args.test == "pubsub":
+        if args.asyncio or args.size < 1:
+            parser.error("pubsub takes no --asyncio, and a size of at least 1 (0 ends a round)")
+        _pubsub_main(args.count, args.size, args.hwm)
+        return 0
     kind, far_end, measure = {
         ("thr", False): (zmq.PULL, _pusher, throughput),
         ("lat", False): (zmq.REQ, _echo, latency),
@@ -149,15 +250,7 @@ def main() -> int:
     with zmq.Context() as ctx, _socket(ctx, kind, args.hwm) as sock:
         port = sock.bind_to_random_port("tcp://127.0.0.1")
         url = f"tcp://127.0.0.1:{port}"
-        # A fresh interpreter reads these at start: they reach only the far end.
-        os.environ.update(
-            MALLOC_MMAP_THRESHOLD_=str(32 * 1024 * 1024),
-            MALLOC_TRIM_THRESHOLD_=str(1024 * 1024 * 1024),
-        )
-        process = multiprocessing.get_context("spawn").Process(
-            target=far_end, args=(url, args.count, args.size, args.hwm)
-        )
-        process.start()
+        process = _far_end(far_end, url, args.count, args.size, args.hwm)
         try:
             print(measure(sock, args.count, args.size))
         finally:
