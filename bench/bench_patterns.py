@@ -8,11 +8,12 @@ warm-up sample each; runs alternate between the two (project, reference, project
 reference, ...) so drift on this shared machine hits both; the tables give the medians
 and the ratio project / reference.
 
-- ``pubsub``, one subscriber, python loop, tcp 127.0.0.1, copy=True, the project's
-  high-water mark, against ``bare_perf.py pubsub``: pyzmq alone, written as pyzmq's
-  ``examples/pubsub`` write it, run as its own script (see its docstring). A PUB drops
-  what its high-water mark does not hold: *lost* is the share of the count that never
-  arrived, for each side; delivered msgs/s are comparable only where those are alike.
+- ``pubsub``, one subscriber, python loop, tcp 127.0.0.1, copy=True, against
+  ``bare_perf.py pubsub``: pyzmq alone, written as pyzmq's ``examples/pubsub`` write
+  it, run as its own script (see its docstring). A PUB drops what its high-water mark
+  does not hold, and two rates of whatever survived a burst do not compare: both sides
+  set the mark to the sample's count (``--hwm``), so neither drops; *lost* is the
+  share of the count that never arrived, for each side, and says so if one did.
 - ``proxy``, native loop, against libzmq's ``perf/proxy_thr`` (``--libzmq-perf``). That
   tool's topology is fixed: two XPUB publishers (``ZMQ_XPUB_NODROP``, each sending the
   count, retrying a full queue) into one XSUB/XPUB ``zmq_proxy_steerable``, one SUB
@@ -22,9 +23,12 @@ and the ratio project / reference.
   anywhere). It prints the count over the time from starting the publishers (threads
   started, connected, subscription seen) to the count-th receive. The project's run
   matches what it can: one subscriber (``peers=[1]``), inproc (its ends threads of this
-  process), 4 I/O threads, zero-copy sends; ``--proxy-transport tcp`` runs it over
-  tcp instead, which is then not like for like. What it cannot match: its proxy has one
-  publisher (this process's PUB), proxy_thr two, and its high-water mark is its own.
+  process), 4 I/O threads, zero-copy sends, high-water mark 10,000 (``--hwm``), a
+  publisher that waits on a full queue (``--nodrop``); ``--proxy-transport tcp`` runs it
+  over tcp instead, which is then not like for like. What it cannot match: its proxy
+  has one publisher (this process's PUB), proxy_thr two; its proxy's own XPUB drops
+  what its subscriber's queue cannot hold (proxy_thr's subscriber stops at the count of
+  one publisher, of two sent, so it never learns of a drop).
 - ``pairs``, ``--pairs`` N PUSH/PULL pairs at once, python loop, tcp, against N runs of
   the pipeline one after another (their aggregate: N x count over the sum of the
   runs' times): the ratio is the speed-up of running the pairs at once. No reference
@@ -70,7 +74,6 @@ import zmq
 from report import report
 
 from zmqbench_magic import ThroughputParams, run_throughput
-from zmqbench_magic.params import high_water_mark
 from zmqbench_magic.params.units import format_size
 
 SIZES = (100, 64 * 1024)
@@ -82,6 +85,7 @@ PROXY_COUNT = {100: 1_000_000, 64 * 1024: 500_000}
 # What proxy_thr fixes: two publishers into the proxy, one subscriber, 4 I/O threads.
 PROXY_THR_SUBSCRIBERS = 1
 PROXY_THR_IO_THREADS = 4
+PROXY_THR_HWM = 10_000
 BARE = Path(__file__).with_name("bare_perf.py")
 
 # A figure: (count, size) -> (delivered msgs/s, messages of the count lost).
@@ -100,7 +104,7 @@ def bare_pubsub(count: int, size: int) -> tuple[float, float]:
             "--size",
             str(size),
             "--hwm",
-            str(high_water_mark(size)),
+            str(_no_drop_hwm(count)),
         ],
         capture_output=True,
         text=True,
@@ -109,6 +113,13 @@ def bare_pubsub(count: int, size: int) -> tuple[float, float]:
     )
     rate, lost = done.stdout.split()
     return float(rate), float(lost)
+
+
+def _no_drop_hwm(count: int) -> int:
+    """A high-water mark that holds a whole sample: a PUB then drops nothing, on either
+    side, so both rates count every message (at the usual mark a PUB drops most of a
+    burst, and two rates of what happened to survive do not compare)."""
+    return count
 
 
 def proxy_thr(folder: str, size: int, count: int, timeout: float = 300) -> float:
@@ -143,6 +154,7 @@ def project_pubsub(count: int, size: int) -> tuple[float, float]:
         peers=[1],
         size=[size],
         count=count,
+        hwm=_no_drop_hwm(count),
         copy=[True],
         transport=["tcp"],
         loop=["python"],
@@ -157,6 +169,10 @@ def project_proxy(count: int, size: int, transport: str = "inproc") -> tuple[flo
         pattern=["proxy"],
         peers=[PROXY_THR_SUBSCRIBERS],
         io_threads=[PROXY_THR_IO_THREADS],
+        # As proxy_thr's publishers: a full queue is waited on (ZMQ_XPUB_NODROP), at
+        # its high-water mark.
+        hwm=PROXY_THR_HWM,
+        nodrop=True,
         size=[size],
         count=count,
         copy=[False],
@@ -282,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         f"medians of {rounds} alternating runs, one warm-up sample each"
         + ("" if project else "; references only")
     )
-    print("pubsub: 1 subscriber, python loop, tcp 127.0.0.1, copy=True, the project's hwm")
+    print(
+        "pubsub: 1 subscriber, python loop, tcp 127.0.0.1, copy=True, both sides' hwm the "
+        "sample's count (no PUB drops)"
+    )
     compare(
         "pubsub, 1 subscriber",
         project_pubsub if project else None,
@@ -298,8 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             "proxy: proxy_thr 2 publishers -> proxy -> 1 subscriber, inproc threads, hwm "
-            f"10,000, shared buffers; project native 1 publisher -> proxy -> 1 subscriber, "
-            f"{args.proxy_transport}, zero-copy, {PROXY_THR_IO_THREADS} I/O threads"
+            f"{PROXY_THR_HWM:,}, nodrop publishers, shared buffers; project native 1 "
+            f"publisher -> proxy -> 1 subscriber, {args.proxy_transport}, zero-copy, hwm "
+            f"{PROXY_THR_HWM:,}, --nodrop, {PROXY_THR_IO_THREADS} I/O threads"
         )
         compare(
             "proxy",

@@ -52,6 +52,17 @@ def zmq_result(
     )
 
 
+PEERS = {1: [2], 2: [1, 4], 7: [1, 2, 3, 4, 6, 8, 16]}
+
+
+@functools.cache
+def patterns_result(values: int):
+    """Two patterns over ``values`` numbers of peers (inproc, far ends in threads)."""
+    return run_throughput(
+        pattern=["pubsub", "fanin"], peers=PEERS[values], size=[100], transport="inproc", **QUICK
+    )
+
+
 def load_result(values: int, loops=("python",)):
     """Latency under load over ``values`` offered rates (tcp, 64 B)."""
     return run_latency(size=64, rate=RATES[values], transport="tcp", loop=list(loops), **QUICK)
@@ -156,6 +167,7 @@ def chart_of(kind: str, values: int) -> alt.TopLevelMixin:
         "map": lambda: map_chart(flood_frame("map", values)),
         "memory": lambda: memory_chart(flood_frame("flood", values)),
         "comparison": lambda: comparison_chart(thr_result(values).compare(thr_result(values))),
+        "patterns": lambda: default_chart("thr", patterns_result(values).df),
     }
     return makers[kind]()
 
@@ -183,5 +195,6 @@ CHART_KINDS = [
     "map",
     "memory",
     "comparison",
+    "patterns",
 ]
 CASES = [(kind, values) for kind in CHART_KINDS for values in SWEEPS]

@@ -22,6 +22,24 @@ def test_summary_line_per_point_and_no_return_without_o(ip, no_leftovers):
     assert captured.outputs == []  # --no-chart
 
 
+def test_patterns_and_peers_in_one_call(ip, no_leftovers):
+    with capture_output() as captured:
+        result = ip.run_line_magic(
+            "zmqthr",
+            f"{TINY_OPTIONS} -o --no-chart --size 100 --pattern pipeline pubsub --peers 1 2",
+        )
+    lines = [ln for ln in captured.stdout.splitlines() if "msgs/s delivered" in ln]
+    assert len(lines) == 4
+    assert any("pubsub 2 peers" in ln for ln in lines)
+    assert {"pattern", "peers", "lost", "peer_fairness"} <= set(result.df.columns)
+    assert set(zip(result.df["pattern"], result.df["peers"], strict=True)) == {
+        ("pipeline", 1),
+        ("pipeline", 2),
+        ("pubsub", 1),
+        ("pubsub", 2),
+    }
+
+
 def test_quiet_output_and_variable(ip, no_leftovers):
     with capture_output() as captured:
         returned = ip.run_line_magic(
@@ -88,6 +106,12 @@ def test_help_is_built_from_the_params(ip):
         ("--transport inproc --peer process", ["inproc", "peer thread"]),
         ("--address 192.0.2.1", ["192.0.2.1", "cannot bind"]),
         ("--bogus 3", ["unrecognized arguments: --bogus 3"]),
+        ("--peers 0", ["peers", "got 0", "from 1 to 256"]),
+        ("--peers 10000", ["peers", "got 10000"]),
+        ("--pattern mesh", ["pattern", "mesh", "pipeline, pubsub, fanin, pairs, proxy"]),
+        ("--pattern pubsub --loop asyncio", ["--loop asyncio drives one socket"]),
+        ("--io-threads 0", ["io_threads", "got 0"]),
+        ("--nodrop true", ["--nodrop true", "pubsub or proxy"]),
     ],
 )
 def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftovers):

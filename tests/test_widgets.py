@@ -147,6 +147,8 @@ def test_each_control_sets_its_own_parameter(benchmark):
         panel = PANELS[benchmark]()
         if benchmark == "flood" and param.name == "address":  # a Dask scheduler: --backend dask
             panel.controls["backend"].value = "dask"
+        if param.name == "nodrop":  # only a publisher drops: a pattern with one
+            panel.controls["pattern"].value = "pubsub"
         shown, meant = _another_value(panel.controls[param.name], param.name, benchmark)
         panel.controls[param.name].value = shown
         expected = tuple(meant) if isinstance(meant, list) else meant
@@ -235,6 +237,22 @@ def test_runs_accumulate_and_the_chart_is_redrawn_in_place(no_leftovers):
     # Both copy modes on one transport: the chart gains the zero-copy speed-up beside it.
     assert "Relative speed of zero-copy sends" in second_svg
     assert panel.chart.to_dict()["hconcat"]
+
+
+def test_the_pattern_dropdown_and_peers_slider_rerun_and_redraw_in_place(no_leftovers):
+    panel = ThroughputPanel(size=["1k"], **TINY)
+    assert isinstance(panel.controls["pattern"], (widgets.Dropdown, widgets.ToggleButtons))
+    assert isinstance(panel.controls["peers"], (widgets.IntSlider, widgets.BoundedIntText))
+    panel.run()
+    first_svg = svg_of(panel)
+    panel.controls["pattern"].value = "pubsub"
+    panel.controls["peers"].value = 2
+    panel.run()
+    df = panel.result.df
+    assert set(zip(df["pattern"], df["peers"], strict=True)) == {("pipeline", 1), ("pubsub", 2)}
+    second_svg = svg_of(panel)
+    assert second_svg != first_svg and "ZeroMQ patterns" in second_svg
+    assert "pubsub 2 peers" in panel.status.value
 
 
 def _chart_points(panel) -> list[dict]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import altair as alt
 
@@ -33,7 +33,7 @@ class _SocketPanel(BenchmarkPanel):
     settings people change most up front."""
 
     ranged = ("size",)
-    main = ("size", "copy", "transport", "peer")
+    main: ClassVar[tuple[str, ...]] = ("size", "copy", "transport", "peer")
 
 
 class ThroughputPanel(_SocketPanel):

@@ -26,6 +26,7 @@ from chart_frames import (
     chart_of,
     flood_frame,
     lat_result,
+    patterns_result,
     thr_result,
 )
 
@@ -206,7 +207,7 @@ def _axis_titles(spec: Any) -> Iterator[str]:
 
 
 # Counts, settings and fractions: no unit to give.
-UNITLESS = {"fraction of round trips at or below", "engines", "tasks"}
+UNITLESS = {"fraction of round trips at or below", "engines", "tasks", "peers"}
 
 
 @pytest.mark.parametrize("kind", CHART_KINDS)
@@ -426,3 +427,12 @@ def _subtitle(chart: alt.TopLevelMixin) -> str:
     title = chart.to_dict()["title"]
     subtitle = title.get("subtitle", "")
     return " ".join(subtitle) if isinstance(subtitle, list) else subtitle
+
+
+def test_patterns_draw_all_peers_and_the_slowest_against_n_one_colour_each():
+    spec = json.dumps(chart_of("patterns", 2).to_dict())
+    assert '"field": "peers"' in spec
+    assert "delivered (msgs/s)" in spec and "slowest peer (msgs/s)" in spec
+    frame = patterns_result(2).df
+    assert set(frame["pattern"]) == {"pubsub", "fanin"}
+    assert '"pubsub"' in spec and '"fanin"' in spec

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import TINY
 
+from zmqbench_magic.results import ResultSet
 from zmqbench_magic.results.synthetic import unpaired_run
 
 ZMQBENCH = Path(sys.executable).with_name("zmqbench")
@@ -150,3 +151,34 @@ def test_history_of_a_folder_names_the_run_where_a_figure_stepped(tmp_path):
     assert markdown.startswith("```text\n16 B: 10 runs") and markdown.rstrip().endswith("```")
     lonely = _run("history", runs / "night-0.json")
     assert lonely.returncode == 2 and "a history needs at least 2 runs, got 1" in lonely.stderr
+
+
+def test_a_run_that_loses_more_messages_fails_the_slower_gate(tmp_path):
+    # lost is declared lower-is-better once, with the patterns' metrics: compare reads
+    # its direction there, so more messages lost is "slower", never "higher".
+    rng = np.random.default_rng(5)
+
+    def run(lost: float) -> ResultSet:
+        rows = [
+            {
+                "size": 100,
+                "copy": True,
+                "transport": "tcp",
+                "peer": "process",
+                "copy_threshold": 65536,
+                "pattern": "pubsub",
+                "peers": 4,
+                "sample": i,
+                "msgs_per_s": 1000.0,
+                "lost": lost * value,
+            }
+            for i, value in enumerate(rng.lognormal(0, 0.05, 10))
+        ]
+        return ResultSet("thr", tuple(rows))
+
+    base = run(100.0).save(tmp_path / "base.json")
+    worse = run(400.0).save(tmp_path / "worse.json")
+    done = _run("compare", base, worse, "--metric", "lost", "--fail-on", "slower")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "slower" in done.stdout and "higher" not in done.stdout
+    assert _run("compare", worse, base, "--metric", "lost", "--fail-on", "slower").returncode == 0

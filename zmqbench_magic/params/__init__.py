@@ -32,13 +32,14 @@ from .declare import BenchParams, Metric, Param, RunParams
 from .far_end import CURVE, REMOTE, SECRET_FILE
 from .kinds import KINDS, Derived, Kind, KindModule, register, unregister
 from .memory import (
+    HWM,
     QUEUE_BYTES,
     available_memory,
     check_memory,
     high_water_mark,
     memory_needed,
 )
-from .patterns import PATTERN, PATTERNS, PEERS
+from .patterns import NODROP, PATTERN, PATTERNS, PEERS
 from .sockets import (
     ADDRESS,
     COPY,
@@ -106,6 +107,7 @@ __all__ = [
     "FLOOD_METRICS",
     "HELD_FRACTION",
     "HISTORY_ORDER",
+    "HWM",
     "IDLE",
     "IO_THREADS",
     "KINDS",
@@ -117,6 +119,7 @@ __all__ = [
     "MAX_TIME",
     "METRICS",
     "MIN_TIME",
+    "NODROP",
     "PARAMS",
     "PATTERN",
     "PATTERNS",

@@ -3,6 +3,7 @@ point may hold at once, and sizes to be read with care."""
 
 from __future__ import annotations
 
+from .declare import Param
 from .units import KiB, MiB, spell_size
 
 # ZeroMQ queues up to a high-water mark of messages on each side; with the default
@@ -11,25 +12,43 @@ from .units import KiB, MiB, spell_size
 QUEUE_BYTES = 128 * MiB
 
 
-def high_water_mark(size: int) -> int:
-    """Messages queued per side for messages of ``size`` bytes."""
-    return max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+HWM = Param(
+    "hwm",
+    0,
+    "the high-water mark of every data socket, messages: how many a queue holds before "
+    "a sender waits (a PUB drops); 0 sets it by the message size, 1000 up to 128 kB "
+    "(libzmq's default) and fewer above",
+    "high-water mark",
+    "int",
+    low=1,
+    high=10_000_000,
+    off=0,
+    off_means="set by the message size",
+)
 
 
-def memory_needed(size: int) -> int:
+def high_water_mark(size: int, asked: int = 0) -> int:
+    """Messages queued per side for messages of ``size`` bytes: ``asked`` (``--hwm``),
+    or by the size."""
+    return asked or max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+
+
+def memory_needed(size: int, hwm: int = 0) -> int:
     """Bytes a point of this size may hold at once: both queues, the payload and the
     received copy, and the bytes in flight in kernel buffers."""
-    return size * (2 * high_water_mark(size) + 4)
+    return size * (2 * high_water_mark(size, hwm) + 4)
 
 
-def check_memory(size: int) -> None:
+def check_memory(size: int, hwm: int = 0) -> None:
     """Refuse a message size whose queues and copies would not fit in memory."""
     free = available_memory()
-    if free is not None and memory_needed(size) > free:
+    needed = memory_needed(size, hwm)
+    if free is not None and needed > free:
+        queues = f" at {HWM.option} {hwm:,}" if hwm else ""
         msg = (
-            f"size {spell_size(size)} needs about {memory_needed(size) // MiB} MiB "
-            f"of memory for its queues and copies, but only {free // MiB} MiB is "
-            "available; choose a smaller size"
+            f"size {spell_size(size)} needs about {needed // MiB} MiB of memory for its "
+            f"queues{queues} and copies, but only {free // MiB} MiB is available; choose "
+            f"a smaller size{' or high-water mark' if hwm else ''}"
         )
         raise ValueError(msg)
 

@@ -32,6 +32,13 @@ PEERS = Param(
     "(fanin) or pairs (pairs), each a far end of its own",
     "peers", "int", low=1, high=256, sweep=True, phrase="{} peer|{} peers",
 )
+NODROP = Param(
+    "nodrop", False,
+    "a publisher whose subscriber's queue is full waits for room (ZMQ_XPUB_NODROP), as "
+    "a PUSH does, instead of dropping the message (false, ZeroMQ's way); pubsub and "
+    "proxy (the proxy's own XPUB still drops)",
+    "publisher waits when full", "bool", choices=(False, True),
+)
 PATTERN_METRICS = (
     Metric("lost", "lost",
            "messages that should have arrived and did not, all receivers together "
@@ -56,7 +63,11 @@ def many_ends(point: Mapping[str, Any]) -> bool:
 
 
 def check_pattern(params: Any) -> None:
-    """A ValueError for a setting that drives one far end, where a pattern has many."""
+    """A ValueError for a setting that drives one far end, where a pattern has many,
+    or one that no pattern of the sweep has a use for."""
+    if params.nodrop and not {"pubsub", "proxy"} & set(params.pattern):
+        msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} pubsub or proxy"
+        raise ValueError(msg)
     if params.pattern == ("pipeline",) and params.peers == (1,):
         return
     what = f"{PATTERN.option} {' '.join(params.pattern)} {PEERS.option} "

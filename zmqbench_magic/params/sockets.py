@@ -13,8 +13,8 @@ from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import KINDS, Kind
-from .memory import check_memory, few_messages_caution
-from .patterns import PATTERN, PATTERN_METRICS, PEERS, check_pattern, crowded_cores
+from .memory import HWM, check_memory, few_messages_caution
+from .patterns import NODROP, PATTERN, PATTERN_METRICS, PEERS, check_pattern, crowded_cores
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -247,6 +247,7 @@ class ZmqParams(BenchParams):
     curve: tuple[bool, ...] = param_field(CURVE)
     python: tuple[str, ...] = param_field(PYTHON)
     count: int = param_field(COUNT)
+    hwm: int = param_field(HWM)
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
     min_time: float = param_field(MIN_TIME)
@@ -302,7 +303,7 @@ class ZmqParams(BenchParams):
         self._check_memory()
 
     def _check_memory(self) -> None:
-        check_memory(max(self.size))
+        check_memory(max(self.size), self.hwm)
 
     def cautions(self) -> list[str]:
         return few_messages_caution(self.size, KINDS[self.benchmark].counted)
@@ -318,6 +319,7 @@ class ThroughputParams(ZmqParams):
 
     pattern: tuple[str, ...] = param_field(PATTERN)
     peers: tuple[int, ...] = param_field(PEERS)
+    nodrop: bool = param_field(NODROP)
 
     benchmark = "thr"
     metrics = THR_METRICS

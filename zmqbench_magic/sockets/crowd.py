@@ -89,6 +89,7 @@ class Crowd:
     peers : how many subscribers, receivers, senders or pairs.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
+    nodrop : the hub's publisher waits for a full subscriber's room (ZMQ_XPUB_NODROP).
 
     Example
     -------
@@ -108,10 +109,12 @@ class Crowd:
         hwm: int,
         *,
         io_threads: int = 1,
+        nodrop: bool = False,
         cpus: set[int] | frozenset[int] = frozenset(),
     ) -> None:
         self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
+        self.nodrop = nodrop
         self.cpus = set(cpus)
         self.role = "sink"  # what the rounds ask of a throughput far end
         self.remote = ""
@@ -175,6 +178,7 @@ class Crowd:
             self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
             if kind == zmq.XPUB:
                 self.data.xpub_verbose = 1
+                self.data.xpub_nodrop = int(self.nodrop)
             hub = self._bind(self.data, "hub")
         if self.pattern == "proxy":
             (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
@@ -234,7 +238,7 @@ class Crowd:
         for role, name, url, bind, proxy_url in plans:
             ctrl = self.ctx.socket(zmq.PAIR)
             ctrl.linger = 0
-            ctrl.sndtimeo = int(self.timeout * 1000)
+            ctrl.sndtimeo = _POLL_MS  # a command waits in steps, looking for the dead
             member = Member(role, name, ctrl)
             self.members.append(member)
             if self.peer == "thread":
@@ -293,11 +297,18 @@ class Crowd:
 
     # Talking to the far ends ----------------------------------------------------
     def command(self, member: Member, attached: tuple[bytes, ...] = (), /, **message: Any) -> None:
-        """Send ``member`` one command, with ``attached`` frames (a sender's message)."""
-        try:
-            member.ctrl.send_multipart([json.dumps(message).encode(), *attached])
-        except zmq.Again:
-            raise self._failure(member, "did not accept a command") from None
+        """Send ``member`` one command, with ``attached`` frames (a sender's message),
+        noticing at once if any far end dies while it waits."""
+        frames = [json.dumps(message).encode(), *attached]
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self._check_alive()
+            try:
+                member.ctrl.send_multipart(frames)
+                return
+            except zmq.Again:
+                if time.monotonic() > deadline:
+                    raise self._failure(member, "did not accept a command") from None
 
     def reply(self, member: Member, timeout: float | None = None) -> dict[str, Any]:
         """``member``'s next control message, within ``timeout``, noticing at once if

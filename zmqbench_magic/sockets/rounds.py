@@ -59,7 +59,7 @@ class RunState:
     def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[FarEnd]:
         """A fresh far end for one round of the points of ``group``."""
         first = group[0]
-        hwm = high_water_mark(first["size"])
+        hwm = high_water_mark(first["size"], self.params.hwm)
         session = FarEnd(self, None, first)
         if many_ends(first):
             with Crowd(
@@ -71,6 +71,7 @@ class RunState:
                 self.params.timeout,
                 hwm,
                 io_threads=first["io_threads"],
+                nodrop=getattr(self.params, "nodrop", False),
                 cpus=self.far_cpus,
             ) as crowd:
                 session.link = crowd

@@ -1,0 +1,217 @@
+"""The patterns (``--pattern``, ``--peers``, ``--io-threads``): real sockets between real
+processes and threads, every message counted, each peer's own rate, a far end killed
+mid-run named, nothing left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import psutil
+import pytest
+import zmq
+from conftest import sampling, wait_until
+
+from zmqbench_magic import run_latency, run_throughput
+from zmqbench_magic.params import PATTERNS, ThroughputParams
+from zmqbench_magic.params.patterns import ends_of
+from zmqbench_magic.sockets import member
+from zmqbench_magic.sockets.crowd import Crowd
+from zmqbench_magic.sockets.link import Link
+from zmqbench_magic.sockets.pattern_loops import pattern_sample
+from zmqbench_magic.sockets.payload import Payload
+from zmqbench_magic.sockets.peer import PeerError
+
+QUICK = {"size": [100], "repeat": 2, "warmup": 0, "count": 3000}
+# PUSH/PULL and a proxy-free pipeline never drop a message over tcp.
+NEVER_DROP = ("pipeline", "fanin", "pairs")
+
+
+def _members(parent: psutil.Process | None = None) -> list[psutil.Process]:
+    found = []
+    for child in (parent or psutil.Process()).children():
+        with contextlib.suppress(psutil.Error):
+            if "zmqbench_magic.sockets.member" in " ".join(child.cmdline()):
+                found.append(child)
+    return found
+
+
+def test_every_pattern_runs_and_counts_every_message(no_leftovers):
+    result = run_throughput(pattern=list(PATTERNS), peers=[1, 2], **QUICK)
+    df = result.df
+    assert set(df["pattern"]) == set(PATTERNS)
+    assert set(df["peers"]) == {1, 2}
+    for column in ("lost", "slowest_peer_msgs_per_s", "fastest_peer_msgs_per_s", "peer_fairness"):
+        assert column in df.columns
+    # What should have come, came or was counted lost: per sample, nothing unaccounted.
+    expected = df["count"] * df["peers"].where(df["pattern"] != "pipeline", 1)
+    assert list(df["received"] + df["lost"]) == list(expected)
+    assert (df.loc[df["pattern"].isin(NEVER_DROP), "lost"] == 0).all()
+    assert (df["slowest_peer_msgs_per_s"] <= df["fastest_peer_msgs_per_s"]).all()
+    assert df["peer_fairness"].between(0, 1).all()
+    one = df[df["peers"] == 1]
+    assert (one["peer_fairness"] == 1).all()  # one peer is the slowest and the fastest
+    lines = str(result)
+    assert "pubsub 2 peers" in lines and "fanin 1 peer " in lines
+
+
+def test_the_pipeline_of_one_is_the_earlier_run_and_reads_as_before():
+    df = run_throughput(**QUICK).df
+    assert set(df["pattern"]) == {"pipeline"} and set(df["peers"]) == {1}
+    assert (df["lost"] == df["count"] - df["received"]).all()
+    assert (df["slowest_peer_msgs_per_s"] == df["msgs_per_s"]).all()
+
+
+def test_threads_over_inproc_and_the_native_loop(no_leftovers):
+    df = run_throughput(
+        pattern=["pubsub", "fanin", "pairs", "proxy"],
+        peers=[2],
+        transport=["inproc"],
+        loop=["python", "native"],
+        **QUICK,
+    ).df
+    assert set(df["peer"]) == {"thread"}
+    assert set(df["loop"]) == {"python", "native"}
+    assert (df.loc[df["pattern"].isin(NEVER_DROP), "lost"] == 0).all()
+    assert (df["msgs_per_s"] > 0).all()
+
+
+def test_a_planted_loss_is_counted_exactly(no_leftovers):
+    # A receiver told to expect 500 messages, of which its sender sends 493: it
+    # reports the 493 once the senders are done and a silence follows, never waits
+    # for the 7 that will not come, and they are what the sample counts lost.
+    with zmq.Context() as ctx:
+        pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+        for sock in (pull, push):
+            sock.linger = 0
+        pull.rcvtimeo = int(member.QUIET_S * 1000)
+        port = pull.bind_to_random_port("tcp://127.0.0.1")
+        push.connect(f"tcp://127.0.0.1:{port}")
+        done = threading.Event()
+
+        def send() -> None:
+            for _ in range(493):
+                push.send(b"x" * 100)
+            done.set()
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        got = member.receive(
+            pull,
+            {"expect": 500, "copy": True, "frames": 1, "loop": "python"},
+            notice=done.is_set,
+            timeout=10.0,
+        )
+        sender.join()
+        pull.close()
+        push.close()
+    assert got["received"] == 493
+    assert 500 - got["received"] == 7
+    assert got["last"] >= got["first"] > 0
+
+
+def test_a_pubsub_loss_is_the_publishers_count_less_what_each_subscriber_got(no_leftovers):
+    # A PUB drops what a subscriber's queue cannot hold: whatever it dropped, each
+    # subscriber's report and the sample's lost add up to what was published to each.
+    with Crowd("pubsub", 3, "tcp", "process", "127.0.0.1", 10.0, 10) as crowd:
+        row, _ = pattern_sample(crowd, Payload.blank(1000), 20_000, copy=True)
+        got = [m.report["received"] for m in crowd.receivers if m.report]
+    assert len(got) == 3
+    assert row["received"] == sum(got)
+    assert row["lost"] == 3 * 20_000 - sum(got)
+
+
+def test_a_subscriber_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_throughput(pattern=["pubsub"], peers=[3], size=[100], count=50_000_000, repeat=1)
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            errors.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    subscribers = wait_until(lambda: len(_members()) == 3 and _members(), 30, "3 subscribers")
+    victim = subscribers[1]
+    wait_until(lambda: sampling(victim), 30, "a sample under way")
+    victim.kill()
+    runner.join(60)
+    assert not runner.is_alive()
+    (error,) = errors
+    assert isinstance(error, PeerError)
+    assert "subscriber" in str(error) and "exited" in str(error)
+    assert "killed by signal 9" in str(error)
+    assert _members() == []
+
+
+def test_sixteen_peers_leave_nothing_behind(no_leftovers):
+    with Crowd("pairs", 8, "ipc", "process", "127.0.0.1", 10.0, 1000) as crowd:
+        assert len(crowd.members) == 16
+        assert len(_members()) == 16
+        ipc_dir = crowd.ipc_dir
+        row, _ = pattern_sample(crowd, Payload.blank(100), 1000, copy=True)
+    assert row["lost"] == 0
+    assert _members() == []
+    assert ipc_dir is not None and not os.path.exists(ipc_dir)
+
+
+def _threads_of(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_io_threads_are_the_far_ends_context_threads(no_leftovers):
+    # A context starts its I/O threads (and a reaper) as its first socket opens: a far
+    # end asked for three has two more threads than one asked for one.
+    counts = {}
+    for io_threads in (1, 3):
+        with Link("sink", "tcp", "process", "127.0.0.1", 10.0, 1000, io_threads=io_threads) as link:
+            (pid,) = link.pids()
+            counts[io_threads] = _threads_of(pid)
+    assert counts[3] - counts[1] == 2
+    with Crowd("fanin", 1, "tcp", "process", "127.0.0.1", 10.0, 1000, io_threads=3) as crowd:
+        (pid,) = crowd.pids()
+        assert _threads_of(pid) == counts[3]
+
+
+def test_io_threads_sweep_on_both_benchmarks():
+    thr = run_throughput(io_threads=[1, 2], **QUICK)
+    lat = run_latency(io_threads=[1, 2], size=[100], repeat=2, warmup=0, count=300)
+    for result in (thr, lat):
+        assert set(result.df["io_threads"]) == {1, 2}
+    assert "2 I/O threads" in str(thr)
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"peers": 0}, "peers must be from 1 to 256, got 0"),
+        ({"peers": 10_000}, "peers must be from 1 to 256, got 10000"),
+        ({"pattern": "mesh"}, "pattern must be one of pipeline, pubsub, fanin, pairs, proxy"),
+        ({"io_threads": 0}, "io_threads must be from 1 to 64, got 0"),
+        ({"pattern": "pubsub", "loop": "asyncio"}, "--loop asyncio drives one socket"),
+        ({"pattern": "fanin", "curve": True}, "--curve true encrypts one far end's path"),
+        ({"peers": 2, "driver": "process"}, "--driver process drives one far end"),
+        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "patterns run on this machine"),
+        ({"pattern": "pubsub", "transport": "inproc", "peer": "process"}, "inproc only connects"),
+    ],
+)
+def test_bad_settings_are_refused_in_one_sentence(values, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        ThroughputParams(**values)
+
+
+def test_ends_past_the_cores_are_said_before_the_run():
+    cores = os.cpu_count() or 1
+    crowded = ThroughputParams(pattern="pairs", peers=cores)  # 2N + 1 ends
+    (caution,) = [c for c in crowded.cautions() if "scheduler" in c]
+    assert f"keeps {ends_of('pairs', cores)} ends busy on {cores} cores" in caution
+    assert not [c for c in ThroughputParams().cautions() if "scheduler" in c]
+
+
+def test_versus_compares_patterns_and_peers():
+    result = run_throughput(pattern=["pipeline", "pubsub"], peers=[1, 2], **QUICK)
+    by_pattern = result.versus("pattern", "pipeline", "pubsub")
+    by_peers = result.versus("peers", 1, 2)
+    assert len(by_pattern) == 2 and len(by_peers) == 2
