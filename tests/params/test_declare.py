@@ -59,7 +59,10 @@ def test_defaults_and_scalars_become_one_point():
             "peer": "process",
             "loop": "python",
             "copy_threshold": 65536,
+            "io_threads": 1,
             "curve": False,
+            "pattern": "pipeline",
+            "peers": 1,
         }
     ]
 

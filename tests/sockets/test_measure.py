@@ -214,4 +214,4 @@ def test_lost_messages_are_a_warning_not_hidden():
         {"count": 1000, "received": 993, "msgs_per_s": 1.0},
     ]
     (warning,) = _point_warnings(rows, point)
-    assert "993 of 1000 delivered" in warning and "ipc" in warning
+    assert "7 of 1,000 lost" in warning and "ipc" in warning and "#4660" in warning

@@ -239,21 +239,26 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
 
 def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
     warnings = []
-    lost = [r for r in rows if r.get("lost", 0) > 0]
+    lost = [r for r in rows if _lost(r) > 0]
     if lost:
-        worst = max(lost, key=lambda r: r["lost"])
+        worst = max(lost, key=_lost)
         why = (
             "A PUB drops a subscriber's messages once that subscriber's queue is full "
-            f"(its high-water mark, {worst['hwm']:,} messages): ZeroMQ's own rule."
+            f"(its high-water mark, {worst.get('hwm', 0):,} messages): ZeroMQ's own rule."
             if point.get("pattern") in ("pubsub", "proxy")
             else "libzmq is known to drop messages over ipc (libzmq issue #4660)."
         )
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
-            f"{worst['lost']:,} of {worst['lost'] + worst['received']:,} lost); rates count "
+            f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost); rates count "
             f"only delivered messages, timed first to last receive. {why}"
         )
     return warnings + _held_warnings(rows, point)
+
+
+def _lost(row: Mapping[str, Any]) -> int:
+    """A sample's lost messages (a row from before patterns: its count less received)."""
+    return int(row.get("lost", row["count"] - row.get("received", row["count"])))
 
 
 def _held_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
