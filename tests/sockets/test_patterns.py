@@ -5,6 +5,7 @@ mid-run named, nothing left behind."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 
@@ -215,3 +216,34 @@ def test_versus_compares_patterns_and_peers():
     by_pattern = result.versus("pattern", "pipeline", "pubsub")
     by_peers = result.versus("peers", 1, 2)
     assert len(by_pattern) == 2 and len(by_peers) == 2
+
+
+def test_a_proxy_told_nothing_for_longer_than_the_timeout_still_forwards(no_leftovers):
+    # A proxy takes no command while it forwards, however long a run: its control
+    # loop has no timeout to run out (the other far ends hear a command every sample).
+    with zmq.Context() as ctx:
+        ctrl, pub, sub = ctx.socket(zmq.PAIR), ctx.socket(zmq.XPUB), ctx.socket(zmq.SUB)
+        for sock in (ctrl, pub, sub):
+            sock.linger = 0
+            sock.rcvtimeo = 10_000
+        ctrl.bind("inproc://test-proxy-ctrl")
+        pub.bind("inproc://test-proxy-in")
+        proxy = threading.Thread(
+            target=member.serve,
+            args=(ctx, "proxy", "inproc://test-proxy-ctrl", "inproc://test-proxy-in"),
+            kwargs={"bind": False, "timeout": 0.5, "hwm": 1000, "proxy_url": "inproc://test-out"},
+        )
+        proxy.start()
+        ready = json.loads(ctrl.recv())
+        sub.connect(ready["endpoint"])
+        sub.subscribe(b"")
+        assert pub.recv() == b"\x01"  # the subscription came through the proxy
+        threading.Event().wait(1.5)  # three of its timeouts with nothing said to it
+        assert proxy.is_alive()
+        pub.send(b"through")
+        assert sub.recv() == b"through"
+        ctrl.send(b'{"cmd": "quit"}')
+        proxy.join(10)
+        assert not proxy.is_alive()
+        for sock in (ctrl, pub, sub):
+            sock.close()

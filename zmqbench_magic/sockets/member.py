@@ -49,6 +49,7 @@ SOCKETS = {
 }
 # A receiver that heard the senders are done stops after this long a silence.
 QUIET_S = 0.25
+_PROXY_POLL_MS = 1000
 
 
 def member_sockets(
@@ -131,8 +132,11 @@ def _proxy(
         back.bind(url)
         proxy.start()
         _send(ctrl, {"ready": os.getpid(), "endpoint": back.getsockopt_string(zmq.LAST_ENDPOINT)})
-        while json.loads(ctrl.recv())["cmd"] != "quit":
-            _send(ctrl, {"error": "a proxy takes no commands but quit"})
+        # It is told nothing while it forwards, however long the run: it waits without
+        # a timeout (a process of its own still ends with the kernel: exit_with_parent).
+        while not ctrl.poll(_PROXY_POLL_MS) or json.loads(ctrl.recv())["cmd"] != "quit":
+            if not proxy.is_alive():
+                raise RuntimeError("the proxy stopped forwarding")
     finally:
         if proxy.is_alive():
             with contextlib.suppress(zmq.ZMQError):  # a terminated context ends it too
