@@ -224,7 +224,11 @@ def resolve_peer(transport: str, peer: str) -> str:
 
 # What a ZeroMQ sample row records about itself, beyond every kind's columns.
 ZMQ_COLUMNS = (
-    Column("count", f"messages (round trips) in the sample: {COUNT.option}, or as calibrated"),
+    Column(
+        "count",
+        f"messages (round trips) in the sample, from each sender where a pattern has "
+        f"several: {COUNT.option}, or as calibrated",
+    ),
     Column("frames", "frames per message (a cell's multipart payload)"),
     Column("hwm", "the high-water mark of each queue, messages"),
     Column("far_end", "the far end's process id, or its thread's id"),
@@ -325,7 +329,11 @@ class ThroughputParams(ZmqParams):
     metrics = THR_METRICS
     columns = (
         *ZMQ_COLUMNS,
-        Column("received", "messages delivered in the sample (under the count: lost)"),
+        Column(
+            "received",
+            "messages delivered in the sample, every receiver's together (short of what "
+            "was sent: lost)",
+        ),
         Column("late", "messages that arrived after a loss was declared, drained"),
         Column("send_elapsed_s", "the sender's send calls alone, all of them, seconds"),
         Column(
