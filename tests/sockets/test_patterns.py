@@ -247,3 +247,16 @@ def test_a_proxy_told_nothing_for_longer_than_the_timeout_still_forwards(no_left
         assert not proxy.is_alive()
         for sock in (ctrl, pub, sub):
             sock.close()
+
+
+@pytest.mark.parametrize(("transport", "pattern"), [("tcp", "pubsub"), ("inproc", "proxy")])
+def test_a_kernel_interrupt_mid_pattern_leaves_nothing(
+    transport, pattern, no_leftovers, kernel_sigint
+):
+    # Far ends in processes (tcp) and in threads of this one (inproc), mid-sample.
+    kernel_sigint(0.5, when=lambda: transport == "inproc" or len(_members()) == 4)
+    with pytest.raises(KeyboardInterrupt):
+        run_throughput(
+            pattern=[pattern], peers=[4], transport=[transport], size=[100], count=50_000_000
+        )
+    assert _members() == []
