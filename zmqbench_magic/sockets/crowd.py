@@ -1,11 +1,13 @@
 """The far ends of a pattern: N subscribers, receivers, senders or pairs, and a proxy,
-each a socket of its own (:mod:`.member`), in processes of their own or threads of the
-kernel, wired to the kernel's one socket, the hub (``--pattern``, ``--peers``).
+or N clients, each a socket of its own (:mod:`.member`), in processes of their own or
+threads of the kernel, wired to the kernel's one socket, the hub (``--pattern``,
+``--peers``; ``--clients``).
 
 The side of a pattern that has one socket is the kernel's, as in the pipeline's
-one-to-one run: it publishes (``pubsub``, ``proxy``), pushes (``pipeline``) or pulls
-(``fanin``); the side of N sockets is the far ends'. ``pairs`` has no one side: both
-ends of each pair are far ends, and the kernel only arms and times them.
+one-to-one run: it publishes (``pubsub``, ``proxy``), pushes (``pipeline``), pulls
+(``fanin``) or serves (``clients``: a ROUTER answering N REQ clients); the side of N
+sockets is the far ends'. ``pairs`` has no one side: both ends of each pair are far
+ends, and the kernel only arms and times them.
 
 Closing a :class:`Crowd`, on success, error, timeout or ``KeyboardInterrupt``, and at
 interpreter exit for any still open, leaves no process, thread, socket, context or
@@ -52,6 +54,9 @@ HUB_SOCKET = {
     "proxy": zmq.XPUB,
     "fanin": zmq.PULL,
     "pairs": None,
+    # Without ROUTER_MANDATORY: a reply to a client that died is dropped; the server
+    # looks at its clients' processes as it goes (client_loops.serve) and names it.
+    "clients": zmq.ROUTER,
 }
 
 
@@ -67,6 +72,7 @@ class Member:
     endpoint: str = ""  # where its data socket bound, said in its ready message
     pid: int = 0
     report: dict[str, Any] | None = field(default=None, repr=False)
+    attached: list[bytes] = field(default_factory=list, repr=False)  # the frames after it
 
     def alive(self) -> bool:
         if self.process is not None:
@@ -85,8 +91,8 @@ class Crowd:
 
     Parameters
     ----------
-    pattern : "pipeline", "pubsub", "fanin", "pairs" or "proxy".
-    peers : how many subscribers, receivers, senders or pairs.
+    pattern : "pipeline", "pubsub", "fanin", "pairs", "proxy" or "clients".
+    peers : how many subscribers, receivers, senders, pairs or clients.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
     nodrop : the hub's publisher waits for a full subscriber's room (ZMQ_XPUB_NODROP).
@@ -153,6 +159,10 @@ class Crowd:
         return [m for m in self.members if m.role in ("sink", "subscriber")]
 
     @property
+    def clients(self) -> list[Member]:
+        return [m for m in self.members if m.role == "client"]
+
+    @property
     def hub_sends(self) -> bool:
         return self.pattern in ("pipeline", "pubsub", "proxy")
 
@@ -191,6 +201,8 @@ class Crowd:
             self._spawn([("sink", f"receiver {i}", hub, False, "") for i in numbers])
         elif self.pattern == "fanin":
             self._spawn([("source", f"sender {i}", hub, False, "") for i in numbers])
+        elif self.pattern == "clients":
+            self._spawn([("client", f"client {i}", hub, False, "") for i in numbers])
         else:  # pairs: each receiver binds, its sender connects to it
             sinks = self._spawn(
                 [("sink", f"pair {i} receiver", self._url(f"pair-{i}"), True, "") for i in numbers]
@@ -319,7 +331,8 @@ class Crowd:
             self._check_alive()
             if time.monotonic() > deadline:
                 raise self._failure(member, f"did not answer within {wait_s:g} s", TimeoutError)
-        message = json.loads(member.ctrl.recv())
+        command, *member.attached = member.ctrl.recv_multipart()
+        message = json.loads(command)
         if "error" in message:
             raise self._failure(member, f"failed: {message['error']}")
         return message
@@ -330,11 +343,12 @@ class Crowd:
             member.report = self.reply(member)
         return member.report is not None
 
-    def check_stall(self, since: float) -> None:
-        """As :meth:`.link.Link.check_stall`, for the hub's send loop."""
+    def check_stall(self, since: float, stalled: str = "did not take a message") -> None:
+        """As :meth:`.link.Link.check_stall`, for the hub's loop (``stalled``: what the
+        far ends did not do, in words)."""
         self._check_alive()
         if time.monotonic() - since > self.timeout:
-            msg = f"the {self.describe()} did not take a message for {self.timeout:g} s"
+            msg = f"the {self.describe()} {stalled} for {self.timeout:g} s"
             raise TimeoutError(msg)
 
     def _check_alive(self) -> None:
@@ -353,6 +367,8 @@ class Crowd:
 
     def describe(self) -> str:
         where = "processes" if self.peer == "process" else "threads"
+        if self.pattern == "clients":
+            return f"{self.transport} server of {self.peers} clients (in {where})"
         return f"{self.transport} {self.pattern} of {self.peers} peers (in {where})"
 
     @property

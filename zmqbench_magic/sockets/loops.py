@@ -33,7 +33,8 @@ from .queues import queue_capacity
 class Sending(Protocol):
     """What a send loop asks of the driver's side: its data socket, a place to pin
     the native loop's payload, and whether the far ends are alive
-    (:class:`.link.Link`, :class:`.crowd.Crowd`)."""
+    (:class:`.link.Link`, :class:`.crowd.Crowd`; a client far end's own side in
+    :mod:`.member`, for the round-trip loops)."""
 
     data: Any
     pinned: bytes | None
@@ -232,7 +233,7 @@ def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count
         link.check_stall(stalled_at)
 
 
-def _await_reply(link: Link, recv: Any, copy: bool) -> None:
+def _await_reply(link: Sending, recv: Any, copy: bool) -> None:
     stalled_at = time.monotonic() - LIVENESS_S
     while True:
         link.check_stall(stalled_at)
@@ -357,7 +358,7 @@ def latency_columns(
     }
 
 
-def _ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> list[float]:
+def _ping(link: Sending, message: Any, frames: int, copy: bool, count: int) -> list[float]:
     """``count`` round trips; their stamps (``[0]``: the start), each as its reply came."""
     send: Any
     recv: Any
@@ -386,7 +387,7 @@ def _ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> list
     return stamps
 
 
-def _ping_native(link: Link, message: bytes, copy: bool, count: int) -> np.ndarray:
+def _ping_native(link: Sending, message: bytes, copy: bool, count: int) -> np.ndarray:
     """As :func:`_ping`, in C; a timeout while a reply is awaited returns to check the
     far end, and the next call waits for that same reply."""
     lib = native.library()

@@ -1,6 +1,6 @@
-"""One far end of a pattern (:mod:`.crowd`): a subscriber, a receiver, a sender or a
-proxy, each a socket of its own, in a process of its own or a thread of the kernel,
-driven over a control socket as :mod:`.peer`'s far end is.
+"""One far end of a pattern (:mod:`.crowd`): a subscriber, a receiver, a sender, a
+proxy or a client, each a socket of its own, in a process of its own or a thread of
+the kernel, driven over a control socket as :mod:`.peer`'s far end is.
 
 Control protocol (JSON over a PAIR socket; the kernel binds, the member connects; a
 command may carry the message's frames after its JSON):
@@ -16,6 +16,11 @@ command may carry the message's frames after its JSON):
 * kernel -> ``{"cmd": "send", "count": n, "copy": bool, "loop": ...}`` + frames ->
   ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; member sends, then ``{"sent": n,
   "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``;
+* kernel -> ``{"cmd": "ping", "count": n, "copy": bool, "loop": ...}`` + frames ->
+  ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; the client (a REQ) makes ``n``
+  round trips back to back, then ``{"pinged": n, "first": t0, "last": t1, "cpu_s": c,
+  "cpu_clock": ...}`` + one frame: each round trip's seconds as float64 bytes (numpy's
+  ``tobytes``; a JSON list would cost more to make and read than the loop it reports);
 * kernel -> ``{"cmd": "quit"}``; any error goes back as ``{"error": text}``.
 
 Every receive is bounded: a member hears its kernel within ``timeout`` or leaves.
@@ -46,6 +51,7 @@ SOCKETS = {
     "subscriber": zmq.SUB,
     "source": zmq.PUSH,
     "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
+    "client": zmq.REQ,
 }
 # A receiver that heard the senders are done stops after this long a silence.
 QUIET_S = 0.25
@@ -90,6 +96,10 @@ def serve(
             data.bind(data_url)
         else:
             data.connect(data_url)
+        if role == "client":
+            # Its loops (and numpy) load before it says ready, not after its first go:
+            # the import would hold up that sample's start, and calibration count it.
+            from . import loops  # noqa: F401
         if role == "proxy":
             _proxy(ctx, ctrl, data, proxy_url, timeout, hwm)
         else:
@@ -167,26 +177,42 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
         if own_process:
             gc.disable()
         try:
-            if order["cmd"] == "receive":
-                cpu_start = clock()
-                done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
-            else:
-                _await_go(ctrl)
-                cpu_start = clock()
-                done = send(data, order, frames)
-            done |= {
-                "cpu_s": clock() - cpu_start,
-                "cpu_clock": "process" if own_process else "thread",
-            }
+            done, attached = _carry_out(ctrl, data, order, frames, timeout, clock)
+            done["cpu_clock"] = "process" if own_process else "thread"
         finally:
             if own_process:
                 gc.enable()
-        _send(ctrl, done)
+        ctrl.send_multipart([json.dumps(done).encode(), *attached])
+
+
+def _carry_out(
+    ctrl: zmq.Socket,
+    data: zmq.Socket,
+    order: dict[str, Any],
+    frames: list[bytes],
+    timeout: float,
+    clock: Callable[[], float],
+) -> tuple[dict[str, Any], list[bytes]]:
+    """One armed command's loop: its report (with the CPU it took) and the frames that
+    go after it."""
+    attached: list[bytes] = []
+    if order["cmd"] == "receive":
+        cpu_start = clock()
+        done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+    else:
+        _await_go(ctrl)
+        cpu_start = clock()
+        if order["cmd"] == "ping":
+            done, attached = ping(ctrl, data, order, frames, timeout)
+        else:
+            done = send(data, order, frames)
+    done["cpu_s"] = clock() - cpu_start
+    return done, attached
 
 
 def _await_go(ctrl: zmq.Socket) -> None:
     if json.loads(ctrl.recv())["cmd"] != "go":
-        raise RuntimeError("a sender armed to send was told something other than go")
+        raise RuntimeError("a member armed to send was told something other than go")
 
 
 def _heard_sent(ctrl: zmq.Socket) -> bool:
@@ -305,6 +331,47 @@ def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> No
     while left:
         went = lib.zb_send(data.underlying, message, len(message), left, int(not copy))
         left -= native.check(lib, went)
+
+
+class _Client:
+    """A client's side as the round-trip loops (:func:`.loops._ping`) ask for it: its
+    REQ socket, and what a late reply means."""
+
+    def __init__(self, ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
+        self.ctrl, self.data, self.timeout = ctrl, data, timeout
+        self.pinned: bytes | None = None
+
+    def check_stall(self, since: float) -> None:
+        """No reply since ``since``: the kernel said something (it says nothing while
+        the clients run, but quit as it gives up), or the server went silent."""
+        if self.ctrl.poll(0):
+            said = json.loads(self.ctrl.recv())["cmd"]
+            raise RuntimeError(f"told {said!r} while waiting for a reply")
+        if time.monotonic() - since > self.timeout:
+            raise TimeoutError(f"no reply from the server for {self.timeout:g} s")
+
+
+def ping(
+    ctrl: zmq.Socket, data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
+) -> tuple[dict[str, Any], list[bytes]]:
+    """A client's ``order["count"]`` round trips, back to back, each timed: its report,
+    and the round trips' seconds as one float64 frame."""
+    import numpy as np
+
+    from .loops import _ping, _ping_native
+
+    count, copy = order["count"], order["copy"]
+    data.copy_threshold = order["copy_threshold"]
+    client = _Client(ctrl, data, timeout)
+    if order.get("loop") == "native":
+        (frame,) = frames
+        client.pinned = frame
+        stamps = np.asarray(_ping_native(client, frame, copy, count))
+    else:
+        message: Any = frames[0] if len(frames) == 1 else frames
+        stamps = np.asarray(_ping(client, message, len(frames), copy, count))
+    report = {"pinged": count, "first": float(stamps[0]), "last": float(stamps[-1])}
+    return report, [np.diff(stamps).astype(np.float64).tobytes()]
 
 
 def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
