@@ -39,7 +39,7 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
-from .patterns import NODROP, PATTERN, PATTERNS, PEERS
+from .patterns import CLIENTS, NODROP, PATTERN, PATTERNS, PEERS
 from .sockets import (
     ADDRESS,
     COPY,
@@ -94,6 +94,7 @@ COLUMN_TITLES: Mapping[str, str] = Derived(
 __all__ = [
     "ADDRESS",
     "BENCHMARKS",
+    "CLIENTS",
     "COLUMN_TITLES",
     "COPY",
     "COPY_THRESHOLD",

@@ -1,9 +1,11 @@
-"""The topologies' parameters (``--pattern``, ``--peers``), their metrics, and the
-rules they obey: which settings a pattern of many far ends refuses, and when its ends
-outnumber the machine's cores.
+"""The topologies' parameters (``--pattern``, ``--peers``; latency's ``--clients``),
+their metrics, and the rules they obey: which settings a pattern of many far ends
+refuses, and when its ends outnumber the machine's cores.
 
 The pipeline with one peer is the one-to-one PUSH/PULL run every earlier result is;
 the other patterns have a side of N far ends (:mod:`zmqbench_magic.sockets.crowd`).
+One client is the one REQ/REP pair every earlier latency result is; N clients are N
+REQ far ends on this process's one ROUTER.
 """
 
 from __future__ import annotations
@@ -39,6 +41,21 @@ NODROP = Param(
     "proxy (the proxy's own XPUB still drops)",
     "publisher waits when full", "bool", choices=(False, True),
 )
+CLIENTS = Param(
+    "clients", 1,
+    "REQ clients at once on one server, this process's ROUTER echoing every request "
+    "(libzmq #3830's question): each client a far end of its own running its own closed "
+    "loop of --count round trips, every round trip timed and pooled into the point's "
+    "percentiles; 1: the one REQ/REP pair",
+    "clients", "int", low=1, high=256, sweep=True, phrase="{} client|{} clients",
+)
+# A latency sample's spread between its clients (one client: its own median).
+CLIENT_METRICS = (
+    Metric("slowest_client_p50_us", "slowest client's median",
+           "the highest of the clients' own median round trips in the sample (one client: "
+           "the sample's median): a client the server serves last shows here, where the "
+           "pooled percentiles mix it with the others", "lower", unit="µs"),
+)
 PATTERN_METRICS = (
     Metric("lost", "lost",
            "messages that should have arrived and did not, all receivers together "
@@ -62,6 +79,30 @@ def many_ends(point: Mapping[str, Any]) -> bool:
     return point.get("pattern", "pipeline") != "pipeline" or point.get("peers", 1) > 1
 
 
+def many_clients(point: Mapping[str, Any]) -> bool:
+    """Whether a latency point has N clients on one server, not the one REQ/REP pair."""
+    return point.get("clients", 1) > 1
+
+
+def crowd_shape(point: Mapping[str, Any]) -> tuple[str, int] | None:
+    """A point's many far ends as a :class:`..sockets.crowd.Crowd` takes them (its
+    pattern, or ``"clients"``, and their N); None for the one far end of a pair."""
+    if many_clients(point):
+        return "clients", point["clients"]
+    if many_ends(point):
+        return point["pattern"], point["peers"]
+    return None
+
+
+def crowd_words(point: Mapping[str, Any]) -> str:
+    """``pubsub 4 peers``, ``16 clients``; "" for a pair."""
+    if many_clients(point):
+        return CLIENTS.words(point["clients"])
+    if many_ends(point):
+        return f"{point['pattern']} {PEERS.words(point['peers'])}"
+    return ""
+
+
 def check_pattern(params: Any) -> None:
     """A ValueError for a setting that drives one far end, where a pattern has many,
     or one that no pattern of the sweep has a use for."""
@@ -81,6 +122,47 @@ def check_pattern(params: Any) -> None:
     for refused, why in refusals:
         if refused:
             raise ValueError(f"{what}: {why}")
+
+
+def check_clients(params: Any) -> None:
+    """A ValueError for a setting that N clients' closed loops cannot take."""
+    if params.clients == (1,):
+        return
+    what = f"{CLIENTS.option} {' '.join(str(n) for n in params.clients)}"
+    refusals = [
+        (
+            any(params.rate),
+            "--rate offers one DEALER's open loop, clients run closed loops: leave out --rate",
+        ),
+        (
+            any(params.idle),
+            "--idle pauses one pair's loop, clients run back to back: leave out --idle",
+        ),
+        ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
+        (
+            bool(params.remote),
+            "--remote reaches one far end, clients run on this machine: leave out --remote",
+        ),
+        (True in params.curve, "--curve true encrypts one pair's path: leave it out"),
+        (
+            params.driver == "process",
+            "--driver process (or --python) drives one far end: leave it out",
+        ),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise ValueError(f"{what}: {why} (or use {CLIENTS.option} 1)")
+
+
+def crowded_clients(clients: tuple[int, ...]) -> list[str]:
+    """Clients and their server outnumbering the cores: said before the run."""
+    cores, most = os.cpu_count() or 1, max(clients)
+    if most == 1 or most + 1 <= cores:
+        return []
+    return [
+        f"{CLIENTS.words(most)} and their server keep {most + 1} ends busy on {cores} "
+        "cores: their round trips include waiting for a core"
+    ]
 
 
 def ends_of(pattern: str, peers: int) -> int:

@@ -14,7 +14,18 @@ from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import KINDS, Kind
 from .memory import HWM, check_memory, few_messages_caution
-from .patterns import NODROP, PATTERN, PATTERN_METRICS, PEERS, check_pattern, crowded_cores
+from .patterns import (
+    CLIENT_METRICS,
+    CLIENTS,
+    NODROP,
+    PATTERN,
+    PATTERN_METRICS,
+    PEERS,
+    check_clients,
+    check_pattern,
+    crowded_clients,
+    crowded_cores,
+)
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -160,6 +171,7 @@ LAT_METRICS = (
            "open loop: 99th percentile of how late each message left after its intended "
            "send time (the sender's own pacing, or a full queue); NaN in a closed loop",
            "lower", unit="µs"),
+    *CLIENT_METRICS,
     SEND_CPU,
     RECV_CPU,
     *MEMORY_METRICS,
@@ -268,7 +280,7 @@ class ZmqParams(BenchParams):
     label: str = param_field(LABEL)
 
     # One far end serves every point of a transport and peer (and environment).
-    outer = ("transport", "peer", "python", "pattern", "peers", "io_threads")
+    outer = ("transport", "peer", "python", "pattern", "peers", "clients", "io_threads")
 
     def applies(self, name: str) -> bool:
         return name != "python" or self.driver == "process"
@@ -371,6 +383,7 @@ class LatencyParams(ZmqParams):
 
     rate: tuple[float, ...] = param_field(RATE)
     idle: tuple[float, ...] = param_field(IDLE)
+    clients: tuple[int, ...] = param_field(CLIENTS)
 
     benchmark = "lat"
     metrics = LAT_METRICS
@@ -397,6 +410,7 @@ class LatencyParams(ZmqParams):
 
     def _check_combinations(self) -> None:
         super()._check_combinations()
+        check_clients(self)
         self._check_idle()
         if any(self.rate) and "asyncio" in self.loop:
             msg = f"{LOOP.option} asyncio runs closed loops: leave out {RATE.option}"
@@ -428,9 +442,10 @@ class LatencyParams(ZmqParams):
             raise ValueError(msg)
 
     def cautions(self) -> list[str]:
+        said = [*super().cautions(), *crowded_clients(self.clients)]
         if self.count and any(self.rate):
-            return [*super().cautions(), *_open_loop_count_caution(self.count, self.rate)]
-        return super().cautions()
+            return [*said, *_open_loop_count_caution(self.count, self.rate)]
+        return said
 
 
 THROUGHPUT = Kind(
@@ -460,7 +475,7 @@ LATENCY = Kind(
     far_end="echo",
     pooled_metrics=LAT_POOLED,
     tax_metric="sample_mean_us",
-    old_files={"driver": "kernel", "io_threads": 1},
+    old_files={"driver": "kernel", "io_threads": 1, "clients": 1},
     magic="zmqlat",
     magic_help="""Measure ZeroMQ REQ/REP round-trip latency with p50/p90/p99/max percentiles.
 

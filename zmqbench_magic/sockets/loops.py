@@ -347,6 +347,8 @@ def latency_columns(
         "sample_p90_us": float(p90),
         "sample_p99_us": float(p99),
         "sample_p999_us": float(p999),
+        # One client (N clients: their row says otherwise): it is the slowest.
+        "slowest_client_p50_us": float(p50),
         "round_trips": count,
         "max_us": float(rtt_us.max()),
         "min_us": float(rtt_us.min()),

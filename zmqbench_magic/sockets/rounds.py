@@ -15,9 +15,10 @@ from typing import Any
 
 from ..method.calibrate import calibrate
 from ..method.resident import MemoryMeter, this_process
-from ..params import COPY, IDLE, IO_THREADS, PEERS, RATE, ZmqParams, high_water_mark
-from ..params.patterns import many_ends
+from ..params import COPY, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
+from ..params.patterns import crowd_shape, crowd_words
 from ..params.units import format_size
+from .client_loops import clients_sample
 from .crowd import Crowd
 from .link import Link, PeerError
 from .loops import idle_sample, latency_sample
@@ -30,8 +31,9 @@ from .secret import Keys
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 # Points that share one far end: its sockets' high-water mark depends on the size, its
-# context's threads on io_threads (a pattern's far ends: on pattern and peers).
-LINK_KEY = ("transport", "peer", "size", "curve", "io_threads", "pattern", "peers")
+# context's threads on io_threads (a pattern's far ends: on pattern and peers, a
+# server's clients on their number).
+LINK_KEY = ("transport", "peer", "size", "curve", "io_threads", "pattern", "peers", "clients")
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
 
@@ -61,23 +63,23 @@ class RunState:
         first = group[0]
         hwm = high_water_mark(first["size"], self.params.hwm)
         session = FarEnd(self, None, first)
-        if many_ends(first):
-            with Crowd(
-                first["pattern"],
-                first["peers"],
-                first["transport"],
-                first["peer"],
-                self.params.address,
-                self.params.timeout,
-                hwm,
-                io_threads=first["io_threads"],
-                nodrop=getattr(self.params, "nodrop", False),
-                cpus=self.far_cpus,
-            ) as crowd:
-                session.link = crowd
-                yield session
-            return
+        shape = crowd_shape(first)
         try:
+            if shape is not None:
+                with Crowd(
+                    *shape,
+                    first["transport"],
+                    first["peer"],
+                    self.params.address,
+                    self.params.timeout,
+                    hwm,
+                    io_threads=first["io_threads"],
+                    nodrop=getattr(self.params, "nodrop", False),
+                    cpus=self.far_cpus,
+                ) as crowd:
+                    session.link = crowd
+                    yield session
+                return
             role, remote = far_role(self.role, first), self.remote
             keys = self.secret if remote else self.local_keys
             with Link(
@@ -115,6 +117,8 @@ class FarEnd:
         includes this one; pyzmq's perf.py drops it); latency runs only."""
         if not self.fresh or far_role(self.run.role, point) != "echo":
             return {}
+        if isinstance(self.link, Crowd):
+            return {}  # each client's first round trip is its own, in its own loop
         self.fresh = False
         assert isinstance(self.link, Link)
         once, _ = latency_sample(self.link, message, 1, point["copy"])
@@ -129,7 +133,7 @@ class FarEnd:
         first = self._first_round_trip(point, message)
         sample = run.sample
         if isinstance(link, Crowd):
-            sample = pattern_sample
+            sample = clients_sample if link.clients else pattern_sample
         elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
         elif point.get("idle"):
@@ -175,9 +179,8 @@ def far_role(role: str, point: Mapping[str, Any]) -> str:
 def describe(point: Mapping[str, Any]) -> str:
     """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
     copy = COPY.label(point["copy"])
-    shape = ""
-    if many_ends(point):
-        shape = f"{point['pattern']} {PEERS.words(point['peers'])} "
+    crowd = crowd_words(point)
+    shape = f"{crowd} " if crowd else ""
     size = format_size(point["size"])
     words = f"{shape}{point['transport']} {size} B {copy} (peer {point['peer']}"
     if point.get("loop", "python") != "python":

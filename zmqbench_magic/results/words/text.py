@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...params import COPY, IDLE, IO_THREADS, KINDS, PEERS
+from ...params import COPY, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
-from ...params.patterns import many_ends
+from ...params.patterns import crowd_words
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -123,10 +123,11 @@ def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
 
 def socket_where(point: Mapping[str, Any]) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
-    pattern and its peers where they are not one pipeline, and the loop, the I/O
-    threads, the interpreter and the offered rate where they are not the default."""
+    pattern and its peers where they are not one pipeline (a server's clients where
+    they are more than one), and the loop, the I/O threads, the interpreter and the
+    offered rate where they are not the default."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
-    words.append(f"{point['pattern']} {PEERS.words(point['peers'])}" if many_ends(point) else "")
+    words.append(crowd_words(point))
     extra = []
     if point.get("io_threads", 1) != 1:
         extra.append(IO_THREADS.words(point["io_threads"]))
