@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, COPY, IO_THREADS, KINDS, METRICS, RTT
+from ..params import CLIENTS, COLUMN_TITLES, COPY, IO_THREADS, KINDS, METRICS, RTT
 from ..results.statistics.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -211,10 +211,16 @@ def latency_chart(
     df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
     """Round-trip latency percentiles (p50, p99) over every round trip of each point
-    vs size, one colour per transport and copy mode; the bars resample the point's
-    samples (:func:`..results.statistics.pooled.pooled_interval`)."""
+    vs size, one colour per transport and copy mode (and number of clients); the bars
+    resample the point's samples (:func:`..results.statistics.pooled.pooled_interval`)."""
     frame = point_percentiles(df, distributions, ["p50_us", "p99_us"], POINT_COLUMNS)
-    frame["series"], series_title = varying_label(frame, ["transport", "mode", "offered"])
+    same = ["transport", "mode", "loop", "peer", "offered"]
+    if "clients" in frame.columns:
+        same += [] if set(frame["clients"]) == {1} else ["clients"]  # one pair: as ever
+        frame["clients"] = frame["clients"].map(CLIENTS.words)
+    frame["series"], series_title = varying_label(
+        frame, ["transport", "mode", "offered", "clients"]
+    )
     y = log_y("value", RTT.axis_title)
     chart = median_lines(
         frame,
@@ -230,7 +236,7 @@ def latency_chart(
     return titled(
         chart,
         f"ZeroMQ {_round_trip_kind(frame)} round trip, {sizes}",
-        subtitle(frame, ["transport", "mode", "loop", "peer", "offered"], _ZMQ_WORDS),
+        subtitle(frame, same, _ZMQ_WORDS),
     )
 
 
