@@ -238,8 +238,8 @@ def resolve_peer(transport: str, peer: str) -> str:
 ZMQ_COLUMNS = (
     Column(
         "count",
-        f"messages (round trips) in the sample, from each sender where a pattern has "
-        f"several: {COUNT.option}, or as calibrated",
+        f"messages (round trips) in the sample, from each sender (client) where a "
+        f"pattern has several: {COUNT.option}, or as calibrated",
     ),
     Column("frames", "frames per message (a cell's multipart payload)"),
     Column("hwm", "the high-water mark of each queue, messages"),
@@ -389,7 +389,7 @@ class LatencyParams(ZmqParams):
     metrics = LAT_METRICS
     columns = (
         *ZMQ_COLUMNS,
-        Column("round_trips", "round trips the sample timed"),
+        Column("round_trips", "round trips the sample timed, every client's together"),
         Column(
             "first_us",
             "the first round trip over a far end's fresh connection, before any "
