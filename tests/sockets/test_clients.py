@@ -5,6 +5,7 @@ nothing is left; what N closed loops cannot take is refused."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import ClassVar
 
@@ -102,6 +103,24 @@ def test_a_client_killed_mid_sample_is_named_and_nothing_is_left(monkeypatch, no
     (crowd,) = _Recorded.made
     assert [m.name for m in crowd.members] == ["client 1", "client 2", "client 3"]
     assert all(m.process is not None and m.process.poll() is not None for m in crowd.members)
+
+
+def _clients() -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if "--role client" in " ".join(child.cmdline()):
+                found.append(child)
+    return found
+
+
+@pytest.mark.parametrize("transport", ["tcp", "inproc"])
+def test_a_kernel_interrupt_mid_sample_leaves_nothing(transport, no_leftovers, kernel_sigint):
+    # Clients in processes (tcp) and in threads of this one (inproc), mid-sample.
+    kernel_sigint(0.5, when=lambda: transport == "inproc" or len(_clients()) == 3)
+    with pytest.raises(KeyboardInterrupt):
+        run_latency(clients=[3], transport=[transport], size=[100], count=20_000_000)
+    assert _clients() == []
 
 
 @pytest.mark.parametrize(
