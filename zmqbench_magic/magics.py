@@ -159,8 +159,8 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         return None
 
     def _run(self, args: Any, params: BenchParams, measure: Callable[..., ResultSet]) -> Any:
-        for caution in params.cautions():
-            print(f"warning: {caution}", file=sys.stderr)
+        for line in fit([f"warning: {caution}" for caution in params.cautions()]):
+            print(line, file=sys.stderr)
         output = Output(
             args.quiet or self.quiet, self.chart and not args.no_chart, args.svg, args.png
         )
