@@ -28,6 +28,7 @@ from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError
 from .payload import Payload
 from .queues import queue_capacity
+from .timing import send_only_count, two_phases
 
 
 class Sending(Protocol):
@@ -164,32 +165,6 @@ def cpu_clock(link: Link) -> Any:
     process (ZeroMQ's I/O thread does much of the work), else only this thread (the
     far end's thread shares the process and counts itself)."""
     return time.process_time if link.peer == "process" else time.thread_time
-
-
-def send_only_count(count: int, hwm: int) -> int:
-    """How many of a sample's first sends the send-only rate times: as many as the
-    sender's own ZeroMQ queue holds (its high-water mark; all of them with no limit,
-    0), which none can find full, since every sample starts on drained queues. So the
-    rate is what a send call costs the application (pyzmq's ``perf`` "sends", whose
-    queues never fill), never how fast the receiver drains, at any count.
-
-    >>> send_only_count(100_000, 1000), send_only_count(300, 1000), send_only_count(50, 0)
-    (1000, 300, 50)
-    """
-    return count if hwm == 0 else min(count, hwm)
-
-
-def two_phases(
-    send_from: Callable[[int, int], None], burst: int, count: int
-) -> tuple[float, float]:
-    """The seconds the first ``burst`` sends took, and all ``count`` of them: one clock
-    read between two runs of the same loop, nothing added inside it."""
-    start = time.perf_counter()
-    send_from(0, burst)
-    burst_end = time.perf_counter()
-    if burst < count:
-        send_from(burst, count)
-    return burst_end - start, time.perf_counter() - start
 
 
 def send_all(link: Sending, send: Any, message: Any, copy: bool, first: int, count: int) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 import zmq
 
 from .peer import exit_with_parent
+from .timing import two_phases
 
 # Each member's data socket, and whether it binds (it then says where).
 SOCKETS = {
@@ -169,6 +170,11 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
             return
         if order["cmd"] == "sent":
             continue  # the word that came after this receiver had its whole share
+        if order.get("loop") == "native":
+            # Built or loaded before it says armed: never inside a timed sample.
+            from . import native
+
+            native.library()
         _send(ctrl, {"armed": True})
         own_process = threading.current_thread() is threading.main_thread()
         # As the far end's: the whole process's CPU where it has one of its own (its
@@ -302,8 +308,6 @@ def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
 def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[str, Any]:
     """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
     sender's own queue holds them: the send-only rate) and all of them."""
-    from .loops import two_phases
-
     count, burst, copy = order["count"], order["burst"], order["copy"]
     data.copy_threshold = order["copy_threshold"]
     if order.get("loop") == "native":

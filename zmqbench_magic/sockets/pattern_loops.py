@@ -21,10 +21,11 @@ from ..method.control import gc_off
 from ..method.load import CpuMeter
 from . import member
 from .crowd import Crowd, Member
-from .loops import native_bytes, send_all, send_all_native, send_only_count, two_phases
+from .loops import native_bytes, send_all, send_all_native
 from .payload import Payload
 from .peer import PeerError
 from .queues import queue_capacity
+from .timing import send_only_count, two_phases
 
 
 def pattern_sample(
