@@ -41,21 +41,16 @@ def clients_sample(
     """A sample of ``count`` round trips from each of the crowd's clients at once, all
     armed before any starts; its row and its wall time."""
     message = tuple(bytes(memoryview(f)) for f in payload.frames)
-    for client in crowd.clients:
-        client.report = None
-        crowd.command(
-            client,
-            message,
-            cmd="ping",
-            count=count,
-            copy=copy,
-            loop=loop,
-            copy_threshold=crowd.copy_threshold,
-        )
-        crowd.reply(client)  # armed
-    meter = CpuMeter(crowd.pids)
-    # The server's CPU as one pair's far end counts its own (loops.cpu_clock).
-    clock = time.process_time if crowd.peer == "process" else time.thread_time
+    crowd.arm(
+        crowd.clients,
+        message,
+        cmd="ping",
+        count=count,
+        copy=copy,
+        loop=loop,
+        copy_threshold=crowd.copy_threshold,
+    )
+    meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
         cpu_start = clock()

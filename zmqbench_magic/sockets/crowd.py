@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -336,6 +337,21 @@ class Crowd:
         if "error" in message:
             raise self._failure(member, f"failed: {message['error']}")
         return message
+
+    def arm(self, members: list[Member], attached: tuple[bytes, ...] = (), **order: Any) -> None:
+        """Give each of ``members`` one loop's ``order`` (with ``attached`` frames, a
+        sender's message) and wait until each says it is armed; their reports to come
+        are cleared."""
+        for member in members:
+            member.report = None
+            self.command(member, attached, **order)
+            self.reply(member)  # armed
+
+    @property
+    def cpu_clock(self) -> Callable[[], float]:
+        """The kernel's CPU clock in a sample, as one pair's driver's (loops.cpu_clock):
+        the whole process beside far ends of their own, else this thread."""
+        return time.process_time if self.peer == "process" else time.thread_time
 
     def reported(self, member: Member) -> bool:
         """Whether ``member``'s report has come (kept in ``member.report``); no wait."""

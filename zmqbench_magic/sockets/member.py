@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import gc
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -43,7 +41,7 @@ from typing import Any
 
 import zmq
 
-from .peer import exit_with_parent
+from .peer import follow_parent, loop_clock
 from .timing import two_phases
 
 # Each member's data socket, and whether it binds (it then says where).
@@ -176,18 +174,9 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
 
             native.library()
         _send(ctrl, {"armed": True})
-        own_process = threading.current_thread() is threading.main_thread()
-        # As the far end's: the whole process's CPU where it has one of its own (its
-        # I/O thread works for it), else this thread's.
-        clock = time.process_time if own_process else time.thread_time
-        if own_process:
-            gc.disable()
-        try:
+        with loop_clock() as (clock, counted):
             done, attached = _carry_out(ctrl, data, order, frames, timeout, clock)
-            done["cpu_clock"] = "process" if own_process else "thread"
-        finally:
-            if own_process:
-                gc.enable()
+            done["cpu_clock"] = counted
         ctrl.send_multipart([json.dumps(done).encode(), *attached])
 
 
@@ -394,9 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--io-threads", type=int, default=1, help="the context's")
     parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
     args = parser.parse_args(argv)
-    # The kernel owns shutdown: an interrupt reaches the whole process group.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=exit_with_parent, args=(args.parent,), daemon=True).start()
+    follow_parent(args.parent)
     ctx = zmq.Context(io_threads=args.io_threads)
     try:
         serve(ctx, args.role, args.ctrl, args.data, args.bind, args.timeout, args.hwm, args.proxy)

@@ -13,7 +13,6 @@ silence, before it reports.
 from __future__ import annotations
 
 import math
-import time
 from functools import partial
 from typing import Any
 
@@ -34,27 +33,20 @@ def pattern_sample(
     """A sample of ``count`` messages from each sender (the hub: ``count`` in all)."""
     frames = len(payload.frames)
     expect = crowd.expected_each(count)
-    for receiver in crowd.receivers:
-        receiver.report = None
-        crowd.command(receiver, cmd="receive", expect=expect, copy=copy, frames=frames, loop=loop)
-        crowd.reply(receiver)  # armed
+    crowd.arm(crowd.receivers, cmd="receive", expect=expect, copy=copy, frames=frames, loop=loop)
     burst = send_only_count(count, crowd.hwm)
-    message = [bytes(memoryview(f)) for f in payload.frames] if crowd.senders else []
-    for sender in crowd.senders:
-        sender.report = None
-        crowd.command(
-            sender,
-            tuple(message),
-            cmd="send",
-            count=count,
-            burst=burst,
-            copy=copy,
-            loop=loop,
-            copy_threshold=crowd.copy_threshold,
-        )
-        crowd.reply(sender)  # armed
-    meter = CpuMeter(crowd.pids)
-    clock = time.process_time if crowd.peer == "process" else time.thread_time
+    message = tuple(bytes(memoryview(f)) for f in payload.frames) if crowd.senders else ()
+    crowd.arm(
+        crowd.senders,
+        message,
+        cmd="send",
+        count=count,
+        burst=burst,
+        copy=copy,
+        loop=loop,
+        copy_threshold=crowd.copy_threshold,
+    )
+    meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
         cpu_start = clock()

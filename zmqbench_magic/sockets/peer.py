@@ -32,7 +32,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import zmq
@@ -122,25 +122,31 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
             return
         loop = _LOOPS[command["cmd"], command.get("loop", "python")]
         _send(ctrl, {"armed": True})
-        # No garbage collection inside the loop, as on the driver's side. A thread peer
-        # shares the driver's interpreter, whose own loop already turned it off.
-        own_process = threading.current_thread() is threading.main_thread()
-        # CPU of this end: the whole process (ZeroMQ's I/O thread works for it) when
-        # it has one of its own; else this thread (the driver counts its own).
-        clock = time.process_time if own_process else time.thread_time
-        if own_process:
-            gc.disable()
-        try:
+        with loop_clock() as (clock, counted):
             cpu_start = clock()
             done = loop(data, command["count"], command["copy"], command["frames"])
-            done |= {
-                "cpu_s": clock() - cpu_start,
-                "cpu_clock": "process" if own_process else "thread",
-            }
-        finally:
-            if own_process:
-                gc.enable()
+            done |= {"cpu_s": clock() - cpu_start, "cpu_clock": counted}
         _send(ctrl, done)
+
+
+@contextlib.contextmanager
+def loop_clock() -> Iterator[tuple[Callable[[], float], str]]:
+    """A far end's CPU clock for one loop, and what it counts, with no garbage
+    collection inside the loop, as on the driver's side. The clock is the whole
+    process's where the end has one of its own (ZeroMQ's I/O thread works for it),
+    else this thread's (the driver counts its own); a thread far end shares the
+    driver's interpreter, whose own loop has turned collection off already."""
+    own_process = threading.current_thread() is threading.main_thread()
+    if own_process:
+        gc.disable()
+    try:
+        if own_process:
+            yield time.process_time, "process"
+        else:
+            yield time.thread_time, "thread"
+    finally:
+        if own_process:
+            gc.enable()
 
 
 def _sink(
@@ -266,6 +272,14 @@ def exit_with_parent(parent_pid: int, ending: Callable[[], object] = lambda: os.
     ending()
 
 
+def follow_parent(parent_pid: int) -> None:
+    """What a far end's own process does first: leave Ctrl-C to the driver (a kernel
+    interrupt reaches the whole process group, and the driver owns shutdown), and end
+    as soon as the driver's process is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=exit_with_parent, args=(parent_pid,), daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--role", choices=sorted(ROLES), required=True)
@@ -276,9 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--io-threads", type=int, default=1, help="the context's I/O threads")
     parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
     args = parser.parse_args(argv)
-    # The driver owns shutdown: a kernel interrupt reaches the whole process group.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=exit_with_parent, args=(args.parent,), daemon=True).start()
+    follow_parent(args.parent)
     # An encrypted data path's keys come in the environment, never on a command line.
     keys = os.environ.get(CURVE_KEYS_ENV)
     ctx = zmq.Context(io_threads=args.io_threads)
