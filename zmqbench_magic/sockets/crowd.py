@@ -242,7 +242,9 @@ class Crowd:
         except zmq.ZMQError as exc:
             msg = f"cannot bind tcp address {self._address!r}: {exc}"
             raise ValueError(msg) from None
-        return sock.getsockopt_string(zmq.LAST_ENDPOINT).replace("0.0.0.0", "127.0.0.1")
+        # Where the far ends connect: the address's own host (a wildcard's: loopback).
+        bound_port = sock.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1]
+        return f"tcp://{where.connect_host}:{bound_port}"
 
     def _spawn(self, plans: list[tuple[str, str, str, bool, str]]) -> list[Member]:
         """Start one far end per ``(role, name, data url, bind, proxy url)``, all at

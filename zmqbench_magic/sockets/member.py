@@ -89,6 +89,7 @@ def serve(
     """Connect to the kernel, bind or connect the data socket, and answer commands
     until told to quit, the kernel goes silent for ``timeout`` or stops the context."""
     ctrl, data = member_sockets(ctx, role, timeout, hwm)
+    data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
     try:
         ctrl.connect(ctrl_url)
         if bind:
