@@ -281,7 +281,10 @@ def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_pat
                 "peer",
                 "loop",
                 "copy_threshold",
+                "io_threads",
                 "curve",
+                "pattern",
+                "peers",
                 "frames",
             )
         }
