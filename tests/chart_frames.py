@@ -63,6 +63,15 @@ def patterns_result(values: int):
     )
 
 
+CLIENTS = {1: [2], 2: [1, 4], 7: [1, 2, 3, 4, 6, 8, 16]}
+
+
+@functools.cache
+def clients_result(values: int):
+    """Latency with ``values`` numbers of clients on one server (inproc, threads)."""
+    return run_latency(clients=CLIENTS[values], size=[100], transport="inproc", **QUICK)
+
+
 def load_result(values: int, loops=("python",)):
     """Latency under load over ``values`` offered rates (tcp, 64 B)."""
     return run_latency(size=64, rate=RATES[values], transport="tcp", loop=list(loops), **QUICK)
@@ -168,6 +177,9 @@ def chart_of(kind: str, values: int) -> alt.TopLevelMixin:
         "memory": lambda: memory_chart(flood_frame("flood", values)),
         "comparison": lambda: comparison_chart(thr_result(values).compare(thr_result(values))),
         "patterns": lambda: default_chart("thr", patterns_result(values).df),
+        "clients": lambda: default_chart(
+            "lat", clients_result(values).df, clients_result(values).distributions
+        ),
     }
     return makers[kind]()
 
@@ -196,5 +208,6 @@ CHART_KINDS = [
     "memory",
     "comparison",
     "patterns",
+    "clients",
 ]
 CASES = [(kind, values) for kind in CHART_KINDS for values in SWEEPS]

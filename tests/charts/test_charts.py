@@ -207,7 +207,7 @@ def _axis_titles(spec: Any) -> Iterator[str]:
 
 
 # Counts, settings and fractions: no unit to give.
-UNITLESS = {"fraction of round trips at or below", "engines", "tasks", "peers"}
+UNITLESS = {"fraction of round trips at or below", "engines", "tasks", "peers", "clients"}
 
 
 @pytest.mark.parametrize("kind", CHART_KINDS)
@@ -436,3 +436,10 @@ def test_patterns_draw_all_peers_and_the_slowest_against_n_one_colour_each():
     frame = patterns_result(2).df
     assert set(frame["pattern"]) == {"pubsub", "fanin"}
     assert '"pubsub"' in spec and '"fanin"' in spec
+
+
+def test_clients_draw_p50_to_p999_against_their_number():
+    spec = json.dumps(chart_of("clients", 2).to_dict())
+    assert '"field": "clients"' in spec
+    for title in ("median", "p90", "p99", "p99.9"):
+        assert f"{title} round trip" in spec, title

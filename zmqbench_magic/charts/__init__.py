@@ -12,9 +12,11 @@ from .comparison import comparison_chart
 from .distribution import latency_cdf_chart
 from .figures import (
     bandwidth_chart,
+    clients_chart,
     cpu_chart,
     default_chart,
     latency_chart,
+    pattern_chart,
     speedup_chart,
     tax_chart,
     throughput_chart,
@@ -43,6 +45,7 @@ __all__ = [
     "chart_to_png",
     "chart_to_svg",
     "chart_to_vega",
+    "clients_chart",
     "comparison_chart",
     "cpu_chart",
     "default_chart",
@@ -55,6 +58,7 @@ __all__ = [
     "load_chart",
     "map_chart",
     "memory_chart",
+    "pattern_chart",
     "save_chart",
     "speedup_chart",
     "stages_chart",

@@ -240,6 +240,33 @@ def latency_chart(
     )
 
 
+def clients_chart(
+    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+) -> alt.TopLevelMixin:
+    """Pooled percentiles, p50 to p99.9, against the number of clients on one server:
+    how a round trip grows as the clients share it (libzmq #3830's question); a
+    colour per percentile (per transport, size and copy mode too where those vary)."""
+    frame = point_percentiles(
+        df, distributions, ["p50_us", "p90_us", "p99_us", "p999_us"], POINT_COLUMNS
+    )
+    frame["series"], series_title = varying_label(frame, ["transport", "size_label", "mode"])
+    chart = median_lines(
+        frame,
+        x_axis(frame, "clients", scale="log"),
+        log_y("value", RTT.axis_title),
+        "series",
+        series_title,
+        POINT_COLUMNS,
+        ",.1f",
+        name="clients",
+    )
+    return titled(
+        chart,
+        "ZeroMQ REQ clients on one ROUTER server: round trip, p50 to p99.9, vs clients",
+        subtitle(frame, ["transport", "mode", "loop", "peer"], _ZMQ_WORDS),
+    )
+
+
 def _round_trip_kind(frame: pd.DataFrame) -> str:
     """REQ/REP for a closed loop; DEALER/ROUTER when a rate was offered."""
     rates = set(frame["rate"]) if "rate" in frame.columns else {0}
@@ -309,11 +336,14 @@ def latency_default(
     df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
     """Latency percentiles, with the distribution of every round trip beside them (given
-    the result's ``distributions``); against the offered rate when several were."""
+    the result's ``distributions``); against the offered rate when several were, and
+    against the clients when several numbers of them were."""
     if "rate" in df.columns and df.loc[df["rate"] > 0, "rate"].nunique() > 1:
         from .offered_rate import load_chart
 
         return load_chart(df, distributions)
+    if "clients" in df.columns and df["clients"].nunique() > 1:
+        return clients_chart(df, distributions)
     if distributions:
         from .distribution import latency_cdf_chart
 
