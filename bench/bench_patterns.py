@@ -24,11 +24,10 @@ and the ratio project / reference.
   started, connected, subscription seen) to the count-th receive. The project's run
   matches what it can: one subscriber (``peers=[1]``), inproc (its ends threads of this
   process), 4 I/O threads, zero-copy sends, high-water mark 10,000 (``--hwm``), a
-  publisher that waits on a full queue (``--nodrop``); ``--proxy-transport tcp`` runs it
-  over tcp instead, which is then not like for like. What it cannot match: its proxy
-  has one publisher (this process's PUB), proxy_thr two; its proxy's own XPUB drops
-  what its subscriber's queue cannot hold (proxy_thr's subscriber stops at the count of
-  one publisher, of two sent, so it never learns of a drop).
+  publisher and a proxy XPUB that wait on a full queue (``--nodrop``, as proxy_thr's
+  both do); ``--proxy-transport tcp`` runs it over tcp instead, which is then not like
+  for like. What it cannot match: its proxy has one publisher (this process's PUB),
+  proxy_thr two (its subscriber stops at the count of one publisher, of two sent).
 - ``pairs``, ``--pairs`` N PUSH/PULL pairs at once, python loop, tcp, against N runs of
   the pipeline one after another (their aggregate: N x count over the sum of the
   runs' times): the ratio is the speed-up of running the pairs at once. No reference

@@ -260,3 +260,14 @@ def test_a_kernel_interrupt_mid_pattern_leaves_nothing(
             pattern=[pattern], peers=[4], transport=[transport], size=[100], count=50_000_000
         )
     assert _members() == []
+
+
+@pytest.mark.parametrize(("transport", "peer"), [("inproc", "thread"), ("tcp", "process")])
+def test_nodrop_makes_the_publisher_and_the_proxy_wait_and_nothing_is_lost(
+    transport, peer, no_leftovers
+):
+    # Queues of 10 messages that a burst of 20,000 overflows at once: with --nodrop the
+    # kernel's PUB and the proxy's XPUB both wait for room, as libzmq's proxy_thr has them.
+    with Crowd("proxy", 2, transport, peer, "127.0.0.1", 10.0, 10, nodrop=True) as crowd:
+        row, _ = pattern_sample(crowd, Payload.blank(100), 20_000, copy=True)
+    assert row["lost"] == 0 and row["received"] == 2 * 20_000

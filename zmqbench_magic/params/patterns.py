@@ -38,7 +38,7 @@ NODROP = Param(
     "nodrop", False,
     "a publisher whose subscriber's queue is full waits for room (ZMQ_XPUB_NODROP), as "
     "a PUSH does, instead of dropping the message (false, ZeroMQ's way); pubsub and "
-    "proxy (the proxy's own XPUB still drops)",
+    "proxy (this process's PUB and the proxy's XPUB alike, as libzmq's proxy_thr has them)",
     "publisher waits when full", "bool", choices=(False, True),
 )
 CLIENTS = Param(

@@ -96,7 +96,8 @@ class Crowd:
     peers : how many subscribers, receivers, senders, pairs or clients.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
-    nodrop : the hub's publisher waits for a full subscriber's room (ZMQ_XPUB_NODROP).
+    nodrop : the hub's publisher, and a proxy's, waits for a full subscriber's room
+        (ZMQ_XPUB_NODROP).
 
     Example
     -------
@@ -261,7 +262,8 @@ class Crowd:
                 ctrl.bind(ctrl_url)
                 member.thread = threading.Thread(
                     target=member_module.serve,
-                    args=(self.ctx, role, ctrl_url, url, bind, self.timeout, self.hwm, proxy_url),
+                    args=(self.ctx, role, ctrl_url, url, bind, self.timeout, self.hwm),
+                    kwargs={"proxy_url": proxy_url, "nodrop": self.nodrop},
                     name=f"zmqbench-{name}",
                     daemon=True,
                 )
@@ -272,6 +274,7 @@ class Crowd:
                     "zmqbench_magic.sockets.member",
                     *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
                     *(["--bind"] if bind else []),
+                    *(["--nodrop"] if self.nodrop and role == "proxy" else []),
                     *("--proxy", proxy_url, "--timeout", str(self.timeout)),
                     *("--hwm", str(self.hwm), "--io-threads", str(self.io_threads)),
                     *("--parent", str(os.getpid())),

@@ -85,9 +85,11 @@ def serve(
     timeout: float,
     hwm: int,
     proxy_url: str = "",
+    nodrop: bool = False,
 ) -> None:
     """Connect to the kernel, bind or connect the data socket, and answer commands
-    until told to quit, the kernel goes silent for ``timeout`` or stops the context."""
+    until told to quit, the kernel goes silent for ``timeout`` or stops the context;
+    a proxy's XPUB waits for a full subscriber's room with ``nodrop``."""
     ctrl, data = member_sockets(ctx, role, timeout, hwm)
     data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
     try:
@@ -101,7 +103,7 @@ def serve(
             # the import would hold up that sample's start, and calibration count it.
             from . import loops  # noqa: F401
         if role == "proxy":
-            _proxy(ctx, ctrl, data, proxy_url, timeout, hwm)
+            _proxy(ctx, ctrl, data, proxy_url, timeout, hwm, nodrop)
         else:
             _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bind)})
             _answer(ctrl, data, timeout)
@@ -120,16 +122,25 @@ def _endpoint(sock: zmq.Socket, bound: bool) -> str:
 
 
 def _proxy(
-    ctx: zmq.Context, ctrl: zmq.Socket, front: zmq.Socket, url: str, timeout: float, hwm: int
+    ctx: zmq.Context,
+    ctrl: zmq.Socket,
+    front: zmq.Socket,
+    url: str,
+    timeout: float,
+    hwm: int,
+    nodrop: bool,
 ) -> None:
     """libzmq's own proxy (``zmq_proxy_steerable``, C with the GIL released) from the
-    XSUB ``front`` to an XPUB bound at ``url``, until the kernel says quit."""
+    XSUB ``front`` to an XPUB bound at ``url``, until the kernel says quit. With
+    ``nodrop`` its XPUB waits for a full subscriber's room, at most ``timeout`` (then
+    the proxy stops, and says so), as libzmq's ``proxy_thr`` has it wait."""
     back = ctx.socket(zmq.XPUB)
     steer, steering = ctx.socket(zmq.PAIR), ctx.socket(zmq.PAIR)
     for sock in (back, steer, steering):
         sock.linger = 0
     back.sndhwm = back.rcvhwm = hwm
     back.sndtimeo = int(timeout * 1000)
+    back.xpub_nodrop = int(nodrop)
     # Every subscriber's subscription goes upstream, so the publisher can count them.
     back.xpub_verbose = 1
     lane = f"inproc://zmqbench-steer-{id(steer)}"
@@ -379,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, help="data endpoint")
     parser.add_argument("--bind", action="store_true", help="bind the data endpoint")
     parser.add_argument("--proxy", default="", help="a proxy's XPUB endpoint to bind")
+    parser.add_argument("--nodrop", action="store_true", help="a proxy's XPUB waits when full")
     parser.add_argument("--timeout", type=float, required=True, help="seconds")
     parser.add_argument("--hwm", type=int, required=True, help="data high-water mark")
     parser.add_argument("--io-threads", type=int, default=1, help="the context's")
@@ -387,7 +399,17 @@ def main(argv: list[str] | None = None) -> int:
     follow_parent(args.parent)
     ctx = zmq.Context(io_threads=args.io_threads)
     try:
-        serve(ctx, args.role, args.ctrl, args.data, args.bind, args.timeout, args.hwm, args.proxy)
+        serve(
+            ctx,
+            args.role,
+            args.ctrl,
+            args.data,
+            args.bind,
+            args.timeout,
+            args.hwm,
+            args.proxy,
+            args.nodrop,
+        )
     finally:
         ctx.term()
     return 0
