@@ -37,7 +37,7 @@ from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
 from . import member as member_module
-from .link import _how_it_ended, _stop_process
+from .link import how_it_ended, stderr_tail, stop_process
 from .malloc import STEADY_MALLOC
 from .peer import PeerError
 
@@ -148,7 +148,7 @@ class Crowd:
         failed = [(m, c) for m, c in codes if c != 0]
         if kind is None and failed:
             who, code = failed[0]
-            how = "had to be killed" if code is None else _how_it_ended(code)
+            how = "had to be killed" if code is None else how_it_ended(code)
             raise PeerError(f"the {self.describe()}'s {who.name} did not end cleanly ({how})")
 
     # Who sends and who receives -------------------------------------------------
@@ -383,7 +383,7 @@ class Crowd:
     def _failure(self, member: Member, what: str, kind: type[Exception] = PeerError) -> Exception:
         detail = ""
         if member.process is not None and member.process.poll() is not None:
-            detail = f" ({_how_it_ended(member.process.returncode)}{_stderr_tail(member)})"
+            detail = f" ({how_it_ended(member.process.returncode)}{stderr_tail(member.process)})"
         return kind(f"the {self.describe()}'s {member.name} {what}{detail}")
 
     def describe(self) -> str:
@@ -413,7 +413,7 @@ class Crowd:
             if member.alive():
                 with contextlib.suppress(zmq.ZMQError):
                     member.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
-        codes = [(m, _stop_process(m.process)) for m in self.members if m.process is not None]
+        codes = [(m, stop_process(m.process)) for m in self.members if m.process is not None]
         for sock in [self.data, *(m.ctrl for m in self.members)]:
             if sock is not None:
                 sock.close(linger=0)
@@ -426,12 +426,6 @@ class Crowd:
             shutil.rmtree(self._tempdir, ignore_errors=True)
         _open_crowds.discard(self)
         return codes
-
-
-def _stderr_tail(member: Member) -> str:
-    assert member.process is not None and member.process.stderr is not None
-    text = member.process.stderr.read().decode(errors="replace").strip()
-    return f": {text.splitlines()[-1]}" if text else ""
 
 
 @atexit.register

@@ -126,7 +126,7 @@ class Link:
         self.close()
         if kind is None and self._process is not None and self.exit_code != 0:
             # Its samples were taken by a far end that then failed: not to be trusted.
-            how = "had to be killed" if self.exit_code is None else _how_it_ended(self.exit_code)
+            how = "had to be killed" if self.exit_code is None else how_it_ended(self.exit_code)
             raise PeerError(f"the {self.describe()} did not end cleanly ({how})")
 
     @property
@@ -297,13 +297,8 @@ class Link:
     def _failure(self, what: str, kind: type[Exception] = PeerError) -> Exception:
         detail = ""
         if self._process is not None and self._process.poll() is not None:
-            detail = f" ({_how_it_ended(self._process.returncode)}{self._stderr_tail()})"
+            detail = f" ({how_it_ended(self._process.returncode)}{stderr_tail(self._process)})"
         return kind(f"the {self.describe()} {what}{detail}")
-
-    def _stderr_tail(self) -> str:
-        assert self._process is not None and self._process.stderr is not None
-        text = self._process.stderr.read().decode(errors="replace").strip()
-        return f": {text.splitlines()[-1]}" if text else ""
 
     def close(self) -> None:
         """Stop the far end and release everything; safe to call more than once."""
@@ -314,7 +309,7 @@ class Link:
             with contextlib.suppress(zmq.ZMQError, AttributeError):
                 self.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
         if self._process is not None:
-            self.exit_code = _stop_process(self._process)
+            self.exit_code = stop_process(self._process)
         for sock in (getattr(self, "ctrl", None), getattr(self, "data", None)):
             if sock is not None:
                 sock.close(linger=0)
@@ -399,7 +394,14 @@ def _pinned_serve(cpus: set[int], *args: Any) -> None:
     peer_module.serve(*args)
 
 
-def _how_it_ended(code: int) -> str:
+def stderr_tail(process: subprocess.Popen[bytes]) -> str:
+    """``: `` and the last line an ended far end's process wrote to stderr ("" if none)."""
+    assert process.stderr is not None
+    text = process.stderr.read().decode(errors="replace").strip()
+    return f": {text.splitlines()[-1]}" if text else ""
+
+
+def how_it_ended(code: int) -> str:
     """``exit code 3``, or ``killed by signal 9 (SIGKILL)``."""
     if code >= 0:
         return f"exit code {code}"
@@ -410,7 +412,7 @@ def _how_it_ended(code: int) -> str:
     return f"killed by signal {-code} ({name})"
 
 
-def _stop_process(process: subprocess.Popen[bytes]) -> int | None:
+def stop_process(process: subprocess.Popen[bytes]) -> int | None:
     """Wait for the far end to quit (kill it if it will not); its exit code, or None
     when it had to be killed."""
     try:
