@@ -44,7 +44,9 @@ REMOTE = Param(
     "remote", "",
     "a far end on another host: tcp://HOST:PORT of a standing `zmqbench peer --bind`, "
     "or ssh://[user@]host[:port] to start one there for the run (ssh -o BatchMode=yes, "
-    "or $ZMQBENCH_SSH_COMMAND); empty: a far end on this machine (--peer)",
+    "or $ZMQBENCH_SSH_COMMAND); empty: a far end on this machine (--peer); with "
+    "--pattern or --clients, several, separated by commas: the peers are dealt among "
+    "them in turn",
     "remote far end", "str",
 )
 SECRET_FILE = Param(
@@ -65,6 +67,16 @@ REMOTE_PYTHON = Param(
 _SSH_URL = re.compile(r"^ssh://([\w.-]+@)?[\w.-]+(:\d+)?$")
 
 
+def remote_hosts(remote: str) -> tuple[str, ...]:
+    """The far ends' hosts of ``--remote``, in order (several: separated by commas)."""
+    return tuple(remote.replace(",", " ").split())
+
+
+def host_of(url: str) -> str:
+    """The host of a far end's ``tcp://HOST:PORT``: how a peer there is named."""
+    return url.removeprefix("tcp://").rsplit(":", 1)[0]
+
+
 def check_remote(
     remote: str,
     transports: tuple[str, ...],
@@ -72,8 +84,26 @@ def check_remote(
     secret_file: str,
     curves: tuple[bool, ...],
 ) -> None:
-    """A remote far end is reached over the network's tcp, with a secret beyond
-    loopback (one handed over SSH for ``ssh://``)."""
+    """Each of ``remote``'s far ends is reached over the network's tcp, with a secret
+    beyond loopback (one handed over SSH for ``ssh://``)."""
+    hosts = remote_hosts(remote)
+    if len(set(hosts)) < len(hosts):
+        msg = f"remote names a host twice ({remote!r}): give each once, its peers are dealt in turn"
+        raise ValueError(msg)
+    for host in hosts:
+        _check_one_remote(host, transports, peers, secret_file, curves)
+    if secret_file and not any(h.startswith("tcp://") for h in hosts):
+        msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
+        raise ValueError(msg)
+
+
+def _check_one_remote(
+    remote: str,
+    transports: tuple[str, ...],
+    peers: tuple[str, ...],
+    secret_file: str,
+    curves: tuple[bool, ...],
+) -> None:
     host, _, port = remote.removeprefix("tcp://").rpartition(":")
     standing = remote.startswith("tcp://") and host and port.isdigit()
     if not standing and not _SSH_URL.match(remote):
@@ -90,9 +120,6 @@ def check_remote(
         )
         raise ValueError(msg)
     if not standing:
-        if secret_file:
-            msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
-            raise ValueError(msg)
         return
     if not secret_file and not is_loopback_url(remote):
         msg = f"remote {remote} is beyond loopback: give --secret-file, the far end's secret"

@@ -14,9 +14,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from .columns import Column
 from .declare import Metric, Param
+from .far_end import remote_hosts
 
 PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy")
+# The patterns whose N far ends may be on other hosts (--remote): each is one socket
+# the kernel's hub reaches. A proxy's subscribers reach the proxy, and a pair's ends
+# each other, not the kernel.
+SPREAD_PATTERNS = {"pipeline", "pubsub", "fanin"}
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
@@ -72,6 +78,13 @@ PATTERN_METRICS = (
            "higher"),
 )
 # fmt: on
+PATTERN_COLUMNS = (
+    Column(
+        "slowest_peer",
+        "which far end was the slowest peer, and its host where it ran on another one "
+        "(--remote): subscriber 3 on 10.0.0.2",
+    ),
+)
 
 
 def many_ends(point: Mapping[str, Any]) -> bool:
@@ -110,12 +123,17 @@ def check_pattern(params: Any) -> None:
         msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} pubsub or proxy"
         raise ValueError(msg)
     if params.pattern == ("pipeline",) and params.peers == (1,):
+        _one_far_end_one_host(params.remote, f"{PATTERN.option} and {PEERS.option}")
         return
     what = f"{PATTERN.option} {' '.join(params.pattern)} {PEERS.option} "
     what += " ".join(str(n) for n in params.peers)
     refusals = [
         ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
-        (bool(params.remote), "--remote reaches one far end: patterns run on this machine"),
+        (
+            bool(params.remote) and bool(set(params.pattern) - SPREAD_PATTERNS),
+            "--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs "
+            "and proxy run on this machine: leave out --remote",
+        ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
         (params.driver == "process", "--driver process drives one far end: leave it out"),
     ]
@@ -124,9 +142,20 @@ def check_pattern(params: Any) -> None:
             raise ValueError(f"{what}: {why}")
 
 
+def _one_far_end_one_host(remote: str, spread_by: str) -> None:
+    hosts = remote_hosts(remote)
+    if len(hosts) > 1:
+        msg = (
+            f"remote names {len(hosts)} hosts, and one far end runs on one: give one, or "
+            f"spread a pattern's peers over them with {spread_by}"
+        )
+        raise ValueError(msg)
+
+
 def check_clients(params: Any) -> None:
     """A ValueError for a setting that N clients' closed loops cannot take."""
     if params.clients == (1,):
+        _one_far_end_one_host(params.remote, CLIENTS.option)
         return
     what = f"{CLIENTS.option} {' '.join(str(n) for n in params.clients)}"
     refusals = [
@@ -139,10 +168,6 @@ def check_clients(params: Any) -> None:
             "--idle pauses one pair's loop, clients run back to back: leave out --idle",
         ),
         ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
-        (
-            bool(params.remote),
-            "--remote reaches one far end, clients run on this machine: leave out --remote",
-        ),
         (True in params.curve, "--curve true encrypts one pair's path: leave it out"),
         (
             params.driver == "process",

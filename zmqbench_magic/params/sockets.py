@@ -19,6 +19,7 @@ from .patterns import (
     CLIENTS,
     NODROP,
     PATTERN,
+    PATTERN_COLUMNS,
     PATTERN_METRICS,
     PEERS,
     check_clients,
@@ -341,6 +342,7 @@ class ThroughputParams(ZmqParams):
     metrics = THR_METRICS
     columns = (
         *ZMQ_COLUMNS,
+        *PATTERN_COLUMNS,
         Column(
             "received",
             "messages delivered in the sample, every receiver's together (short of what "

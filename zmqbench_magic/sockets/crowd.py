@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,13 +36,16 @@ import zmq
 from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
+from ..params.far_end import host_of
 from . import member as member_module
-from .link import how_it_ended, stderr_tail, stop_process
+from .link import ask_door, how_it_ended, stderr_tail, stop_process
 from .malloc import STEADY_MALLOC
 from .peer import PeerError
+from .secret import Door, as_client
 
 _STOP_GRACE_S = 2.0
 _POLL_MS = 100
+_QUIT_LINGER_MS = 1000
 _open_crowds: weakref.WeakSet[Crowd] = weakref.WeakSet()
 _names = itertools.count()
 
@@ -72,16 +75,21 @@ class Member:
     thread: threading.Thread | None = None
     endpoint: str = ""  # where its data socket bound, said in its ready message
     pid: int = 0
+    host: str = ""  # another host's, started there by its far end's door; "": this one
     report: dict[str, Any] | None = field(default=None, repr=False)
     attached: list[bytes] = field(default_factory=list, repr=False)  # the frames after it
 
     def alive(self) -> bool:
+        if self.host:
+            return True  # only its silence, bounded by the timeout, can tell
         if self.process is not None:
             return self.process.poll() is None
         return self.thread is not None and self.thread.is_alive()
 
     @property
     def far_end_id(self) -> int:
+        if self.host:
+            return self.pid
         if self.process is not None:
             return self.process.pid
         return (self.thread.native_id or 0) if self.thread is not None else 0
@@ -98,6 +106,9 @@ class Crowd:
     io_threads : each ZeroMQ context's I/O threads (one context per process).
     nodrop : the hub's publisher, and a proxy's, waits for a full subscriber's room
         (ZMQ_XPUB_NODROP).
+    doors : standing far ends on other hosts (``--remote``), each a URL and its
+        secret: the far ends are dealt among them in turn, each started there by its
+        host's door, bound on that host, with the hub connecting to it.
 
     Example
     -------
@@ -119,13 +130,15 @@ class Crowd:
         io_threads: int = 1,
         nodrop: bool = False,
         cpus: set[int] | frozenset[int] = frozenset(),
+        doors: Sequence[Door] = (),
     ) -> None:
         self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
         self.nodrop = nodrop
         self.cpus = set(cpus)
         self.role = "sink"  # what the rounds ask of a throughput far end
-        self.remote = ""
+        self.doors = list(doors)
+        self.remote = ", ".join(url for url, _ in self.doors)
         self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
         self.copy_threshold = zmq.COPY_THRESHOLD
         self.ctx = zmq.Context(io_threads=io_threads)
@@ -191,7 +204,8 @@ class Crowd:
             if kind == zmq.XPUB:
                 self.data.xpub_verbose = 1
                 self.data.xpub_nodrop = int(self.nodrop)
-            hub = self._bind(self.data, "hub")
+            # Far ends on other hosts bind there, and the hub connects to each.
+            hub = "" if self.doors else self._bind(self.data, "hub")
         if self.pattern == "proxy":
             (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
             hub = proxy.endpoint
@@ -250,6 +264,8 @@ class Crowd:
     def _spawn(self, plans: list[tuple[str, str, str, bool, str]]) -> list[Member]:
         """Start one far end per ``(role, name, data url, bind, proxy url)``, all at
         once, and wait until each has said it is ready."""
+        if self.doors:
+            return self._spawn_elsewhere([(role, name) for role, name, *_ in plans])
         started = []
         for role, name, url, bind, proxy_url in plans:
             ctrl = self.ctx.socket(zmq.PAIR)
@@ -294,6 +310,32 @@ class Crowd:
         for member in started:
             ready = self.reply(member, max(self.timeout, START_FLOOR_S))
             member.endpoint, member.pid = ready["endpoint"], ready["ready"]
+        return started
+
+    def _spawn_elsewhere(self, plans: list[tuple[str, str]]) -> list[Member]:
+        """Ask the doors, in turn, to start one far end per ``(role, name)`` on their
+        hosts, connect the hub and a control socket to each, and wait until each has
+        said it is ready."""
+        assert self.data is not None
+        started = []
+        for number, (role, name) in enumerate(plans):
+            url, secret = self.doors[number % len(self.doors)]
+            request = {"member": True, "role": role, "hwm": self.hwm, "curve": False}
+            where = ask_door(self.ctx, url, secret, request, self.timeout)
+            ctrl = self.ctx.socket(zmq.PAIR)
+            ctrl.linger = 0
+            ctrl.sndtimeo = _POLL_MS
+            host = host_of(url)
+            member = Member(role, f"{name} on {host}", ctrl, pid=int(where["pid"]), host=host)
+            self.members.append(member)
+            if secret is not None:
+                as_client(ctrl, secret)
+            ctrl.ipv6 = self.data.ipv6 = host.startswith("[")
+            ctrl.connect(where["ctrl"])
+            self.data.connect(where["data"])
+            started.append(member)
+        for member in started:
+            member.endpoint = self.reply(member, max(self.timeout, START_FLOOR_S))["endpoint"]
         return started
 
     def _await_subscriptions(self) -> None:
@@ -388,6 +430,8 @@ class Crowd:
 
     def describe(self) -> str:
         where = "processes" if self.peer == "process" else "threads"
+        if self.doors:
+            where = f"processes on {len(self.doors)} other host{'s' * (len(self.doors) > 1)}"
         if self.pattern == "clients":
             return f"{self.transport} server of {self.peers} clients (in {where})"
         return f"{self.transport} {self.pattern} of {self.peers} peers (in {where})"
@@ -414,9 +458,7 @@ class Crowd:
                 with contextlib.suppress(zmq.ZMQError):
                     member.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
         codes = [(m, stop_process(m.process)) for m in self.members if m.process is not None]
-        for sock in [self.data, *(m.ctrl for m in self.members)]:
-            if sock is not None:
-                sock.close(linger=0)
+        self._close_sockets()
         # Terminating the context makes the threads' blocking calls return at once.
         self.ctx.term()
         for member in self.members:
@@ -426,6 +468,14 @@ class Crowd:
             shutil.rmtree(self._tempdir, ignore_errors=True)
         _open_crowds.discard(self)
         return codes
+
+    def _close_sockets(self) -> None:
+        if self.data is not None:
+            self.data.close(linger=0)
+        for member in self.members:
+            # A quit that crosses a network gets a moment to go, else that far end
+            # waits out its timeout before it leaves (the context's end waits this long).
+            member.ctrl.close(linger=_QUIT_LINGER_MS if member.host else 0)
 
 
 @atexit.register

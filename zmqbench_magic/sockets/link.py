@@ -325,42 +325,8 @@ class Link:
 def _open_session(link: Link, secret: Keys | None) -> int:
     """Ask the standing far end at ``link.remote`` for a session in ``link``'s role,
     connect ``link``'s sockets to it, and return its process id."""
-    door = link.ctx.socket(zmq.REQ)
-    door.linger = 0
-    try:
-        if secret is not None:
-            as_client(door, secret)
-        watch = door.get_monitor_socket(HANDSHAKE_FAILED)
-        door.connect(link.remote)
-        request = {
-            "cmd": "open",
-            "role": link.role,
-            "hwm": link.hwm,
-            "timeout": link.timeout,
-            "curve": link.curve is not None,
-        }
-        door.send(json.dumps(request).encode())
-        answered = _answer_or_refusal(door, watch, link.timeout)
-        door.disable_monitor()
-        watch.close(linger=0)
-        if answered is None:
-            msg = (
-                f"the far end at {link.remote} refused this client: the CURVE handshake "
-                f"failed, so the two sides do not hold the same secret ({SECRET_FILE.option})"
-            )
-            raise PeerError(msg)
-        if not answered:
-            refused = "refusing this client's secret, " if secret is not None else ""
-            msg = (
-                f"the far end at {link.remote} did not answer within {link.timeout:g} s (not "
-                f"running, {refused}busy with another run, or unreachable)"
-            )
-            raise TimeoutError(msg)
-        answer = json.loads(door.recv())
-    finally:
-        door.close(linger=0)
-    if "error" in answer:
-        raise ValueError(f"the far end at {link.remote} refused the run: {answer['error']}")
+    request = {"role": link.role, "hwm": link.hwm, "curve": link.curve is not None}
+    answer = ask_door(link.ctx, link.remote, secret, request, link.timeout)
     if secret is not None:
         as_client(link.ctrl, secret)
     if link.curve is not None:
@@ -369,6 +335,44 @@ def _open_session(link: Link, secret: Keys | None) -> int:
     link.ctrl.connect(answer["ctrl"])
     link.data.connect(answer["data"])
     return int(answer["pid"])
+
+
+def ask_door(
+    ctx: zmq.Context, url: str, secret: Keys | None, request: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """Ask the standing far end at ``url`` to open what ``request`` says (a pair's
+    session, or a pattern's peer); its answer: where the control and data sockets
+    listen, and the process id. Names a refused handshake, a silence or a refusal."""
+    door = ctx.socket(zmq.REQ)
+    door.linger = 0
+    try:
+        if secret is not None:
+            as_client(door, secret)
+        watch = door.get_monitor_socket(HANDSHAKE_FAILED)
+        door.connect(url)
+        door.send(json.dumps({"cmd": "open", "timeout": timeout, **request}).encode())
+        answered = _answer_or_refusal(door, watch, timeout)
+        door.disable_monitor()
+        watch.close(linger=0)
+        if answered is None:
+            msg = (
+                f"the far end at {url} refused this client: the CURVE handshake "
+                f"failed, so the two sides do not hold the same secret ({SECRET_FILE.option})"
+            )
+            raise PeerError(msg)
+        if not answered:
+            refused = "refusing this client's secret, " if secret is not None else ""
+            msg = (
+                f"the far end at {url} did not answer within {timeout:g} s (not "
+                f"running, {refused}busy with another run, or unreachable)"
+            )
+            raise TimeoutError(msg)
+        answer: dict[str, Any] = json.loads(door.recv())
+    finally:
+        door.close(linger=0)
+    if "error" in answer:
+        raise ValueError(f"the far end at {url} refused the run: {answer['error']}")
+    return answer
 
 
 def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> bool | None:

@@ -22,6 +22,7 @@ import zmq
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
+from ..params.far_end import host_of
 from ..results.statistics.histogram import LogHistogram
 from . import async_loops, native
 from .async_loops import OwnThread
@@ -147,6 +148,7 @@ def throughput_sample(
         "slowest_peer_msgs_per_s": msgs_per_s,
         "fastest_peer_msgs_per_s": msgs_per_s,
         "peer_fairness": 1.0,
+        "slowest_peer": f"receiver on {host_of(link.remote)}" if link.remote else "receiver",
         "send_msgs_per_s": burst / burst_elapsed if burst_elapsed > 0 else math.nan,
         "send_only_count": burst,
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,

@@ -41,7 +41,7 @@ from .driver import ProcessDrivers
 from .link import STEADY_MALLOC
 from .loops import SAMPLE_OF_ROLE
 from .payload import Payload
-from .remote import reach
+from .remote import reach_all
 from .rounds import LINK_KEY, RunState, describe, far_role
 
 
@@ -154,14 +154,17 @@ def _run(
     # (--cpu); its far ends are pinned to theirs as they start.
     with (
         pinned(params.cpu),
-        reach(
+        reach_all(
             remote,
             getattr(params, "secret_file", ""),
             getattr(params, "remote_python", ""),
             params.timeout,
-        ) as (url, secret),
+        ) as doors,
     ):
+        # One far end is the first host's; a pattern's peers are dealt among them all.
+        url, secret = doors[0] if doors else ("", None)
         state = RunState(params, role, SAMPLE_OF_ROLE[role], payload, remote=url, secret=secret)
+        state.doors = doors
         state.far_cpus = cpu_plan(params.cpu)[1]
         try:
             schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)

@@ -42,6 +42,7 @@ from typing import Any
 import zmq
 
 from .peer import follow_parent, loop_clock
+from .secret import Keys, admit_only, as_server
 from .timing import two_phases
 
 # Each member's data socket, and whether it binds (it then says where).
@@ -52,9 +53,13 @@ SOCKETS = {
     "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
     "client": zmq.REQ,
 }
+# The roles a far end's door starts on its host for a kernel elsewhere: those whose
+# one socket the kernel's hub reaches (a proxy's subscribers reach the proxy).
+HOSTED_ROLES = ("sink", "subscriber", "source", "client")
 # A receiver that heard the senders are done stops after this long a silence.
 QUIET_S = 0.25
 _PROXY_POLL_MS = 1000
+_WAKE_MS = 50
 
 
 def member_sockets(
@@ -90,14 +95,63 @@ def serve(
     """Connect to the kernel, bind or connect the data socket, and answer commands
     until told to quit, the kernel goes silent for ``timeout`` or stops the context;
     a proxy's XPUB waits for a full subscriber's room with ``nodrop``."""
-    ctrl, data = member_sockets(ctx, role, timeout, hwm)
-    data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
-    try:
+
+    def wire(ctrl: zmq.Socket, data: zmq.Socket) -> None:
+        data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
         ctrl.connect(ctrl_url)
         if bind:
             data.bind(data_url)
         else:
             data.connect(data_url)
+
+    _serve(ctx, role, wire, bind, timeout, hwm, proxy_url, nodrop)
+
+
+def serve_at(
+    ctx: zmq.Context,
+    role: str,
+    interface: str,
+    secret: Keys | None,
+    timeout: float,
+    hwm: int,
+    say: Callable[[str], None],
+) -> None:
+    """A member on another host, started by its far end's door (:mod:`.standing`) for
+    a kernel there: it binds its control and data sockets on free ports of
+    ``interface``, says where with ``say`` (the door passes it on), and the kernel
+    connects to both, its hub to the data socket. The control socket is encrypted with
+    ``secret`` and admits that secret's client alone, as the door does."""
+    authenticator = admit_only(ctx, secret, lambda text: print(text, file=sys.stderr))
+
+    def wire(ctrl: zmq.Socket, data: zmq.Socket) -> None:
+        if secret is not None:
+            as_server(ctrl, secret)
+        ctrl.ipv6 = data.ipv6 = interface.startswith("[")
+        ctrl_port = ctrl.bind_to_random_port(f"tcp://{interface}")
+        data_port = data.bind_to_random_port(f"tcp://{interface}")
+        say(f"member ctrl tcp://{interface}:{ctrl_port} data tcp://{interface}:{data_port}")
+
+    try:
+        _serve(ctx, role, wire, True, timeout, hwm)
+    finally:
+        if authenticator is not None:
+            authenticator.stop()
+
+
+def _serve(
+    ctx: zmq.Context,
+    role: str,
+    wire: Callable[[zmq.Socket, zmq.Socket], None],
+    bound: bool,
+    timeout: float,
+    hwm: int,
+    proxy_url: str = "",
+    nodrop: bool = False,
+) -> None:
+    """The member's life once ``wire`` has bound or connected its sockets."""
+    ctrl, data = member_sockets(ctx, role, timeout, hwm)
+    try:
+        wire(ctrl, data)
         if role == "client":
             # Its loops (and numpy) load before it says ready, not after its first go:
             # the import would hold up that sample's start, and calibration count it.
@@ -105,7 +159,7 @@ def serve(
         if role == "proxy":
             _proxy(ctx, ctrl, data, proxy_url, timeout, hwm, nodrop)
         else:
-            _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bind)})
+            _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bound)})
             _answer(ctrl, data, timeout)
     except (zmq.ContextTerminated, zmq.Again):
         pass  # the kernel went away or stopped us: nothing to report to
@@ -174,6 +228,7 @@ def _run_proxy(front: zmq.Socket, back: zmq.Socket, steer: zmq.Socket) -> None:
 
 def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
     while True:
+        _await_order(ctrl, data, timeout)
         command, *frames = ctrl.recv_multipart()
         order = json.loads(command)
         if order["cmd"] == "quit":
@@ -190,6 +245,19 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
             done, attached = _carry_out(ctrl, data, order, frames, timeout, clock)
             done["cpu_clock"] = counted
         ctrl.send_multipart([json.dumps(done).encode(), *attached])
+
+
+def _await_order(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
+    """Wait for the kernel's next order, at most ``timeout``, while the data socket
+    takes in its own commands. A socket handles those (a new connection among them)
+    only inside a call on it: a SUB that binds, as a subscriber on another host does,
+    sends its subscription to a PUB that connects only then (libzmq #2267; pyzmq
+    #1650), and the kernel waits for every subscription before it orders anything."""
+    deadline = time.monotonic() + timeout
+    while not ctrl.poll(_WAKE_MS):
+        data.getsockopt(zmq.EVENTS)
+        if time.monotonic() > deadline:
+            raise zmq.Again("the kernel said nothing for the timeout")
 
 
 def _carry_out(
@@ -386,9 +454,15 @@ def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--role", choices=sorted(SOCKETS), required=True)
-    parser.add_argument("--ctrl", required=True, help="control endpoint to connect to")
-    parser.add_argument("--data", required=True, help="data endpoint")
+    parser.add_argument("--ctrl", default="", help="control endpoint to connect to")
+    parser.add_argument("--data", default="", help="data endpoint")
     parser.add_argument("--bind", action="store_true", help="bind the data endpoint")
+    parser.add_argument(
+        "--listen", default="", help="bind both sockets on this interface, say where on stdout"
+    )
+    parser.add_argument(
+        "--secret-stdin", action="store_true", help="with --listen: the secret, on stdin"
+    )
     parser.add_argument("--proxy", default="", help="a proxy's XPUB endpoint to bind")
     parser.add_argument("--nodrop", action="store_true", help="a proxy's XPUB waits when full")
     parser.add_argument("--timeout", type=float, required=True, help="seconds")
@@ -396,20 +470,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--io-threads", type=int, default=1, help="the context's")
     parser.add_argument("--parent", type=int, required=True, help="exit when it is gone")
     args = parser.parse_args(argv)
+    if not args.listen and not (args.ctrl and args.data):
+        parser.error("give --ctrl and --data, or --listen")
     follow_parent(args.parent)
     ctx = zmq.Context(io_threads=args.io_threads)
     try:
-        serve(
-            ctx,
-            args.role,
-            args.ctrl,
-            args.data,
-            args.bind,
-            args.timeout,
-            args.hwm,
-            args.proxy,
-            args.nodrop,
-        )
+        if args.listen:
+            secret = Keys.from_json(sys.stdin.readline()) if args.secret_stdin else None
+            serve_at(
+                ctx,
+                args.role,
+                args.listen,
+                secret,
+                args.timeout,
+                args.hwm,
+                say=lambda text: print(text, flush=True),
+            )
+        else:
+            serve(
+                ctx,
+                args.role,
+                args.ctrl,
+                args.data,
+                args.bind,
+                args.timeout,
+                args.hwm,
+                args.proxy,
+                args.nodrop,
+            )
     finally:
         ctx.term()
     return 0

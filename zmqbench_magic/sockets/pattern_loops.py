@@ -3,8 +3,10 @@ sent, each receiving far end's own count and times, and the figures they make.
 
 The aggregate rate is every delivery of every receiver, timed from the first receive
 anywhere to the last (one clock, the machine's monotonic one, which every process
-reads); each peer's own rate is its deliveries over its own first to last receive (a
-sender's, in ``fanin``: its sends over its own sending time). ``lost`` is what should
+reads; receivers on other hosts share no clock, so there it is over the longest
+receiver's own first to last receive); each peer's own rate is its deliveries over
+its own first to last receive (a sender's, in ``fanin``: its sends over its own
+sending time), and the slowest is named. ``lost`` is what should
 have arrived and did not, counted exactly: the senders' counts are known, and a
 receiver short of its share waits for the senders' word that they are done, then a
 silence, before it reports.
@@ -123,19 +125,34 @@ def _row(
     if received < 2 or not got:
         msg = f"the {crowd.describe()} received {received} of {crowd.expected_total(count)}"
         raise PeerError(msg)
-    first, last = min(r["first"] for r in got), max(r["last"] for r in got)
-    msgs_per_s = _rate(received, first, last)
+    if crowd.doors and crowd.pattern != "fanin":
+        # Receivers on other hosts share no clock: every delivery over the longest
+        # receiver's own first to last receive (they all run at once).
+        elapsed = max(r["last"] - r["first"] for r in got)
+        msgs_per_s = (received - len(got)) / elapsed if elapsed > 0 else math.nan
+    else:
+        first, last = min(r["first"] for r in got), max(r["last"] for r in got)
+        elapsed, msgs_per_s = last - first, _rate(received, first, last)
     if crowd.pattern == "fanin":
         # One receiver: each sender's own figure is its sends over its own time.
-        peer_rates = [r["sent"] / r["elapsed"] for r in sending if r["elapsed"] > 0]
+        peer_rates = {
+            m.name: r["sent"] / r["elapsed"] if r["elapsed"] > 0 else math.nan
+            for m, r in zip(crowd.senders, sending, strict=True)
+        }
     else:
-        peer_rates = [_rate(r["received"], r["first"], r["last"]) for r in receiving]
+        peer_rates = {
+            m.name: _rate(r["received"], r["first"], r["last"])
+            for m, r in zip(crowd.receivers, receiving, strict=True)
+        }
     sent = sum(r["sent"] for r in sending)
     send_cpu = hub_cpu if crowd.hub_sends else sum(r["cpu_s"] for r in sending)
     recv_cpu = hub_cpu if crowd.pattern == "fanin" else sum(r["cpu_s"] for r in receiving)
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
-    slowest, fastest = min(peer_rates, default=math.nan), max(peer_rates, default=math.nan)
+    timed_peers = {name: rate for name, rate in peer_rates.items() if not math.isnan(rate)}
+    slowest_peer = min(timed_peers, key=timed_peers.__getitem__, default="")
+    slowest = timed_peers.get(slowest_peer, math.nan)
+    fastest = max(timed_peers.values(), default=math.nan)
     return {
         "received": received,
         "late": sum(r.get("late", 0) for r in receiving),
@@ -144,17 +161,18 @@ def _row(
         "slowest_peer_msgs_per_s": slowest,
         "fastest_peer_msgs_per_s": fastest,
         "peer_fairness": slowest / fastest if fastest else math.nan,
+        "slowest_peer": slowest_peer,
         "send_msgs_per_s": sum(r["burst"] / r["burst_elapsed"] for r in timed_sends),
         "send_only_count": sending[0]["burst"],
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
-        "elapsed_s": last - first,
+        "elapsed_s": elapsed,
         "send_elapsed_s": max(r["elapsed"] for r in sending),
         "queue_capacity": queue_capacity(crowd.transport, crowd.hwm, payload.size),
         "other_load": other_load,
         "send_cpu_us_per_msg": send_cpu / sent * 1e6,
         "recv_cpu_us_per_msg": recv_cpu / received * 1e6,
         "cpu_clock": "process" if crowd.peer == "process" else "thread",
-    }, last - first
+    }, elapsed
 
 
 __all__ = ["pattern_sample"]

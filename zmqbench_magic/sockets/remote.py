@@ -20,9 +20,9 @@ import subprocess
 from collections.abc import Iterator
 
 from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
-from ..params.far_end import REMOTE_PYTHON, ssh_to
+from ..params.far_end import REMOTE_PYTHON, remote_hosts, ssh_to
 from .peer import PeerError
-from .secret import Keys, read_secret
+from .secret import Door, Keys, read_secret
 
 
 @contextlib.contextmanager
@@ -36,6 +36,17 @@ def reach(
             yield reached
         return
     yield remote, read_secret(secret_file) if secret_file else None
+
+
+@contextlib.contextmanager
+def reach_all(remote: str, secret_file: str, python: str, timeout: float) -> Iterator[list[Door]]:
+    """Every far end of ``--remote`` (several, separated by commas, for a pattern's
+    peers), as :func:`reach` gives each; none for a far end on this machine."""
+    with contextlib.ExitStack() as reached:
+        yield [
+            reached.enter_context(reach(host, secret_file, python, timeout))
+            for host in remote_hosts(remote)
+        ]
 
 
 _LISTENING = re.compile(rb"listening on (tcp://\S+)")
@@ -96,4 +107,4 @@ def _failed(process: subprocess.Popen[bytes], url: str, python: str, said: Tail)
     return f"could not start a far end over {url}: {last}{hint}"
 
 
-__all__ = ["far_end_over_ssh", "reach"]
+__all__ = ["far_end_over_ssh", "reach", "reach_all"]

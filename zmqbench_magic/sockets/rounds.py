@@ -25,7 +25,7 @@ from .loops import idle_sample, latency_sample
 from .paced import paced_sample
 from .pattern_loops import pattern_sample
 from .payload import Payload
-from .secret import Keys
+from .secret import Door, Keys
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
@@ -54,6 +54,7 @@ class RunState:
     counts: dict[tuple[Any, ...], int] = field(default_factory=dict)
     remote: str = ""  # a remote far end's tcp:// URL; "": one on this machine
     secret: Keys | None = None  # shared with a remote far end
+    doors: list[Door] = field(default_factory=list)  # every remote host's, for a crowd
     local_keys: Keys = field(default_factory=Keys.fresh)  # an encrypted local data path
     far_cpus: set[int] = field(default_factory=set)  # the far end's, with --cpu
 
@@ -76,6 +77,7 @@ class RunState:
                     io_threads=first["io_threads"],
                     nodrop=getattr(self.params, "nodrop", False),
                     cpus=self.far_cpus,
+                    doors=self.doors,
                 ) as crowd:
                     session.link = crowd
                     yield session

@@ -54,6 +54,11 @@ class Keys:
         return cls(fields["server_secret"].encode(), fields["client_secret"].encode())
 
 
+# A standing far end's door: its tcp:// URL and the secret that reaches it (None: one
+# on loopback without a secret).
+Door = tuple[str, Keys | None]
+
+
 def write_secret(path: str | os.PathLike[str]) -> Keys:
     """A fresh secret in a new file readable by its owner only (never overwritten)."""
     keys = Keys.fresh()
@@ -122,3 +127,16 @@ class OnlyKey:
             return True
         self.log("refused a client whose CURVE key is not this secret's")
         return False
+
+
+def admit_only(ctx: zmq.Context, secret: Keys | None, log: Any) -> Any:
+    """A ZAP authenticator on ``ctx`` that admits the secret's client key alone and says
+    on ``log`` whom it refused (stop it before the context ends); None without a secret."""
+    if secret is None:
+        return None
+    from zmq.auth.thread import ThreadAuthenticator
+
+    authenticator = ThreadAuthenticator(ctx)
+    authenticator.start()
+    authenticator.configure_curve_callback("*", OnlyKey(secret, log))
+    return authenticator

@@ -18,8 +18,11 @@ encrypted too when the driver asks (``--curve``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -29,11 +32,14 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from ..method.piped import read_until
+from ..method.spawn import child_env, module_command
 from ..params.address import is_loopback_url
 from ..params.far_end import CURVE, SECRET_FILE
-from . import peer
-from .malloc import steady_malloc
-from .secret import HANDSHAKE_FAILED, Keys, OnlyKey, as_server
+from . import member, peer
+from .link import stop_process
+from .malloc import STEADY_MALLOC, steady_malloc
+from .secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 
 _DOOR_POLL_MS = 200
 
@@ -52,12 +58,13 @@ def serve_forever(
         msg = f"a far end listening beyond loopback ({bind}) needs {SECRET_FILE.option}"
         raise ValueError(msg)
     ctx = zmq.Context()
-    authenticator = _authenticator(ctx, secret, say)
+    authenticator = admit_only(ctx, secret, say)
     door = ctx.socket(zmq.REP)
     door.linger = 0
     # Refused handshakes (another secret) are said, at most once a second.
     watch = door.get_monitor_socket(HANDSHAKE_FAILED)
     refusals = _Refusals(say)
+    members: list[subprocess.Popen[bytes]] = []  # a pattern's peers it started
     try:
         if secret is not None:
             as_server(door, secret)
@@ -74,6 +81,7 @@ def serve_forever(
         poller.register(door, zmq.POLLIN)
         poller.register(watch, zmq.POLLIN)
         while not stop.is_set():
+            members[:] = [m for m in members if m.poll() is None]
             ready = dict(poller.poll(_DOOR_POLL_MS))
             if watch in ready:
                 recv_monitor_message(watch)
@@ -81,8 +89,11 @@ def serve_forever(
             if door not in ready:
                 continue
             runs += 1
-            _serve_one(ctx, door, json.loads(door.recv()), interface, secret, runs, say)
+            members += _serve_one(ctx, door, json.loads(door.recv()), interface, secret, runs, say)
     finally:
+        for started in members:
+            started.terminate()  # idle between runs, or its kernel gone: it ends at once
+            stop_process(started)
         door.disable_monitor()
         watch.close(linger=0)
         door.close(linger=0)
@@ -105,17 +116,6 @@ class _Refusals:
             self.said_at, self.unsaid = time.monotonic(), 0
 
 
-def _authenticator(ctx: zmq.Context, secret: Keys | None, say: Callable[[str], None]) -> Any:
-    if secret is None:
-        return None
-    from zmq.auth.thread import ThreadAuthenticator
-
-    authenticator = ThreadAuthenticator(ctx)
-    authenticator.start()
-    authenticator.configure_curve_callback("*", OnlyKey(secret, say))
-    return authenticator
-
-
 def _exit_when_stdin_closes() -> None:
     sys.stdin.read()
     os._exit(0)  # mid-run too: whatever it held goes with the process
@@ -129,15 +129,18 @@ def _serve_one(
     secret: Keys | None,
     number: int,
     say: Callable[[str], None],
-) -> None:
-    """Open the session asked for, answer where it is, and serve it to its end."""
+) -> list[subprocess.Popen[bytes]]:
+    """Open the session asked for, answer where it is, and serve it to its end; or,
+    for a pattern's peer, start it and answer where it is (the process started)."""
+    if request.get("member"):
+        return _open_member(door, request, interface, secret, number, say)
     if request.get("cmd") != "open" or request.get("role") not in peer.ROLES:
         door.send(json.dumps({"error": f"not a zmqbench request: {request}"}).encode())
-        return
+        return []
     if request["curve"] and secret is None:
         refusal = f"{CURVE.option} needs a far end started with a secret"
         door.send(json.dumps({"error": refusal}).encode())
-        return
+        return []
     ctrl, data = peer.sockets(ctx, request["role"], request["timeout"], request["hwm"])
     if secret is not None:
         as_server(ctrl, secret)
@@ -151,6 +154,57 @@ def _serve_one(
     say(f"run {number}: {request['role']} session on {where['data']}")
     peer.session(ctrl, data)
     say(f"run {number}: done after {time.monotonic() - started:.1f} s")
+    return []
+
+
+_MEMBER_AT = re.compile(rb"member ctrl (tcp://\S+) data (tcp://\S+)")
+
+
+def _open_member(
+    door: zmq.Socket,
+    request: dict[str, Any],
+    interface: str,
+    secret: Keys | None,
+    number: int,
+    say: Callable[[str], None],
+) -> list[subprocess.Popen[bytes]]:
+    """Start one peer of a pattern (:mod:`.member`) in a process of its own for the
+    kernel asking, and answer where it listens (the process, in a list: none when it
+    could not start); it serves while this far end does, and
+    ends when the kernel says quit, falls silent for the timeout, or this far end ends.
+    Unlike a pair's session, it does not hold the door: a pattern's N peers on this
+    host open one after another and run together."""
+    role = request.get("role")
+    if role not in member.HOSTED_ROLES:
+        refusal = f"a peer's role must be one of {', '.join(member.HOSTED_ROLES)}, got {role!r}"
+        door.send(json.dumps({"error": refusal}).encode())
+        return []
+    command = module_command(
+        "zmqbench_magic.sockets.member",
+        *("--role", role, "--listen", interface, "--timeout", str(request["timeout"])),
+        *("--hwm", str(request["hwm"]), "--parent", str(os.getpid())),
+        *(["--secret-stdin"] if secret is not None else []),
+    )
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**child_env(), **STEADY_MALLOC}
+    )
+    assert process.stdin is not None
+    with contextlib.suppress(OSError):
+        process.stdin.write(secret.to_json().encode() + b"\n" if secret is not None else b"")
+        process.stdin.close()
+    try:
+        found = read_until(process, _MEMBER_AT, request["timeout"])
+    except TimeoutError:
+        found = None
+    if found is None:
+        stop_process(process)
+        refusal = f"its {role} did not start within {request['timeout']:g} s (see its log)"
+        door.send(json.dumps({"error": refusal}).encode())
+        return []
+    ctrl, data = (url.decode() for url in found.groups())
+    door.send(json.dumps({"ctrl": ctrl, "data": data, "pid": process.pid}).encode())
+    say(f"run {number}: a pattern's {role} on {data}")
+    return [process]
 
 
 def main(bind: str, secret: Keys | None, *, over_ssh: bool = False) -> int:
