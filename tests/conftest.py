@@ -349,6 +349,7 @@ def _with_addresses(kind: str) -> str:
 # hosts' network namespaces are the machine's, so their tests take turns.
 _TOGETHER = {
     "tests/sockets/test_remote.py": "test-hosts",
+    "tests/sockets/test_spread.py": "test-hosts",
     "examples/06_two_hosts.ipynb": "test-hosts",
     "tests/parallel/test_engines.py": "ray",
     "examples/09_engines.ipynb": "ray",

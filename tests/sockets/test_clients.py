@@ -131,7 +131,6 @@ def test_a_kernel_interrupt_mid_sample_leaves_nothing(transport, no_leftovers, k
         ({"loop": ["asyncio"]}, "--loop asyncio drives one socket"),
         ({"curve": [True]}, "--curve true encrypts one pair's path"),
         ({"driver": "process"}, "--driver process"),
-        ({"remote": "tcp://127.0.0.1:5555"}, "--remote reaches one far end"),
     ],
 )
 def test_what_n_closed_loops_cannot_take_is_refused(settings, words):

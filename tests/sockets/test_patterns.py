@@ -194,7 +194,7 @@ def test_io_threads_sweep_on_both_benchmarks():
         ({"pattern": "pubsub", "loop": "asyncio"}, "--loop asyncio drives one socket"),
         ({"pattern": "fanin", "curve": True}, "--curve true encrypts one far end's path"),
         ({"peers": 2, "driver": "process"}, "--driver process drives one far end"),
-        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "patterns run on this machine"),
+        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "pairs and proxy run on this"),
         ({"pattern": "pubsub", "transport": "inproc", "peer": "process"}, "inproc only connects"),
     ],
 )
