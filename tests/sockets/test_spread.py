@@ -98,12 +98,13 @@ def test_a_peer_that_dies_on_the_other_host_is_named(no_leftovers):
             wait_until(lambda: len(_children(door)) == 2, 20, "both subscribers started")
             psutil.Process(door).children()[1].kill()
 
-        with pytest.raises((PeerError, TimeoutError), match=r"subscriber 2 on 127\.0\.0\.1"):
-            with Crowd(
-                "pubsub", 2, "tcp", "remote", "127.0.0.1", 3.0, 1000, doors=[(url, None)]
-            ) as crowd:
-                kill_a_subscriber()
-                pattern_sample(crowd, Payload.blank(100), 200_000, copy=True)
+        named, doors = r"subscriber 2 on 127\.0\.0\.1", [(url, None)]
+        with (
+            pytest.raises((PeerError, TimeoutError), match=named),
+            Crowd("pubsub", 2, "tcp", "remote", "127.0.0.1", 3.0, 1000, doors=doors) as crowd,
+        ):
+            kill_a_subscriber()
+            pattern_sample(crowd, Payload.blank(100), 200_000, copy=True)
         wait_until(lambda: not _children(door), 10, "the other peer gone with the run")
 
 

@@ -372,6 +372,8 @@ class ThroughputParams(ZmqParams):
         check_pattern(self)
 
     def cautions(self) -> list[str]:
+        if self.remote:  # the peers use other hosts' cores
+            return super().cautions()
         return [*super().cautions(), *crowded_cores(self.pattern, self.peers)]
 
 
@@ -444,7 +446,7 @@ class LatencyParams(ZmqParams):
             raise ValueError(msg)
 
     def cautions(self) -> list[str]:
-        said = [*super().cautions(), *crowded_clients(self.clients)]
+        said = [*super().cautions(), *([] if self.remote else crowded_clients(self.clients))]
         if self.count and any(self.rate):
             return [*said, *_open_loop_count_caution(self.count, self.rate)]
         return said

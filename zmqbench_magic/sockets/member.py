@@ -24,6 +24,10 @@ command may carry the message's frames after its JSON):
 * kernel -> ``{"cmd": "quit"}``; any error goes back as ``{"error": text}``.
 
 Every receive is bounded: a member hears its kernel within ``timeout`` or leaves.
+
+On another host (``--remote``), a far end's door (:mod:`.standing`) starts each member
+with ``--listen``: it binds both sockets there, its control socket CURVE-encrypted with
+the door's secret, says where on stdout, and the kernel connects to both.
 """
 
 from __future__ import annotations
@@ -257,7 +261,7 @@ def _await_order(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
     while not ctrl.poll(_WAKE_MS):
         data.getsockopt(zmq.EVENTS)
         if time.monotonic() > deadline:
-            raise zmq.Again("the kernel said nothing for the timeout")
+            raise zmq.Again  # as its receive would: the kernel is gone
 
 
 def _carry_out(
