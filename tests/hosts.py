@@ -93,6 +93,20 @@ def host(number: int, rate: str | None = None) -> Iterator[Host]:
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
 
 
+def commands_in(where: Host) -> list[str]:
+    """The command line of each process running in a test host."""
+    import psutil
+
+    listed = subprocess.run(
+        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
+    ).stdout.split()
+    found = []
+    for pid in map(int, listed):
+        with contextlib.suppress(psutil.Error):
+            found.append(" ".join(psutil.Process(pid).cmdline()))
+    return found
+
+
 def namespaces() -> list[str]:
     """The test hosts still present (none should outlive its test)."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import wait_until
-from hosts import host, namespaces, skip_without_hosts, sshd, standing_peer
+from hosts import commands_in, host, namespaces, skip_without_hosts, sshd, standing_peer
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -366,16 +366,11 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
 def _left_on(where) -> list[str]:
     """What runs on a test host besides its sshd: engines started there over SSH
     descend from its sshd, not from this run, so they are found by their namespace."""
-    listed = subprocess.run(
-        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
-    ).stdout.split()
-    found = []
-    for pid in map(int, listed):
-        with contextlib.suppress(psutil.Error):
-            words = " ".join(psutil.Process(pid).cmdline())
-            if "[listener]" not in words and not words.startswith("/usr/sbin/sshd"):
-                found.append(words)
-    return found
+    return [
+        words
+        for words in commands_in(where)
+        if "[listener]" not in words and not words.startswith("/usr/sbin/sshd")
+    ]
 
 
 def _engines_on(where) -> list[psutil.Process]:

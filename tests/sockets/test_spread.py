@@ -7,13 +7,12 @@ a link shaped to 1 Gbit/s; bad settings are named before anything starts."""
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 
 import psutil
 import pytest
 from conftest import wait_until
-from hosts import host, namespaces, skip_without_hosts, sshd, standing_peer
+from hosts import commands_in, host, namespaces, skip_without_hosts, sshd, standing_peer
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params.far_end import SSH_COMMAND_ENV
@@ -110,29 +109,12 @@ def test_a_peer_that_dies_on_the_other_host_is_named(no_leftovers):
 
 def _peers_on(where) -> list[str]:
     """The pattern's peers running on a test host."""
-    listed = subprocess.run(
-        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
-    ).stdout.split()
-    found = []
-    for pid in map(int, listed):
-        with contextlib.suppress(psutil.Error):
-            words = " ".join(psutil.Process(pid).cmdline())
-            if "zmqbench_magic.sockets.member" in words:
-                found.append(words)
-    return found
+    return [c for c in commands_in(where) if "zmqbench_magic.sockets.member" in c]
 
 
 def _far_ends_on(where) -> list[str]:
-    listed = subprocess.run(
-        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
-    ).stdout.split()
-    found = []
-    for pid in map(int, listed):
-        with contextlib.suppress(psutil.Error):
-            words = " ".join(psutil.Process(pid).cmdline())
-            if "zmqbench_magic" in words:
-                found.append(words)
-    return found
+    """Whatever of the project's runs on a test host: its far end or a peer."""
+    return [c for c in commands_in(where) if "zmqbench_magic" in c]
 
 
 @pytest.mark.slow  # two hosts of our own, each with an sshd
