@@ -34,6 +34,7 @@ from ..params import (
 )
 from ..params.cpus import cpu_plan
 from ..params.interpreter import interpreter_words
+from ..params.patterns import check_sequenced_message
 from ..results import ResultSet
 from ..results.host.environment import environment
 from ..results.storage import noise_floor
@@ -136,6 +137,8 @@ def _run(
     stop: StopFlag | None,
 ) -> ResultSet:
     points = _points(params, payload)
+    if payload is not None and getattr(params, "sequence", False):
+        check_sequenced_message(len(payload.frames), payload.size)
     if any(p["loop"] == "native" for p in points):
         _check_native(payload)
     drivers = ProcessDrivers(params, payload) if params.driver == "process" else None
