@@ -13,6 +13,7 @@ far ends and their driving loops run in fresh processes (:mod:`.driver`).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -253,10 +254,20 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
         )
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
-            f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost); rates count "
-            f"only delivered messages, timed first to last receive. {why}"
+            f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost"
+            f"{_which_went(worst)}); rates count only delivered messages, timed first to "
+            f"last receive. {why}"
         )
     return warnings + _held_warnings(rows, point)
+
+
+def _which_went(row: Mapping[str, Any]) -> str:
+    """What a numbered sample's (--sequence true) messages say of its loss; "" for
+    one without numbers."""
+    gaps = row.get("gaps", math.nan)
+    if math.isnan(gaps) or not gaps:
+        return ""
+    return f" in {int(gaps):,} gap(s), the first missed message no. {int(row['first_lost']):,}"
 
 
 def _lost(row: Mapping[str, Any]) -> int:
