@@ -403,3 +403,17 @@ def test_what_sequence_cannot_number_is_refused(values, words):
 def test_a_multipart_message_is_refused_numbered():
     with pytest.raises(ValueError, match="one frame of 8 bytes or more, got 2 frames of 12 B"):
         run_throughput(payload=[b"head", b"bodybody"], sequence=True, count=100, repeat=1)
+
+
+def test_numbers_that_disagree_with_the_counts_are_named(monkeypatch, no_leftovers):
+    # A receiver whose numbers say one more went missing than its count says: the
+    # sample names both figures rather than report either.
+    figures = numbering.Tally.figures
+    monkeypatch.setattr(
+        numbering.Tally, "figures", lambda self: {**figures(self), "missed": 1, "gaps": 1}
+    )
+    with (
+        Crowd("fanin", 2, "inproc", "thread", "127.0.0.1", 10.0, 1000) as crowd,
+        pytest.raises(PeerError, match="numbered messages say 1 went missing, its counts 0"),
+    ):
+        pattern_sample(crowd, Payload.blank(100), 500, copy=True, sequence=True)
