@@ -112,6 +112,7 @@ def test_help_is_built_from_the_params(ip):
         ("--pattern pubsub --loop asyncio", ["--loop asyncio drives one socket"]),
         ("--io-threads 0", ["io_threads", "got 0"]),
         ("--nodrop true", ["--nodrop true", "pubsub or proxy"]),
+        ("--sequence true --size 4", ["--sequence true", "got 4 B", "from 8 B"]),
     ],
 )
 def test_bad_input_is_a_usage_error_naming_the_value(ip, line, words, no_leftovers):

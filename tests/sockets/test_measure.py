@@ -215,3 +215,16 @@ def test_lost_messages_are_a_warning_not_hidden():
     ]
     (warning,) = _point_warnings(rows, point)
     assert "7 of 1,000 lost" in warning and "ipc" in warning and "#4660" in warning
+
+
+def test_a_numbered_loss_says_its_gaps_and_where_it_began():
+    from zmqbench_magic.sockets.measure import _point_warnings
+
+    point = {"transport": "tcp", "size": 100, "copy": True, "peer": "process"}
+    point |= {"pattern": "pubsub", "peers": 2}
+    numbered = {"count": 3000, "received": 2000, "lost": 4000, "hwm": 1000}
+    numbered |= {"gaps": 2, "first_lost": 1000}
+    (warning,) = _point_warnings([numbered], point)
+    assert "4,000 of 6,000 lost in 2 gap(s), the first missed message no. 1,000)" in warning
+    (plain,) = _point_warnings([{**numbered, "gaps": math.nan}], point)
+    assert "4,000 of 6,000 lost); rates" in plain

@@ -5,9 +5,11 @@ mid-run named, nothing left behind."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import threading
+from typing import Any
 
 import psutil
 import pytest
@@ -17,9 +19,10 @@ from conftest import sampling, wait_until
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import PATTERNS, ThroughputParams
 from zmqbench_magic.params.patterns import ends_of
-from zmqbench_magic.sockets import member
+from zmqbench_magic.sockets import member, numbering
 from zmqbench_magic.sockets.crowd import Crowd
 from zmqbench_magic.sockets.link import Link
+from zmqbench_magic.sockets.numbering import STAMP, missing, stamp_of, union
 from zmqbench_magic.sockets.pattern_loops import pattern_sample
 from zmqbench_magic.sockets.payload import Payload
 from zmqbench_magic.sockets.peer import PeerError
@@ -271,3 +274,146 @@ def test_nodrop_makes_the_publisher_and_the_proxy_wait_and_nothing_is_lost(
     with Crowd("proxy", 2, transport, peer, "127.0.0.1", 10.0, 10, nodrop=True) as crowd:
         row, _ = pattern_sample(crowd, Payload.blank(100), 20_000, copy=True)
     assert row["lost"] == 0 and row["received"] == 2 * 20_000
+
+
+# Numbered messages (--sequence true) ------------------------------------------------
+NUMBERED_COLUMNS = ("gaps", "first_lost", "most_lost_by_one_peer", "reordered")
+
+
+def _planted_numbers(numbers: list[int], loop: str, expect: int = 500) -> dict[str, Any]:
+    """What a receiver of 500 numbered messages (told to expect ``expect``: 0, a share
+    unknown) reports when its sender sends only ``numbers`` (the planted loss of the
+    test above, by number)."""
+    with zmq.Context() as ctx:
+        pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+        for sock in (pull, push):
+            sock.linger = 0
+        pull.rcvtimeo = int(member.QUIET_S * 1000)
+        port = pull.bind_to_random_port("tcp://127.0.0.1")
+        push.connect(f"tcp://127.0.0.1:{port}")
+        done = threading.Event()
+
+        def send() -> None:
+            for number in numbers:
+                push.send(stamp_of(0, number).to_bytes(8, "little") + b"x" * 92)
+            done.set()
+
+        order = {"expect": expect, "copy": True, "frames": 1, "loop": loop}
+        order["numbered"] = {"senders": [0], "count": 500}
+        sending = threading.Thread(target=send)
+        sending.start()
+        got = member.receive(pull, order, notice=done.is_set, timeout=10.0)
+        sending.join()
+        pull.close()
+        push.close()
+    return got
+
+
+@pytest.mark.parametrize("loop", ["python", "native"])
+def test_numbered_messages_say_which_went_missing(loop, no_leftovers):
+    # 7 numbers missing from 100 on, 3 more at the tail after the last that came, and
+    # one number sent twice: two gaps, ten missed, the first at 100, one reordered.
+    numbers = [n for n in range(497) if not 100 <= n < 107]
+    numbers.insert(200, 150)
+    got = _planted_numbers(numbers, loop)
+    assert got["received"] == len(numbers) == 491
+    assert (got["gaps"], got["missed"], got["first_lost"], got["reordered"]) == (2, 10, 100, 1)
+    assert "bitmap" not in got  # its share was known: the figures are its own
+
+
+@pytest.mark.parametrize("loop", ["python", "native"])
+def test_receivers_whose_shares_are_unknown_are_read_together(loop, no_leftovers):
+    # A pipeline's receivers (expect 0) share its messages: each one's own gaps are
+    # the others' messages, so each sends its bitmap and only their union is read.
+    evens = _planted_numbers(list(range(0, 500, 2)), loop, expect=0)
+    odds = _planted_numbers([n for n in range(1, 500, 2) if n != 301], loop, expect=0)
+    assert evens["received"] + odds["received"] == 499
+    assert missing(union([evens["bitmap"], odds["bitmap"]]), 500) == (1, 1, 301)
+
+
+def _slowed_stamps(every: int, pause: float) -> Any:
+    """A stamp reader that pauses every ``every`` messages: a subscriber that falls
+    behind its publisher."""
+    seen = itertools.count()
+
+    class Slow:
+        size, pack_into = STAMP.size, STAMP.pack_into  # the hub's sends: as ever
+
+        @staticmethod
+        def unpack_from(message: Any) -> tuple[int, ...]:
+            if next(seen) % every == 0:
+                threading.Event().wait(pause)
+            return STAMP.unpack_from(message)
+
+    return Slow
+
+
+def test_a_publisher_that_drops_is_numbered_gap_by_gap(monkeypatch, no_leftovers):
+    # Queues of 10 messages and subscribers that fall behind (in threads, each pausing
+    # every 50 messages): the PUB drops, and the numbers say where, agreeing with the
+    # count (pattern_sample raises where they do not).
+    monkeypatch.setattr(numbering, "STAMP", _slowed_stamps(50, 0.002))
+    with Crowd("pubsub", 2, "tcp", "thread", "127.0.0.1", 10.0, 10) as crowd:
+        row, _ = pattern_sample(crowd, Payload.blank(1000), 5000, copy=True, sequence=True)
+        reports = [m.report for m in crowd.receivers if m.report]
+    assert row["lost"] == 2 * 5000 - row["received"] > 0
+    assert row["gaps"] >= 1 and row["reordered"] == 0
+    assert 0 <= row["first_lost"] < 5000
+    assert row["most_lost_by_one_peer"] == max(r["missed"] for r in reports)
+    assert [r["missed"] for r in reports] == [5000 - r["received"] for r in reports]
+
+
+@pytest.mark.parametrize("loop", ["python", "native"])
+def test_numbered_push_pull_and_fanin_lose_nothing(loop, no_leftovers):
+    df = run_throughput(
+        pattern=["pipeline", "fanin", "pairs"], peers=[1, 3], loop=[loop], sequence=True, **QUICK
+    ).df
+    assert (df["lost"] == 0).all() and (df["gaps"] == 0).all() and (df["reordered"] == 0).all()
+    assert df["first_lost"].isna().all()  # none missed
+    shared = (df["pattern"] == "pipeline") & (df["peers"] == 3)
+    assert df.loc[shared, "most_lost_by_one_peer"].isna().all()  # shares unknown
+    assert (df.loc[~shared, "most_lost_by_one_peer"] == 0).all()
+    # Every sender's numbers tracked on their own: fanin's three interleave at the hub.
+    assert list(df["received"]) == list(df["count"] * df["peers"].where(~shared, 1))
+
+
+def test_without_sequence_the_numbered_columns_are_unknown():
+    df = run_throughput(pattern=["pipeline", "pubsub"], **QUICK).df
+    for column in NUMBERED_COLUMNS:
+        assert df[column].isna().all(), column
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        (
+            {"size": [4, 100]},
+            "--sequence true writes each message's number into its first 8 "
+            "bytes: --size must be from 8 B, got 4 B",
+        ),
+        ({"loop": "asyncio"}, "--sequence true: --loop asyncio drives one socket"),
+        ({"driver": "process"}, "--sequence true: --driver process drives one far end"),
+    ],
+)
+def test_what_sequence_cannot_number_is_refused(values, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        ThroughputParams(sequence=True, **values)
+
+
+def test_a_multipart_message_is_refused_numbered():
+    with pytest.raises(ValueError, match="one frame of 8 bytes or more, got 2 frames of 12 B"):
+        run_throughput(payload=[b"head", b"bodybody"], sequence=True, count=100, repeat=1)
+
+
+def test_numbers_that_disagree_with_the_counts_are_named(monkeypatch, no_leftovers):
+    # A receiver whose numbers say one more went missing than its count says: the
+    # sample names both figures rather than report either.
+    figures = numbering.Tally.figures
+    monkeypatch.setattr(
+        numbering.Tally, "figures", lambda self: {**figures(self), "missed": 1, "gaps": 1}
+    )
+    with (
+        Crowd("fanin", 2, "inproc", "thread", "127.0.0.1", 10.0, 1000) as crowd,
+        pytest.raises(PeerError, match="numbered messages say 1 went missing, its counts 0"),
+    ):
+        pattern_sample(crowd, Payload.blank(100), 500, copy=True, sequence=True)

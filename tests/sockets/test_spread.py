@@ -163,3 +163,18 @@ def test_subscribers_dealt_over_two_hosts_over_ssh(tmp_path, monkeypatch, no_lef
         assert hosts <= {one.address, two.address}, thr.df["slowest_peer"]
         wait_until(lambda: not _far_ends_on(one) + _far_ends_on(two), 20, "nothing left there")
     assert namespaces() == []
+
+
+def test_numbered_messages_to_peers_elsewhere(no_leftovers):
+    with standing_peer(None, "tcp://127.0.0.1:0", None) as (url, _):
+        thr = run_throughput(
+            remote=url,
+            pattern=["pipeline", "pubsub"],
+            peers=[1, 2],
+            nodrop=True,
+            sequence=True,
+            size=100,
+            **QUICK,
+        )
+    assert (thr.df["lost"] == 0).all() and (thr.df["gaps"] == 0).all(), thr.df
+    assert thr.df["slowest_peer"].str.endswith(" on 127.0.0.1").all()

@@ -39,7 +39,7 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
-from .patterns import CLIENTS, NODROP, PATTERN, PATTERNS, PEERS
+from .patterns import CLIENTS, NODROP, PATTERN, PATTERNS, PEERS, SEQUENCE
 from .sockets import (
     ADDRESS,
     COPY,
@@ -135,6 +135,7 @@ __all__ = [
     "RTT",
     "SECRET_FILE",
     "SEED",
+    "SEQUENCE",
     "SIZE",
     "THROUGHPUT",
     "THR_METRICS",

@@ -18,6 +18,9 @@ from .columns import Column
 from .declare import Metric, Param
 from .far_end import remote_hosts
 
+# The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
+STAMP_BYTES = 8
+
 PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy")
 # The patterns whose N far ends may be on other hosts (--remote): each is one socket
 # the kernel's hub reaches. A proxy's subscribers reach the proxy, and a pair's ends
@@ -46,6 +49,15 @@ NODROP = Param(
     "a PUSH does, instead of dropping the message (false, ZeroMQ's way); pubsub and "
     "proxy (this process's PUB and the proxy's XPUB alike, as libzmq's proxy_thr has them)",
     "publisher waits when full", "bool", choices=(False, True),
+)
+SEQUENCE = Param(
+    "sequence", False,
+    "number every message, so each receiver knows which it missed: the sender writes "
+    "each message's number into its first 8 bytes (so each message is built fresh, a "
+    "copy per message even with --copy false) and each receiver reads it, which costs "
+    "both loops time; gives gaps, first_lost and the most one receiver lost beside lost; "
+    "needs --size 8 or more and a message of one frame",
+    "numbered messages", "bool", choices=(False, True),
 )
 CLIENTS = Param(
     "clients", 1,
@@ -77,6 +89,24 @@ PATTERN_METRICS = (
            "the slowest peer's rate over the fastest's: 1 when every peer is served alike",
            "higher"),
 )
+# What numbered messages (--sequence true) tell beyond the count of lost ones; NaN
+# without them (unknown, not none).
+SEQUENCE_METRICS = (
+    Metric("gaps", "gaps",
+           "runs of consecutive messages missing, every receiver's and sender's together: "
+           "one burst dropped is one gap (NaN without --sequence)", "lower"),
+    Metric("first_lost", "first lost",
+           "the lowest message number any receiver missed, counted from 0 in each sample "
+           "(NaN when none was missed, or without --sequence)"),
+    Metric("most_lost_by_one_peer", "most lost by one receiver",
+           "the most messages any one receiver missed: which receiver's queue overflowed "
+           "(NaN without --sequence, and in a pipeline of N receivers, whose shares "
+           "are unknown)", "lower", unit="msgs"),
+    Metric("reordered", "reordered",
+           "numbered messages that came with a number lower than the next one expected "
+           "from their sender: duplicated or out of order (NaN without --sequence)",
+           "lower", unit="msgs"),
+)
 # fmt: on
 PATTERN_COLUMNS = (
     Column(
@@ -92,18 +122,53 @@ def many_ends(point: Mapping[str, Any]) -> bool:
     return point.get("pattern", "pipeline") != "pipeline" or point.get("peers", 1) > 1
 
 
+def check_sequence(params: Any) -> None:
+    """A ValueError for ``--sequence true`` with a message it cannot number, or a loop
+    that runs no pattern (a numbered one-to-one pipeline runs as a pattern of one)."""
+    if not params.sequence:
+        return
+    smallest = min(params.size)
+    if smallest < STAMP_BYTES:
+        msg = (
+            f"{SEQUENCE.option} true writes each message's number into its first "
+            f"{STAMP_BYTES} bytes: --size must be from {STAMP_BYTES} B, got {smallest} B"
+        )
+        raise ValueError(msg)
+    refusals = [
+        ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
+        (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
+        (params.driver == "process", "--driver process drives one far end: leave it out"),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise ValueError(f"{SEQUENCE.option} true: {why}")
+
+
+def check_sequenced_message(frames: int, size: int) -> None:
+    """A ValueError for a message of the cell form (or ``payload=``) that
+    ``--sequence true`` cannot number: one frame of 8 bytes or more."""
+    if frames != 1 or size < STAMP_BYTES:
+        msg = (
+            f"{SEQUENCE.option} true numbers a message of one frame of {STAMP_BYTES} bytes "
+            f"or more, got {frames} frame{'s' * (frames != 1)} of {size} B in all"
+        )
+        raise ValueError(msg)
+
+
 def many_clients(point: Mapping[str, Any]) -> bool:
     """Whether a latency point has N clients on one server, not the one REQ/REP pair."""
     return point.get("clients", 1) > 1
 
 
-def crowd_shape(point: Mapping[str, Any]) -> tuple[str, int] | None:
+def crowd_shape(point: Mapping[str, Any], sequence: bool = False) -> tuple[str, int] | None:
     """A point's many far ends as a :class:`..sockets.crowd.Crowd` takes them (its
-    pattern, or ``"clients"``, and their N); None for the one far end of a pair."""
+    pattern, or ``"clients"``, and their N); None for the one far end of a pair. With
+    ``sequence`` (numbered messages) the one-to-one pipeline too is a pattern, of one
+    receiver, so that one loop numbers every pattern's messages."""
     if many_clients(point):
         return "clients", point["clients"]
-    if many_ends(point):
-        return point["pattern"], point["peers"]
+    if many_ends(point) or sequence:
+        return point.get("pattern", "pipeline"), point.get("peers", 1)
     return None
 
 

@@ -22,8 +22,11 @@ from .patterns import (
     PATTERN_COLUMNS,
     PATTERN_METRICS,
     PEERS,
+    SEQUENCE,
+    SEQUENCE_METRICS,
     check_clients,
     check_pattern,
+    check_sequence,
     crowded_clients,
     crowded_cores,
 )
@@ -144,6 +147,7 @@ THR_METRICS = (
     Metric("mbit_per_s", "bandwidth", "delivered payload megabits (10^6) per second",
            "higher", unit="Mbit/s"),
     *PATTERN_METRICS,
+    *SEQUENCE_METRICS,
     SEND_CPU,
     RECV_CPU,
     *MEMORY_METRICS,
@@ -337,6 +341,7 @@ class ThroughputParams(ZmqParams):
     pattern: tuple[str, ...] = param_field(PATTERN)
     peers: tuple[int, ...] = param_field(PEERS)
     nodrop: bool = param_field(NODROP)
+    sequence: bool = param_field(SEQUENCE)
 
     benchmark = "thr"
     metrics = THR_METRICS
@@ -369,6 +374,7 @@ class ThroughputParams(ZmqParams):
                 "timed from the first to the last receive, got 1"
             )
             raise ValueError(msg)
+        check_sequence(self)
         check_pattern(self)
 
     def cautions(self) -> list[str]:

@@ -23,10 +23,12 @@ import zmq
 from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..params.far_end import host_of
+from ..params.patterns import SEQUENCE_METRICS
 from ..results.statistics.histogram import LogHistogram
 from . import async_loops, native
 from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError
+from .numbering import send_numbered
 from .payload import Payload
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
@@ -149,6 +151,7 @@ def throughput_sample(
         "fastest_peer_msgs_per_s": msgs_per_s,
         "peer_fairness": 1.0,
         "slowest_peer": f"receiver on {host_of(link.remote)}" if link.remote else "receiver",
+        **UNNUMBERED,
         "send_msgs_per_s": burst / burst_elapsed if burst_elapsed > 0 else math.nan,
         "send_only_count": burst,
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
@@ -160,6 +163,10 @@ def throughput_sample(
         "recv_cpu_us_per_msg": delivered["cpu_s"] / received * 1e6,
         "cpu_clock": delivered["cpu_clock"],
     }, max(elapsed, send_elapsed)
+
+
+# A run without --sequence cannot say which messages went: unknown, never none.
+UNNUMBERED = {metric.name: math.nan for metric in SEQUENCE_METRICS}
 
 
 def cpu_clock(link: Link) -> Any:
@@ -207,6 +214,29 @@ def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count
         if went or not stalled_at:  # progress since the last stall: a new one
             stalled_at = time.monotonic() - LIVENESS_S
         sent += went
+        link.check_stall(stalled_at)
+
+
+def send_all_numbered(
+    link: Sending, message: bytes, sender: int, loop: str, first: int, count: int
+) -> None:
+    """As :func:`send_all` (``loop`` "native": :func:`send_all_native`), each message
+    stamped with ``sender``'s index and its number (:mod:`.numbering`), and so built
+    fresh, copied whatever ``--copy`` says."""
+    lib = native.library() if loop == "native" else None
+    sent, stalled_at = first, 0.0
+    while True:
+        if lib is not None:
+            handle = link.data.underlying
+            went = lib.zb_send_numbered(handle, message, len(message), sent, count, sender)
+            done = sent + native.check(lib, went)
+        else:
+            done = send_numbered(link.data.send, message, sender, sent, count)
+        if done == count:
+            return
+        if done != sent or not stalled_at:  # progress since the last stall: a new one
+            stalled_at = time.monotonic() - LIVENESS_S
+        sent = done
         link.check_stall(stalled_at)
 
 

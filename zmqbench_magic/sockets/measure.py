@@ -13,6 +13,7 @@ far ends and their driving loops run in fresh processes (:mod:`.driver`).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -34,6 +35,7 @@ from ..params import (
 )
 from ..params.cpus import cpu_plan
 from ..params.interpreter import interpreter_words
+from ..params.patterns import check_sequenced_message
 from ..results import ResultSet
 from ..results.host.environment import environment
 from ..results.storage import noise_floor
@@ -136,6 +138,8 @@ def _run(
     stop: StopFlag | None,
 ) -> ResultSet:
     points = _points(params, payload)
+    if payload is not None and getattr(params, "sequence", False):
+        check_sequenced_message(len(payload.frames), payload.size)
     if any(p["loop"] == "native" for p in points):
         _check_native(payload)
     drivers = ProcessDrivers(params, payload) if params.driver == "process" else None
@@ -253,10 +257,20 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
         )
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
-            f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost); rates count "
-            f"only delivered messages, timed first to last receive. {why}"
+            f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost"
+            f"{_which_went(worst)}); rates count only delivered messages, timed first to "
+            f"last receive. {why}"
         )
     return warnings + _held_warnings(rows, point)
+
+
+def _which_went(row: Mapping[str, Any]) -> str:
+    """What a numbered sample's (--sequence true) messages say of its loss; "" for
+    one without numbers."""
+    gaps = row.get("gaps", math.nan)
+    if math.isnan(gaps) or not gaps:
+        return ""
+    return f" in {int(gaps):,} gap(s), the first missed message no. {int(row['first_lost']):,}"
 
 
 def _lost(row: Mapping[str, Any]) -> int:

@@ -13,9 +13,13 @@ command may carry the message's frames after its JSON):
   ``{"cmd": "sent"}`` and then a silence; then ``{"received": m, "first": t0, "last":
   t1, "late": l, "cpu_s": c, "cpu_clock": ...}``, its first and last receive stamped
   on the machine's monotonic clock (``time.perf_counter``), which every process shares;
+  with ``"numbered": {"senders": [i, ...], "count": n}`` (``--sequence true``) it reads
+  each message's stamp (:mod:`.numbering`) and adds ``"gaps"``, ``"missed"``,
+  ``"first_lost"`` and ``"reordered"``, and, its share unknown, its bitmap as a frame;
 * kernel -> ``{"cmd": "send", "count": n, "copy": bool, "loop": ...}`` + frames ->
   ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; member sends, then ``{"sent": n,
-  "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``;
+  "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``; with
+  ``"sender": i`` each message stamped with ``i`` and its number;
 * kernel -> ``{"cmd": "ping", "count": n, "copy": bool, "loop": ...}`` + frames ->
   ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; the client (a REQ) makes ``n``
   round trips back to back, then ``{"pinged": n, "first": t0, "last": t1, "cpu_s": c,
@@ -41,10 +45,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import zmq
 
+from .numbering import Tally, receive_numbered_native, receive_numbered_python, send_numbered_range
 from .peer import follow_parent, loop_clock
 from .secret import Keys, admit_only, as_server
 from .timing import two_phases
@@ -278,6 +284,8 @@ def _carry_out(
     if order["cmd"] == "receive":
         cpu_start = clock()
         done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+        if "bitmap" in done:
+            attached = [done.pop("bitmap")]  # bytes: a frame of its own, never JSON
     else:
         _await_go(ctrl)
         cpu_start = clock()
@@ -309,9 +317,19 @@ def receive(
 ) -> dict[str, Any]:
     """Receive ``order["expect"]`` messages, or, short of them (a share unknown, or
     messages dropped), until ``notice()`` says every sender is done and a silence
-    follows; a silence of ``timeout`` with no notice is the senders' failure."""
+    follows; a silence of ``timeout`` with no notice is the senders' failure.
+
+    With ``order["numbered"]`` (``--sequence true``: the senders it hears and their
+    count) each message's stamp is read, and the report adds the gaps, the numbers
+    missed and the first of them, and how many came out of order
+    (:class:`.numbering.Tally`); where its share is unknown, its bitmap too."""
     native = order.get("loop") == "native"
+    loop: Callable[[zmq.Socket, int, bool, int], tuple[int, float, float]]
     loop = _receive_native if native else _receive_python
+    tally = Tally.of(order["numbered"]) if order.get("numbered") else None
+    if tally is not None:
+        numbered = receive_numbered_native if native else receive_numbered_python
+        loop = partial(numbered, tally=tally)
     expect = order["expect"] or sys.maxsize
     received, first, last, heard = 0, 0.0, 0.0, False
     silent_since = time.monotonic()
@@ -330,7 +348,12 @@ def receive(
     late = 0
     if received < expect and order["expect"]:
         late = _drain(data)  # anything after the silence is not the next sample's
-    return {"received": received, "first": first, "last": last, "late": late}
+    report: dict[str, Any] = {"received": received, "first": first, "last": last, "late": late}
+    if tally is not None:
+        report |= tally.figures()
+        if not order["expect"]:
+            report["bitmap"] = tally.bitmap(0)  # the hub's numbers, shared with others
+    return report
 
 
 def _receive_python(
@@ -380,9 +403,16 @@ def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
 
 def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[str, Any]:
     """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
-    sender's own queue holds them: the send-only rate) and all of them."""
+    sender's own queue holds them: the send-only rate) and all of them. With
+    ``order["sender"]`` (``--sequence true``) each message is stamped with this
+    sender's index and its number (:mod:`.numbering`)."""
     count, burst, copy = order["count"], order["burst"], order["copy"]
     data.copy_threshold = order["copy_threshold"]
+    if "sender" in order:
+        (frame,) = frames
+        numbered = partial(send_numbered_range, data, frame, order["sender"], order.get("loop"))
+        burst_elapsed, elapsed = two_phases(numbered, burst, count)
+        return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
     if order.get("loop") == "native":
         (frame,) = frames
         burst_elapsed, elapsed = two_phases(

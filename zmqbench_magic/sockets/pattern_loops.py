@@ -9,7 +9,8 @@ its own first to last receive (a sender's, in ``fanin``: its sends over its own
 sending time), and the slowest is named. ``lost`` is what should
 have arrived and did not, counted exactly: the senders' counts are known, and a
 receiver short of its share waits for the senders' word that they are done, then a
-silence, before it reports.
+silence, before it reports. With numbered messages (``--sequence true``) ``lost`` is
+counted from the numbers each receiver missed, and must agree with that count.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ..method.control import gc_off
 from ..method.load import CpuMeter
 from . import member
 from .crowd import Crowd, Member
-from .loops import native_bytes, send_all, send_all_native
+from .loops import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
+from .numbering import missing, union
 from .payload import Payload
 from .peer import PeerError
 from .queues import queue_capacity
@@ -30,34 +32,48 @@ from .timing import send_only_count, two_phases
 
 
 def pattern_sample(
-    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str = "python"
+    crowd: Crowd,
+    payload: Payload,
+    count: int,
+    copy: bool,
+    loop: str = "python",
+    *,
+    sequence: bool = False,
 ) -> tuple[dict[str, Any], float]:
-    """A sample of ``count`` messages from each sender (the hub: ``count`` in all)."""
+    """A sample of ``count`` messages from each sender (the hub: ``count`` in all);
+    with ``sequence`` each message numbered (:mod:`.numbering`), and its row says which
+    went missing."""
     frames = len(payload.frames)
-    expect = crowd.expected_each(count)
-    crowd.arm(crowd.receivers, cmd="receive", expect=expect, copy=copy, frames=frames, loop=loop)
+    _arm_receivers(crowd, count, sequence, copy=copy, frames=frames, loop=loop)
     burst = send_only_count(count, crowd.hwm)
     message = tuple(bytes(memoryview(f)) for f in payload.frames) if crowd.senders else ()
-    crowd.arm(
-        crowd.senders,
-        message,
-        cmd="send",
-        count=count,
-        burst=burst,
-        copy=copy,
-        loop=loop,
-        copy_threshold=crowd.copy_threshold,
-    )
+    for index, sender in enumerate(crowd.senders, 1):
+        numbered = {"sender": index} if sequence else {}
+        crowd.arm(
+            [sender],
+            message,
+            cmd="send",
+            count=count,
+            burst=burst,
+            copy=copy,
+            loop=loop,
+            copy_threshold=crowd.copy_threshold,
+            **numbered,
+        )
     meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
         cpu_start = clock()
         if crowd.hub_sends:
-            hub = _hub_send(crowd, payload, count, copy, loop, burst)
+            hub = _hub_send(crowd, payload, count, copy, loop, burst, sequence)
         else:
             for sender in crowd.senders:
                 crowd.command(sender, cmd="go")
-            hub = _hub_receive(crowd, count, copy, frames, loop) if crowd.data is not None else {}
+            hub = (
+                _hub_receive(crowd, count, copy, frames, loop, sequence)
+                if crowd.data is not None
+                else {}
+            )
         hub_cpu = clock() - cpu_start
         for sender in crowd.senders:
             if not crowd.reported(sender):
@@ -67,16 +83,35 @@ def pattern_sample(
         for receiver in crowd.receivers:
             receiver.report = crowd.reply(receiver, 2 * crowd.timeout)
     other_load = meter.stop()
-    return _row(crowd, payload, count, hub, hub_cpu, other_load)
+    row, elapsed = _row(crowd, payload, count, hub, hub_cpu, other_load)
+    if sequence:
+        row |= _numbered_row(crowd, count, _reports(crowd.receivers) or [hub], row)
+    return row, elapsed
+
+
+def _arm_receivers(crowd: Crowd, count: int, sequence: bool, **order: Any) -> None:
+    """Each receiving far end armed; numbered, told which senders it hears (the hub is
+    sender 0; a pair's receiver hears its own sender) and how many each sends."""
+    expect = crowd.expected_each(count)
+    for index, receiver in enumerate(crowd.receivers, 1):
+        heard = [index] if crowd.pattern == "pairs" else [0]
+        numbered: dict[str, Any] = (
+            {"numbered": {"senders": heard, "count": count}} if sequence else {}
+        )
+        crowd.arm([receiver], cmd="receive", expect=expect, **order, **numbered)
 
 
 def _hub_send(
-    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str, burst: int
+    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str, burst: int, sequence: bool
 ) -> dict[str, Any]:
     """The hub's sends, timed as the pipeline's are (:func:`.loops.throughput_sample`)."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
-    if loop == "native":
+    if sequence:
+        # The hub is sender 0; each message is stamped into a copy of these bytes.
+        frame = native_bytes(crowd, payload)
+        send_from = partial(send_all_numbered, crowd, frame, 0, loop)
+    elif loop == "native":
         frame = native_bytes(crowd, payload)
         send_from = partial(send_all_native, crowd, frame, copy)
     else:
@@ -86,17 +121,54 @@ def _hub_send(
     return {"sent": count, "burst": burst, "burst_elapsed": burst_elapsed, "elapsed": elapsed}
 
 
-def _hub_receive(crowd: Crowd, count: int, copy: bool, frames: int, loop: str) -> dict[str, Any]:
+def _hub_receive(
+    crowd: Crowd, count: int, copy: bool, frames: int, loop: str, sequence: bool
+) -> dict[str, Any]:
     """The hub's receives (``fanin``): every sender's ``count``, or short of them, until
     all have reported done and a silence followed."""
     assert crowd.data is not None
     order = {"expect": crowd.expected_total(count), "copy": copy, "frames": frames, "loop": loop}
+    if sequence:
+        order["numbered"] = {"senders": list(range(1, len(crowd.senders) + 1)), "count": count}
     return member.receive(
         crowd.data,
         order,
         notice=lambda: all(crowd.reported(s) for s in crowd.senders),
         timeout=crowd.timeout,
     )
+
+
+def _numbered_row(
+    crowd: Crowd, count: int, receiving: list[dict[str, Any]], row: dict[str, Any]
+) -> dict[str, Any]:
+    """What the numbers say went missing: ``lost`` counted from them, which must agree
+    with the count (a PeerError names both where it does not)."""
+    if crowd.expected_each(count):
+        lost = sum(r["missed"] for r in receiving)
+        gaps = sum(r["gaps"] for r in receiving)
+        firsts = [r["first_lost"] for r in receiving if r["first_lost"] is not None]
+        first_lost: float = min(firsts, default=math.nan)
+        most: float = max(r["missed"] for r in receiving)
+    else:
+        # A PUSH shares its messages among its receivers: only their bitmaps together
+        # say which went, and no receiver's own share, or loss, is known.
+        came = union([m.attached[0] for m in crowd.receivers])
+        gaps, lost, first = missing(came, count)
+        first_lost, most = math.nan if first is None else first, math.nan
+    counted = crowd.expected_total(count) - row["received"]
+    if lost != counted:
+        msg = (
+            f"the {crowd.describe()}'s numbered messages say {lost} went missing, its counts "
+            f"{counted} (of {crowd.expected_total(count)}, {row['received']} received)"
+        )
+        raise PeerError(msg)
+    return {
+        "lost": lost,
+        "gaps": gaps,
+        "first_lost": first_lost,
+        "most_lost_by_one_peer": most,
+        "reordered": sum(r["reordered"] for r in receiving),
+    }
 
 
 def _reports(members: list[Member]) -> list[dict[str, Any]]:
@@ -162,6 +234,7 @@ def _row(
         "fastest_peer_msgs_per_s": fastest,
         "peer_fairness": slowest / fastest if fastest else math.nan,
         "slowest_peer": slowest_peer,
+        **UNNUMBERED,
         "send_msgs_per_s": sum(r["burst"] / r["burst_elapsed"] for r in timed_sends),
         "send_only_count": sending[0]["burst"],
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,

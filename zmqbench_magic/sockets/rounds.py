@@ -64,7 +64,7 @@ class RunState:
         first = group[0]
         hwm = high_water_mark(first["size"], self.params.hwm)
         session = FarEnd(self, None, first)
-        shape = crowd_shape(first)
+        shape = crowd_shape(first, getattr(self.params, "sequence", False))
         try:
             if shape is not None:
                 with Crowd(
@@ -135,7 +135,8 @@ class FarEnd:
         first = self._first_round_trip(point, message)
         sample = run.sample
         if isinstance(link, Crowd):
-            sample = clients_sample if link.clients else pattern_sample
+            numbered = getattr(run.params, "sequence", False)
+            sample = clients_sample if link.clients else partial(pattern_sample, sequence=numbered)
         elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
         elif point.get("idle"):

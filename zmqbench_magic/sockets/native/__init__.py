@@ -21,6 +21,7 @@ import sys
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import zmq
 
@@ -29,6 +30,16 @@ from ...results.storage.cache import cache_dir
 
 SOURCE = Path(__file__).with_name("loops.c")
 _INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)
+_INT64_P = ctypes.POINTER(_INT64)
+# A receiver's tally as zb_sink_numbered reads and writes it (numbering.Tally).
+_TALLY: list[Any] = [
+    ctypes.POINTER(ctypes.c_int32),
+    _INT64,
+    _INT64,
+    ctypes.POINTER(ctypes.c_ubyte),
+    _INT64_P,
+    _INT64_P,
+]
 
 
 def libzmq_path() -> Path:
@@ -105,6 +116,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.POINTER(ctypes.c_int),
         _DOUBLE_P,
     ]
+    lib.zb_send_numbered.argtypes = [p, ctypes.c_char_p, size, _INT64, _INT64, _INT64]
+    lib.zb_sink_numbered.argtypes = [p, _INT64, _DOUBLE_P, _DOUBLE_P, *_TALLY]
     lib.zb_echo.argtypes = [p, _INT64, ctypes.c_int]
     lib.zb_route.argtypes = [p, _INT64, ctypes.c_int]
     int64_p, double = ctypes.POINTER(_INT64), ctypes.c_double
@@ -123,7 +136,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         _DOUBLE_P,
         _DOUBLE_P,
     ]
-    for name in ("zb_send", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace"):
+    loops = ("zb_send", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace")
+    for name in (*loops, "zb_send_numbered", "zb_sink_numbered"):
         getattr(lib, name).restype = _INT64
     lib.zb_errno.restype = ctypes.c_int
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define ZMQ_DONTWAIT 1
@@ -20,6 +21,7 @@ typedef void(zmq_free_fn)(void *data, void *hint);
 
 int zmq_send(void *socket, const void *buf, size_t len, int flags);
 int zmq_msg_init(zmq_msg_t *msg);
+int zmq_msg_init_size(zmq_msg_t *msg, size_t size);
 int zmq_msg_init_data(zmq_msg_t *msg, void *data, size_t size, zmq_free_fn *ffn, void *hint);
 int zmq_msg_send(zmq_msg_t *msg, void *socket, int flags);
 int zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags);
@@ -229,4 +231,80 @@ int64_t zb_route(void *socket, int64_t count, int zero_copy) {
     int error = done < count ? zmq_errno() : 0;
     zmq_msg_close(&msg);
     return done < count && error != EAGAIN ? -1 : done;
+}
+
+/* Numbered messages (--sequence true): a stamp of 8 bytes, little-endian, at the start
+ * of each, the sender's index in its top 16 bits and the message's number in the low
+ * 48 (zmqbench_magic/sockets/numbering.py says the same for Python). */
+#define NUMBER_BITS 48
+#define NUMBER_MASK ((UINT64_C(1) << NUMBER_BITS) - 1)
+
+/* Send messages `first` to `count` of `sender`, each built fresh (zmq_msg_init_size,
+ * a copy of the payload, the stamp), whatever --copy says: the stamp differs per
+ * message. Returns how many went (fewer on a timeout), or -1. */
+int64_t zb_send_numbered(void *socket, const char *buf, size_t size, int64_t first,
+                         int64_t count, int64_t sender) {
+    uint64_t base = (uint64_t)sender << NUMBER_BITS;
+    for (int64_t i = first; i < count; i++) {
+        zmq_msg_t msg;
+        if (zmq_msg_init_size(&msg, size) < 0)
+            return -1;
+        unsigned char *data = zmq_msg_data(&msg);
+        memcpy(data, buf, size);
+        uint64_t stamp = base | (uint64_t)i;
+        for (int byte = 0; byte < 8; byte++)
+            data[byte] = (unsigned char)(stamp >> (8 * byte));
+        if (zmq_msg_send(&msg, socket, 0) < 0) {
+            zmq_msg_close(&msg);
+            return zmq_errno() == EAGAIN ? i - first : -1;
+        }
+    }
+    return count - first;
+}
+
+/* As zb_sink, each message's stamp read into a receiver's tally (numbering.Tally):
+ * `slots` maps a sender's index (below `senders`) to its slot, -1 if not expected;
+ * each slot has `numbers` bits of `seen` and its next expected number in `nexts`;
+ * a number below that, or from a sender or of a number not expected, counts in
+ * *reordered. */
+int64_t zb_sink_numbered(void *socket, int64_t count, double *first, double *last,
+                         const int32_t *slots, int64_t senders, int64_t numbers,
+                         unsigned char *seen, int64_t *nexts, int64_t *reordered) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    int64_t width = (numbers + 7) / 8 * 8; /* bits per slot, whole bytes */
+    int64_t received = 0;
+    for (; received < count; received++) {
+        if (zmq_msg_recv(&msg, socket, 0) < 0) {
+            int error = zmq_errno();
+            zmq_msg_close(&msg);
+            return error == EAGAIN ? received : -1;
+        }
+        *last = now();
+        if (received == 0)
+            *first = *last;
+        const unsigned char *data = zmq_msg_data(&msg);
+        if (zmq_msg_size(&msg) < 8) {
+            (*reordered)++;
+            continue;
+        }
+        uint64_t stamp = 0;
+        for (int byte = 7; byte >= 0; byte--)
+            stamp = stamp << 8 | data[byte];
+        uint64_t sender = stamp >> NUMBER_BITS;
+        int64_t number = (int64_t)(stamp & NUMBER_MASK);
+        int32_t slot = sender < (uint64_t)senders ? slots[sender] : -1;
+        if (slot < 0 || number >= numbers) {
+            (*reordered)++;
+            continue;
+        }
+        if (number < nexts[slot])
+            (*reordered)++;
+        else
+            nexts[slot] = number + 1;
+        int64_t at = slot * width + number;
+        seen[at >> 3] |= (unsigned char)(1u << (at & 7));
+    }
+    zmq_msg_close(&msg);
+    return received;
 }
