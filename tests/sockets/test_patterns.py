@@ -19,7 +19,7 @@ from conftest import sampling, wait_until
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import PATTERNS, ThroughputParams
 from zmqbench_magic.params.patterns import ends_of
-from zmqbench_magic.sockets import member, numbering
+from zmqbench_magic.sockets import member, member_loops, numbering
 from zmqbench_magic.sockets.crowd import Crowd
 from zmqbench_magic.sockets.link import Link
 from zmqbench_magic.sockets.numbering import STAMP, missing, stamp_of, union
@@ -101,7 +101,7 @@ def test_a_planted_loss_is_counted_exactly(no_leftovers):
 
         sender = threading.Thread(target=send)
         sender.start()
-        got = member.receive(
+        got = member_loops.receive(
             pull,
             {"expect": 500, "copy": True, "frames": 1, "loop": "python"},
             notice=done.is_set,
@@ -302,7 +302,7 @@ def _planted_numbers(numbers: list[int], loop: str, expect: int = 500) -> dict[s
         order["numbered"] = {"senders": [0], "count": 500}
         sending = threading.Thread(target=send)
         sending.start()
-        got = member.receive(pull, order, notice=done.is_set, timeout=10.0)
+        got = member_loops.receive(pull, order, notice=done.is_set, timeout=10.0)
         sending.join()
         pull.close()
         push.close()

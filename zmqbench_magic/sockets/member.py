@@ -38,22 +38,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import json
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import zmq
 
-from .numbering import Tally, receive_numbered_native, receive_numbered_python, send_numbered_range
+from .member_loops import ping, receive, send
 from .peer import follow_parent, loop_clock
 from .secret import Keys, admit_only, as_server
-from .timing import two_phases
 
 # Each member's data socket, and whether it binds (it then says where).
 SOCKETS = {
@@ -310,175 +307,6 @@ def _heard_sent(ctrl: zmq.Socket) -> bool:
     if order["cmd"] != "sent":
         raise RuntimeError(f"a receiver was told {order['cmd']!r} while it received")
     return True
-
-
-def receive(
-    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
-) -> dict[str, Any]:
-    """Receive ``order["expect"]`` messages, or, short of them (a share unknown, or
-    messages dropped), until ``notice()`` says every sender is done and a silence
-    follows; a silence of ``timeout`` with no notice is the senders' failure.
-
-    With ``order["numbered"]`` (``--sequence true``: the senders it hears and their
-    count) each message's stamp is read, and the report adds the gaps, the numbers
-    missed and the first of them, and how many came out of order
-    (:class:`.numbering.Tally`); where its share is unknown, its bitmap too."""
-    native = order.get("loop") == "native"
-    loop: Callable[[zmq.Socket, int, bool, int], tuple[int, float, float]]
-    loop = _receive_native if native else _receive_python
-    tally = Tally.of(order["numbered"]) if order.get("numbered") else None
-    if tally is not None:
-        numbered = receive_numbered_native if native else receive_numbered_python
-        loop = partial(numbered, tally=tally)
-    expect = order["expect"] or sys.maxsize
-    received, first, last, heard = 0, 0.0, 0.0, False
-    silent_since = time.monotonic()
-    while received < expect:
-        got, started, ended = loop(data, expect - received, order["copy"], order["frames"])
-        if got:
-            first = first if received else started
-            received, last, silent_since = received + got, ended, time.monotonic()
-            continue
-        if heard:
-            break  # the senders are done and a silence followed: nothing more comes
-        heard = notice()
-        if not heard and time.monotonic() - silent_since > timeout:
-            msg = f"no message and no word from the senders for {timeout:g} s"
-            raise TimeoutError(msg)
-    late = 0
-    if received < expect and order["expect"]:
-        late = _drain(data)  # anything after the silence is not the next sample's
-    report: dict[str, Any] = {"received": received, "first": first, "last": last, "late": late}
-    if tally is not None:
-        report |= tally.figures()
-        if not order["expect"]:
-            report["bitmap"] = tally.bitmap(0)  # the hub's numbers, shared with others
-    return report
-
-
-def _receive_python(
-    data: zmq.Socket, most: int, copy: bool, frames: int
-) -> tuple[int, float, float]:
-    """Up to ``most`` messages: how many came before a silence, and the first and last
-    one's times. The clock is read at the first and, after a silence, at its end less
-    the receive timeout (no read per message: it would slow the loop it times)."""
-    get: Any = data.recv if frames == 1 else data.recv_multipart
-    now = time.perf_counter
-    try:
-        get(copy=copy)
-    except zmq.Again:
-        return 0, 0.0, 0.0
-    first, got = now(), 1
-    try:
-        for _ in range(most - 1):
-            get(copy=copy)
-            got += 1
-    except zmq.Again:
-        return got, first, now() - int(data.rcvtimeo) / 1000
-    return got, first, now()
-
-
-def _receive_native(
-    data: zmq.Socket, most: int, copy: bool, frames: int
-) -> tuple[int, float, float]:
-    """As :func:`_receive_python`, in C, every receive stamped."""
-    from . import native
-
-    lib = native.library()
-    first, last = ctypes.c_double(), ctypes.c_double()
-    most = min(most, 2**62)  # "every message": an int64 all the same
-    got = native.check(
-        lib, lib.zb_sink(data.underlying, most, ctypes.byref(first), ctypes.byref(last))
-    )
-    return got, first.value, last.value
-
-
-def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
-    late = 0
-    while data.poll(quiet_ms):
-        data.recv_multipart(copy=False)
-        late += 1
-    return late
-
-
-def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[str, Any]:
-    """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
-    sender's own queue holds them: the send-only rate) and all of them. With
-    ``order["sender"]`` (``--sequence true``) each message is stamped with this
-    sender's index and its number (:mod:`.numbering`)."""
-    count, burst, copy = order["count"], order["burst"], order["copy"]
-    data.copy_threshold = order["copy_threshold"]
-    if "sender" in order:
-        (frame,) = frames
-        numbered = partial(send_numbered_range, data, frame, order["sender"], order.get("loop"))
-        burst_elapsed, elapsed = two_phases(numbered, burst, count)
-        return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
-    if order.get("loop") == "native":
-        (frame,) = frames
-        burst_elapsed, elapsed = two_phases(
-            lambda first, last: _send_native(data, frame, copy, last - first), burst, count
-        )
-        return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
-    put: Any = data.send if len(frames) == 1 else data.send_multipart
-    message: Any = frames[0] if len(frames) == 1 else frames
-
-    def send_range(first: int, last: int) -> None:
-        for _ in range(first, last):
-            put(message, copy=copy)
-
-    burst_elapsed, elapsed = two_phases(send_range, burst, count)
-    return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
-
-
-def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> None:
-    from . import native
-
-    lib = native.library()
-    left = count
-    while left:
-        went = lib.zb_send(data.underlying, message, len(message), left, int(not copy))
-        left -= native.check(lib, went)
-
-
-class _Client:
-    """A client's side as the round-trip loops (:func:`.loops._ping`) ask for it: its
-    REQ socket, and what a late reply means."""
-
-    def __init__(self, ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
-        self.ctrl, self.data, self.timeout = ctrl, data, timeout
-        self.pinned: bytes | None = None
-
-    def check_stall(self, since: float) -> None:
-        """No reply since ``since``: the kernel said something (it says nothing while
-        the clients run, but quit as it gives up), or the server went silent."""
-        if self.ctrl.poll(0):
-            said = json.loads(self.ctrl.recv())["cmd"]
-            raise RuntimeError(f"told {said!r} while waiting for a reply")
-        if time.monotonic() - since > self.timeout:
-            raise TimeoutError(f"no reply from the server for {self.timeout:g} s")
-
-
-def ping(
-    ctrl: zmq.Socket, data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
-) -> tuple[dict[str, Any], list[bytes]]:
-    """A client's ``order["count"]`` round trips, back to back, each timed: its report,
-    and the round trips' seconds as one float64 frame."""
-    import numpy as np
-
-    from .loops import _ping, _ping_native
-
-    count, copy = order["count"], order["copy"]
-    data.copy_threshold = order["copy_threshold"]
-    client = _Client(ctrl, data, timeout)
-    if order.get("loop") == "native":
-        (frame,) = frames
-        client.pinned = frame
-        stamps = np.asarray(_ping_native(client, frame, copy, count))
-    else:
-        message: Any = frames[0] if len(frames) == 1 else frames
-        stamps = np.asarray(_ping(client, message, len(frames), copy, count))
-    report = {"pinged": count, "first": float(stamps[0]), "last": float(stamps[-1])}
-    return report, [np.diff(stamps).astype(np.float64).tobytes()]
 
 
 def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:

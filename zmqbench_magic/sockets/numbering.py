@@ -168,7 +168,7 @@ def send_numbered_range(
 def receive_numbered_python(
     data: zmq.Socket, most: int, copy: bool, frames: int, tally: Tally
 ) -> tuple[int, float, float]:
-    """As :func:`.member._receive_python`, each message's stamp kept, then read into
+    """As :func:`.member_loops._receive_python`, each message's stamp kept, then read into
     ``tally`` once the last one's time is taken: the loop only appends, about a fifth
     of what reading each stamp into the tally there would add to each receive."""
     del frames  # a numbered message is one frame (params.patterns.check_sequence)
@@ -195,7 +195,7 @@ def receive_numbered_python(
 def receive_numbered_native(
     data: zmq.Socket, most: int, copy: bool, frames: int, tally: Tally
 ) -> tuple[int, float, float]:
-    """As :func:`.member._receive_native`, each message's stamp read into ``tally`` in
+    """As :func:`.member_loops._receive_native`, each message's stamp read into ``tally`` in
     C, into the very arrays the tally reads its figures from (no copy either way)."""
     from . import native
 

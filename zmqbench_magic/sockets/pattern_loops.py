@@ -21,9 +21,9 @@ from typing import Any
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
-from . import member
 from .crowd import Crowd, Member
 from .loops import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
+from .member_loops import receive
 from .numbering import missing, union
 from .payload import Payload
 from .peer import PeerError
@@ -130,7 +130,7 @@ def _hub_receive(
     order = {"expect": crowd.expected_total(count), "copy": copy, "frames": frames, "loop": loop}
     if sequence:
         order["numbered"] = {"senders": list(range(1, len(crowd.senders) + 1)), "count": count}
-    return member.receive(
+    return receive(
         crowd.data,
         order,
         notice=lambda: all(crowd.reported(s) for s in crowd.senders),
