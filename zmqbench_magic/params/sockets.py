@@ -30,6 +30,7 @@ from .patterns import (
     crowded_clients,
     crowded_cores,
 )
+from .pressure import HELD_FRACTION, IDLE, PRESSURE_METRICS, RATE, SLOW_PEERS, WORK, check_pressure
 from .units import GiB
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
@@ -84,28 +85,8 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
-RATE = Param(
-    "rate", 0.0,
-    "offered load, round trips per second (k and M are powers of 1000): the driver "
-    "sends on a fixed schedule over DEALER/ROUTER, whether or not replies have come, "
-    "and times each round trip from its intended send time; 0: closed loop, REQ/REP "
-    "ping-pong",
-    # The lowest open-loop rate: a sample (10 messages or more) then lasts a second.
-    "offered rate", "rate", unit="msgs/s", low=10, high=10_000_000, sweep=True,
-    off=0.0, off_means="closed loop",
-)
-IDLE = Param(
-    "idle", 0.0,
-    "pause before each round trip (a closed loop), so each is the first after that "
-    "long idle: what a pair costs when it wakes (libzmq #4673, #3577); a sample is "
-    "--count round trips, by default enough pauses to last min-time",
-    "idle before each round trip", "duration", unit="s", low=0.001, high=60.0, sweep=True,
-    off=0.0, off_means="back to back", phrase="after {} idle",
-)
 # One round trip, as the latency charts draw them (a distribution's x, a load curve's y).
 RTT = Metric("rtt_us", "round trip", "one round trip's time", "lower", unit="µs")
-# An open-loop sample "held" its rate when it answered at least this share of it.
-HELD_FRACTION = 0.95
 
 # CPU per message, each end (netperf's "service demand"); one declaration for both
 # benchmarks, where a latency "message" is one round trip.
@@ -148,6 +129,7 @@ THR_METRICS = (
            "higher", unit="Mbit/s"),
     *PATTERN_METRICS,
     *SEQUENCE_METRICS,
+    *PRESSURE_METRICS,
     SEND_CPU,
     RECV_CPU,
     *MEMORY_METRICS,
@@ -342,6 +324,9 @@ class ThroughputParams(ZmqParams):
     peers: tuple[int, ...] = param_field(PEERS)
     nodrop: bool = param_field(NODROP)
     sequence: bool = param_field(SEQUENCE)
+    rate: tuple[float, ...] = param_field(RATE)
+    work: tuple[float, ...] = param_field(WORK)
+    slow_peers: int = param_field(SLOW_PEERS)
 
     benchmark = "thr"
     metrics = THR_METRICS
@@ -376,6 +361,7 @@ class ThroughputParams(ZmqParams):
             raise ValueError(msg)
         check_sequence(self)
         check_pattern(self)
+        check_pressure(self)
 
     def cautions(self) -> list[str]:
         if self.remote:  # the peers use other hosts' cores

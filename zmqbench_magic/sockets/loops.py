@@ -153,6 +153,8 @@ def throughput_sample(
         "slowest_peer": f"receiver on {host_of(link.remote)}" if link.remote else "receiver",
         **UNNUMBERED,
         "send_msgs_per_s": burst / burst_elapsed if burst_elapsed > 0 else math.nan,
+        "sent_per_s": count / send_elapsed if send_elapsed > 0 else math.nan,
+        "blocked_share": math.nan,  # an unpaced sender (a paced one is a pattern's)
         "send_only_count": burst,
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
         "elapsed_s": elapsed,

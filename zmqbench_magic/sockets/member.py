@@ -289,7 +289,7 @@ def _carry_out(
         if order["cmd"] == "ping":
             done, attached = ping(ctrl, data, order, frames, timeout)
         else:
-            done = send(data, order, frames)
+            done = send(data, order, frames, timeout)
     done["cpu_s"] = clock() - cpu_start
     return done, attached
 

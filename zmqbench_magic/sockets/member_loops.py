@@ -17,6 +17,7 @@ from typing import Any
 import zmq
 
 from .numbering import Tally, receive_numbered_native, receive_numbered_python, send_numbered_range
+from .pressure import Schedule, numbered_sender_for, paced_sends, sender_for, working
 from .timing import two_phases
 
 
@@ -38,6 +39,8 @@ def receive(
     if tally is not None:
         numbered = receive_numbered_native if native else receive_numbered_python
         loop = partial(numbered, tally=tally)
+    if order.get("work"):
+        loop = working(loop, order["work"])
     expect = order["expect"] or sys.maxsize
     received, first, last, heard = 0, 0.0, 0.0, False
     silent_since = time.monotonic()
@@ -109,13 +112,17 @@ def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
     return late
 
 
-def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[str, Any]:
+def send(
+    data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
+) -> dict[str, Any]:
     """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
     sender's own queue holds them: the send-only rate) and all of them. With
     ``order["sender"]`` (``--sequence true``) each message is stamped with this
     sender's index and its number (:mod:`.numbering`)."""
     count, burst, copy = order["count"], order["burst"], order["copy"]
     data.copy_threshold = order["copy_threshold"]
+    if order.get("rate"):
+        return _send_paced(data, order, frames, timeout)
     if "sender" in order:
         (frame,) = frames
         numbered = partial(send_numbered_range, data, frame, order["sender"], order.get("loop"))
@@ -136,6 +143,27 @@ def send(data: zmq.Socket, order: dict[str, Any], frames: list[bytes]) -> dict[s
 
     burst_elapsed, elapsed = two_phases(send_range, burst, count)
     return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
+
+
+def _send_paced(
+    data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
+) -> dict[str, Any]:
+    """A sending far end's messages at ``order["rate"]`` a second (:mod:`.pressure`),
+    numbered with ``order["sender"]``; a queue with no room for ``timeout`` is the
+    receivers' failure."""
+    if "sender" in order:
+        (frame,) = frames
+        send_one = numbered_sender_for(data, frame, order["sender"])
+    else:
+        send_one = sender_for(data, frames, order["copy"])
+
+    def stalled(since: float) -> None:
+        if time.monotonic() - since > timeout:
+            raise TimeoutError(f"no room in the queue for {timeout:g} s")
+
+    schedule = Schedule(order["rate"])
+    paced_sends(data, send_one, schedule, 0, order["count"], stalled)
+    return schedule.figures(order["count"])
 
 
 def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> None:

@@ -27,6 +27,7 @@ from .member_loops import receive
 from .numbering import missing, union
 from .payload import Payload
 from .peer import PeerError
+from .pressure import Schedule, numbered_sender_for, paced_sends, sender_for
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
@@ -39,16 +40,23 @@ def pattern_sample(
     loop: str = "python",
     *,
     sequence: bool = False,
+    rate: float = 0.0,
+    work: float = 0.0,
+    slow_peers: int = 0,
 ) -> tuple[dict[str, Any], float]:
     """A sample of ``count`` messages from each sender (the hub: ``count`` in all);
     with ``sequence`` each message numbered (:mod:`.numbering`), and its row says which
-    went missing."""
+    went missing; each sender paced to ``rate`` messages a second, and the first
+    ``slow_peers`` receivers (0: all) working ``work`` seconds on each message
+    (:mod:`.pressure`)."""
     frames = len(payload.frames)
-    _arm_receivers(crowd, count, sequence, copy=copy, frames=frames, loop=loop)
+    working = {"work": work, "slow_peers": slow_peers}
+    _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop)
     burst = send_only_count(count, crowd.hwm)
     message = tuple(bytes(memoryview(f)) for f in payload.frames) if crowd.senders else ()
     for index, sender in enumerate(crowd.senders, 1):
         numbered = {"sender": index} if sequence else {}
+        paced = {"rate": rate} if rate else {}
         crowd.arm(
             [sender],
             message,
@@ -59,18 +67,21 @@ def pattern_sample(
             loop=loop,
             copy_threshold=crowd.copy_threshold,
             **numbered,
+            **paced,
         )
     meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
         cpu_start = clock()
-        if crowd.hub_sends:
+        if crowd.hub_sends and rate:
+            hub = _hub_paced(crowd, payload, count, copy, sequence, rate)
+        elif crowd.hub_sends:
             hub = _hub_send(crowd, payload, count, copy, loop, burst, sequence)
         else:
             for sender in crowd.senders:
                 crowd.command(sender, cmd="go")
             hub = (
-                _hub_receive(crowd, count, copy, frames, loop, sequence)
+                _hub_receive(crowd, count, copy, frames, loop, sequence, work)
                 if crowd.data is not None
                 else {}
             )
@@ -89,16 +100,38 @@ def pattern_sample(
     return row, elapsed
 
 
-def _arm_receivers(crowd: Crowd, count: int, sequence: bool, **order: Any) -> None:
+def _arm_receivers(
+    crowd: Crowd, count: int, sequence: bool, working: dict[str, Any], **order: Any
+) -> None:
     """Each receiving far end armed; numbered, told which senders it hears (the hub is
-    sender 0; a pair's receiver hears its own sender) and how many each sends."""
+    sender 0; a pair's receiver hears its own sender) and how many each sends; the
+    first ``working["slow_peers"]`` (0: all) told to work ``working["work"]`` seconds
+    on each message."""
     expect = crowd.expected_each(count)
+    slow = working["slow_peers"] or len(crowd.receivers)
     for index, receiver in enumerate(crowd.receivers, 1):
         heard = [index] if crowd.pattern == "pairs" else [0]
         numbered: dict[str, Any] = (
             {"numbered": {"senders": heard, "count": count}} if sequence else {}
         )
-        crowd.arm([receiver], cmd="receive", expect=expect, **order, **numbered)
+        work = working["work"] if index <= slow else 0.0
+        crowd.arm([receiver], cmd="receive", expect=expect, work=work, **order, **numbered)
+
+
+def _hub_paced(
+    crowd: Crowd, payload: Payload, count: int, copy: bool, sequence: bool, rate: float
+) -> dict[str, Any]:
+    """The hub's sends at ``rate`` a second, each at its intended time, and the time
+    it waited for room in full queues (:mod:`.pressure`)."""
+    assert crowd.data is not None
+    crowd.data.copy_threshold = crowd.copy_threshold
+    if sequence:
+        send_one = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)
+    else:
+        send_one = sender_for(crowd.data, list(payload.frames), copy)
+    schedule = Schedule(rate)
+    paced_sends(crowd.data, send_one, schedule, 0, count, crowd.check_stall)
+    return schedule.figures(count)
 
 
 def _hub_send(
@@ -122,12 +155,18 @@ def _hub_send(
 
 
 def _hub_receive(
-    crowd: Crowd, count: int, copy: bool, frames: int, loop: str, sequence: bool
+    crowd: Crowd, count: int, copy: bool, frames: int, loop: str, sequence: bool, work: float
 ) -> dict[str, Any]:
     """The hub's receives (``fanin``): every sender's ``count``, or short of them, until
-    all have reported done and a silence followed."""
+    all have reported done and a silence followed; ``work`` seconds on each."""
     assert crowd.data is not None
-    order = {"expect": crowd.expected_total(count), "copy": copy, "frames": frames, "loop": loop}
+    order = {
+        "expect": crowd.expected_total(count),
+        "copy": copy,
+        "frames": frames,
+        "loop": loop,
+        "work": work,
+    }
     if sequence:
         order["numbered"] = {"senders": list(range(1, len(crowd.senders) + 1)), "count": count}
     return receive(
@@ -221,6 +260,12 @@ def _row(
     recv_cpu = hub_cpu if crowd.pattern == "fanin" else sum(r["cpu_s"] for r in receiving)
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
+    sent_per_s = min(
+        (r["sent"] / r["elapsed"] for r in sending if r["elapsed"] > 0), default=math.nan
+    )
+    blocked = [
+        r["blocked_s"] / r["elapsed"] for r in sending if "blocked_s" in r and r["elapsed"] > 0
+    ]
     timed_peers = {name: rate for name, rate in peer_rates.items() if not math.isnan(rate)}
     slowest_peer = min(timed_peers, key=timed_peers.__getitem__, default="")
     slowest = timed_peers.get(slowest_peer, math.nan)
@@ -235,7 +280,11 @@ def _row(
         "peer_fairness": slowest / fastest if fastest else math.nan,
         "slowest_peer": slowest_peer,
         **UNNUMBERED,
-        "send_msgs_per_s": sum(r["burst"] / r["burst_elapsed"] for r in timed_sends),
+        "send_msgs_per_s": (
+            sum(r["burst"] / r["burst_elapsed"] for r in timed_sends) if timed_sends else math.nan
+        ),
+        "sent_per_s": sent_per_s,
+        "blocked_share": max(blocked, default=math.nan),
         "send_only_count": sending[0]["burst"],
         "mbit_per_s": msgs_per_s * payload.size * 8 / 1e6,
         "elapsed_s": elapsed,

@@ -135,8 +135,13 @@ class FarEnd:
         first = self._first_round_trip(point, message)
         sample = run.sample
         if isinstance(link, Crowd):
-            numbered = getattr(run.params, "sequence", False)
-            sample = clients_sample if link.clients else partial(pattern_sample, sequence=numbered)
+            pressed = {
+                "sequence": getattr(run.params, "sequence", False),
+                "rate": point.get("rate", 0.0),
+                "work": point.get("work", 0.0),
+                "slow_peers": getattr(run.params, "slow_peers", 0),
+            }
+            sample = clients_sample if link.clients else partial(pattern_sample, **pressed)
         elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
         elif point.get("idle"):

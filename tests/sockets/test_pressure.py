@@ -1,0 +1,96 @@
+"""Queues under pressure (``%zmqthr --rate``, ``--work``, ``--slow-peers``), on real
+sockets: a paced sender never runs ahead of its schedule; a consumer slower than its
+producer makes a PUB drop and a PUSH wait, and the counts agree with the numbers the
+receivers saw; one slow subscriber among fast ones is the one named; ``--nodrop``
+turns a PUB's drops into waiting; bad settings are refused before anything starts.
+
+The slow consumer's figures are bounded by construction, not by the machine's speed:
+a receiver that works 2 ms on each message cannot take more than 500 a second, and
+a sample of 1,000 messages of 64 kB offered far faster overflows queues that hold a
+hundred or so (the high-water marks of 10, and the kernel's socket buffers).
+"""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+
+from zmqbench_magic import run_throughput
+from zmqbench_magic.params import ThroughputParams
+
+# A consumer that works 2 ms on each message, fed 1,000 messages of 64 kB offered at
+# 10k a second, through queues of 10 messages a side.
+SLOW = {"work": "2ms", "rate": 10_000, "hwm": 10, "size": "64k", "count": 1000}
+ONCE = {"repeat": 1, "warmup": 0}
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"work": "2s"}, r"work 2 s per message: .* longer than the --timeout of 1 s"),
+        ({"slow_peers": 1}, r"--slow-peers 1: only receivers that work are slow; add --work"),
+        ({"rate": 1000, "loop": "native"}, r"--rate paces the sender in the Python loop"),
+        ({"work": "1ms", "loop": "asyncio"}, r"--work slows the receivers of a pattern's loop"),
+        ({"rate": 1000, "driver": "process"}, r"--driver process drives one far end"),
+        ({"work": "0.1us"}, r"work must be 0 \(none\) or from 1 µs"),
+        ({"rate": 5}, r"rate must be 0 \(unpaced\) or from 10 msgs/s"),
+    ],
+)
+def test_bad_pressure_is_refused_before_anything_starts(settings, named):
+    with pytest.raises(ValueError, match=named):
+        ThroughputParams(timeout=1.0, **settings)
+
+
+def test_the_magic_refuses_too_long_a_work(ip):
+    with pytest.raises(UsageError, match=r"work 5 s per message"):
+        ip.run_line_magic("zmqthr", "--work 5s --timeout 2")
+
+
+def test_a_paced_sender_never_runs_ahead_of_its_schedule(no_leftovers):
+    """Message i goes at its intended time, never before: 200 messages at 2,000 a
+    second span at least 199 intervals. At that pace nothing fills a queue."""
+    r = run_throughput(rate=[2000], size=100, count=200, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["sent_per_s"] <= 2000 * 200 / 199, row["sent_per_s"]
+    assert row["blocked_share"] == 0.0 and row["lost"] == 0 and row["received"] == 200
+    assert "at 2k msgs/s" in str(r) and "sent 1" in str(r) and "of 2k offered" in str(r)
+
+
+def test_a_slow_consumer_makes_a_pub_drop_and_a_push_wait(no_leftovers):
+    r = run_throughput(pattern=["pubsub", "pipeline"], sequence=True, **SLOW, **ONCE)
+    rows = {row["pattern"]: row for row in r.df.to_dict("records")}
+    pub, push = rows["pubsub"], rows["pipeline"]
+    # The PUB dropped, and the numbers the subscriber saw say the same as the counts.
+    assert pub["lost"] > 0 and pub["gaps"] >= 1 and pub["first_lost"] >= 10
+    assert pub["lost"] == 1000 - pub["received"]
+    # The PUSH waited for room instead, and lost nothing.
+    assert push["lost"] == 0 and push["gaps"] == 0 and push["received"] == 1000
+    assert push["blocked_share"] > 0 and pub["blocked_share"] == 0.0
+    # A receiver working 2 ms on each message takes at most 500 a second.
+    assert pub["slowest_peer_msgs_per_s"] <= 500 and push["slowest_peer_msgs_per_s"] <= 500
+    # Its summary line says the loss beside the rate it flatters, and the wait.
+    pub_line, push_line = sorted(str(r).splitlines()[:2], key=lambda line: "pubsub" not in line)
+    assert f"{pub['lost']:,.0f} lost" in pub_line and "pubsub" in pub_line, str(r)
+    assert " lost" not in push_line and "blocked" in push_line, str(r)
+
+
+def test_one_slow_subscriber_among_fast_ones_is_named(no_leftovers):
+    r = run_throughput(
+        pattern="pubsub", peers=3, slow_peers=1, sequence=True, **SLOW, **ONCE
+    )
+    (row,) = r.df.to_dict("records")
+    assert row["slowest_peer"] == "subscriber 1", row
+    assert row["most_lost_by_one_peer"] > 0 and row["slowest_peer_msgs_per_s"] <= 500
+
+
+def test_nodrop_turns_a_pubs_drops_into_waiting(no_leftovers):
+    r = run_throughput(pattern="pubsub", nodrop=True, sequence=True, **SLOW, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["lost"] == 0 and row["received"] == 1000 and row["blocked_share"] > 0
+
+
+def test_paced_senders_of_a_fanin(no_leftovers):
+    r = run_throughput(pattern="fanin", peers=2, rate=[2000], size=100, count=200, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["sent_per_s"] <= 2000 * 200 / 199 and row["received"] == 400
+    assert row["lost"] == 0

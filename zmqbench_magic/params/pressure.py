@@ -1,0 +1,122 @@
+"""The pace of a ZeroMQ run: an offered rate (``--rate``: latency's open loop, a
+throughput sender's pace), a pause before each round trip (``%zmqlat --idle``), and
+queues under pressure (``%zmqthr --work``, ``--slow-peers``): consumers slower than
+their producer, and what the queues between them then do (a PUSH waits for room, a PUB
+drops); their figures and the settings they refuse.
+
+A throughput point with an offered rate or working receivers runs as a pattern
+(:func:`.patterns.crowd_shape`), the one-to-one pipeline as a pattern of one receiver,
+so that one loop paces and one loop works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .declare import Metric, Param
+
+# fmt: off
+RATE = Param(
+    "rate", 0.0,
+    "offered load, messages per second (k and M are powers of 1000): the sender sends "
+    "each message at its intended time, whether or not the far end keeps up; %zmqlat "
+    "times each round trip from that time (over DEALER/ROUTER), %zmqthr counts what "
+    "arrived and how long the sender waited for room (each sender of a pattern at this "
+    "rate); 0: unpaced (%zmqlat: a closed loop, REQ/REP ping-pong; %zmqthr: as fast as "
+    "the sender can)",
+    # The lowest open-loop rate: a sample (10 messages or more) then lasts a second.
+    "offered rate", "rate", unit="msgs/s", low=10, high=10_000_000, sweep=True,
+    off=0.0, off_means="unpaced",
+)
+IDLE = Param(
+    "idle", 0.0,
+    "pause before each round trip (a closed loop), so each is the first after that "
+    "long idle: what a pair costs when it wakes (libzmq #4673, #3577); a sample is "
+    "--count round trips, by default enough pauses to last min-time",
+    "idle before each round trip", "duration", unit="s", low=0.001, high=60.0, sweep=True,
+    off=0.0, off_means="back to back", phrase="after {} idle",
+)
+WORK = Param(
+    "work", 0.0,
+    "time each receiver spends on every message it takes, a busy wait (so it holds at "
+    "any rate): a consumer slower than its producer, whose queues then fill (a PUSH "
+    "waits for room, a PUB drops); with --slow-peers K only the first K receivers of a "
+    "pattern work",
+    "receiver's work per message", "duration", unit="s", low=1e-6, high=1.0, sweep=True,
+    off=0.0, off_means="none", phrase="{} of work per message",
+)
+SLOW_PEERS = Param(
+    "slow_peers", 0,
+    "how many of a pattern's receivers do --work, the first K, while the others take "
+    "messages as they come: one slow subscriber among fast ones (libzmq #3280)",
+    "receivers that work", "int", low=1, high=256, off=0, off_means="every receiver",
+)
+PRESSURE_METRICS = (
+    Metric("sent_per_s", "sent",
+           "the rate a sender achieved, its sends over its own time from its first send "
+           "to its last (the slowest sender's where a pattern has several): against "
+           "--rate, whether the offered rate was held", "higher", unit="msgs/s"),
+    Metric("blocked_share", "blocked",
+           "the share of a paced sender's time (--rate) spent waiting for room in a full "
+           "queue (a PUSH, or a PUB with --nodrop, at its high-water mark; the most "
+           "blocked sender's); empty when unpaced", "lower"),
+)
+# fmt: on
+# An open-loop sample "held" its rate when it answered (sent) at least this share of it.
+HELD_FRACTION = 0.95
+
+
+def under_pressure(point: Mapping[str, Any]) -> bool:
+    """Whether a throughput point paces its sender or slows its receivers."""
+    return bool(point.get("rate") or point.get("work"))
+
+
+def check_pressure(params: Any) -> None:
+    """A ValueError for pacing or working that a setting cannot take, before anything
+    starts."""
+    rate, work = any(params.rate), any(params.work)
+    if params.slow_peers and not work:
+        msg = (
+            f"{SLOW_PEERS.option} {params.slow_peers}: only receivers that work are slow; "
+            f"add {WORK.option}"
+        )
+        raise ValueError(msg)
+    if not (rate or work):
+        return
+    longest = max(params.work)
+    if longest >= params.timeout:
+        msg = (
+            f"work {WORK.label(longest)} per message: a receiver would take longer over one "
+            f"message than the --timeout of {params.timeout:g} s that its sender waits for "
+            "room; give a shorter --work or a longer --timeout"
+        )
+        raise ValueError(msg)
+    what = "--rate paces the sender" if rate else "--work slows the receivers"
+    refusals = [
+        (rate and "native" in params.loop, "in the Python loop: use --loop python"),
+        ("asyncio" in params.loop, "of a pattern's loop: --loop asyncio drives one socket"),
+        (True in params.curve, "of a pattern: --curve true encrypts one far end's path"),
+        (params.driver == "process", "of a pattern: --driver process drives one far end"),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise ValueError(f"{what} {why}")
+
+
+def held(sent_per_s: float, rate: float) -> bool:
+    """Whether a sender achieved its offered rate (within :data:`HELD_FRACTION`)."""
+    return sent_per_s >= HELD_FRACTION * rate
+
+
+__all__ = [
+    "HELD_FRACTION",
+    "IDLE",
+    "PRESSURE_METRICS",
+    "RATE",
+    "SLOW_PEERS",
+    "WORK",
+    "check_pressure",
+    "held",
+    "under_pressure",
+]
