@@ -40,7 +40,7 @@ def test_without_idle_there_is_no_idle_column():
         ({"idle": [0.1], "rate": [100]}, "--idle pauses a closed loop: leave out --rate"),
         ({"idle": [0.1], "loop": ["native"]}, "the native loop runs back to back"),
         ({"idle": [5], "timeout": 2}, "idle 5s: the far end waits at most --timeout 2"),
-        ({"idle": [120]}, r"idle must be 0 \(back to back\) or from 0.001 s to 60 s, got 120"),
+        ({"idle": [120]}, r"idle must be 0 \(back to back\) or from 1ms to 60s, got 120"),
     ],
 )
 def test_a_pause_the_loop_cannot_take_is_refused_naming_why(settings, words, ip):
@@ -49,5 +49,5 @@ def test_a_pause_the_loop_cannot_take_is_refused_naming_why(settings, words, ip)
 
 
 def test_the_magic_takes_idle_and_names_a_bad_one(ip):
-    with pytest.raises(UsageError, match=r"idle must be 0 \(back to back\) or from 0.001 s"):
+    with pytest.raises(UsageError, match=r"idle must be 0 \(back to back\) or from 1ms"):
         ip.run_line_magic("zmqlat", "--idle 0 90s")

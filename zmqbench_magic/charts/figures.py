@@ -323,7 +323,12 @@ def throughput_default(
     df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
 ) -> alt.TopLevelMixin:
     """Throughput, with the speed-up beside it when both copy modes were measured;
-    patterns and peers against each other when several were run."""
+    patterns and peers against each other when several were run; where drops begin
+    when several offered rates or receivers' works were."""
+    if any(c in df.columns and df[c].nunique() > 1 for c in ("rate", "work")):
+        from .pressure_chart import pressure_chart
+
+        return pressure_chart(df)
     if any(c in df.columns and df[c].nunique() > 1 for c in ("pattern", "peers")):
         return pattern_chart(df)
     chart = throughput_chart(df)

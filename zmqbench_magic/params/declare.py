@@ -136,6 +136,8 @@ class Param:
             return spell_size(int(bound))
         if self.kind == "rate":
             return f"{format_rate(bound)} {self.unit}"
+        if self.kind == "duration" and bound:
+            return format_duration(bound)  # 1us, 60s: as they are typed
         return f"{_spell(bound)}{(' ' + self.unit) if self.unit else ''}"
 
     def parse(self, text: Any) -> Any:

@@ -87,7 +87,7 @@ def check_pressure(params: Any) -> None:
     longest = max(params.work)
     if longest >= params.timeout:
         msg = (
-            f"work {WORK.label(longest)} per message: a receiver would take longer over one "
+            f"work {WORK.label(longest)} per message: a receiver would spend longer on one "
             f"message than the --timeout of {params.timeout:g} s that its sender waits for "
             "room; give a shorter --work or a longer --timeout"
         )

@@ -1,0 +1,86 @@
+"""Queues under pressure (``%zmqthr --rate``, ``--work``): where drops begin. One heat
+map per pattern, offered rate across, each receiver's work per message down; a cell's
+colour is the share of messages lost there (a PUB drops), its words that share and the
+share of the sender's time blocked in full queues (a PUSH waits)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from ..params import COLUMN_TITLES, RATE
+from ..params.pressure import WORK
+from .layout import subtitle, titled
+from .series import POINT_COLUMNS
+
+_WORDS = {"transport": "{}", "size_label": "{} B", "mode": "{} sends", "peer": "far end: {}"}
+_CELL = 64
+
+
+def pressure_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per point: the medians of its samples' lost share and blocked share,
+    with the offered rate and the work per message in words."""
+    by = [c for c in POINT_COLUMNS if c in df.columns]
+    samples = df.assign(lost_share=df["lost"] / (df["lost"] + df["received"]))
+    frame = samples.groupby(by, dropna=False, observed=True, as_index=False).agg(
+        lost_share=("lost_share", "median"), blocked_share=("blocked_share", "median")
+    )
+    frame["offered"] = frame["rate"].map(lambda r: RATE.label(r) if r else "unpaced")
+    frame["work_label"] = frame["work"].map(WORK.label)
+    frame["size_label"] = frame["size"].map(lambda s: f"{int(s):,}")
+    frame["mode"] = frame["copy"].map({True: "copy", False: "zero-copy"})
+    frame["words"] = [
+        _cell_words(lost, blocked)
+        for lost, blocked in zip(frame["lost_share"], frame["blocked_share"], strict=True)
+    ]
+    return frame
+
+
+def _cell_words(lost: float, blocked: float) -> str:
+    """``lost 42%``, ``blocked 80%``, or ``none lost``: what a cell says."""
+    if lost > 0:
+        return f"lost {lost:.0%}"
+    if not pd.isna(blocked) and blocked > 0:
+        return f"blocked {blocked:.0%}"
+    return "none lost"
+
+
+def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+    """Lost share (colour) by offered rate and work per message, one map per pattern;
+    each cell's words say the loss, or the time blocked where nothing was lost."""
+    frame = pressure_frame(df)
+    rates = [RATE.label(r) if r else "unpaced" for r in sorted(frame["rate"].unique())]
+    works = [WORK.label(w) for w in sorted(frame["work"].unique())]
+    x = alt.X("offered:O", title=RATE.axis_title, sort=rates)
+    y = alt.Y("work_label:O", title=WORK.axis_title, sort=works)
+    base = alt.Chart(frame).encode(x=x, y=y)
+    cells = base.mark_rect().encode(
+        color=alt.Color(
+            "lost_share:Q",
+            title="messages lost",
+            scale=alt.Scale(domain=[0, 1], scheme="orangered"),
+            legend=alt.Legend(format=".0%", orient="bottom"),
+        ),
+        tooltip=[
+            alt.Tooltip("pattern:N", title=COLUMN_TITLES["pattern"]),
+            alt.Tooltip("offered:O", title=RATE.title),
+            alt.Tooltip("work_label:O", title=WORK.title),
+            alt.Tooltip("lost_share:Q", title="lost", format=".1%"),
+            alt.Tooltip("blocked_share:Q", title="sender blocked", format=".1%"),
+        ],
+    )
+    words = base.mark_text(fontSize=11).encode(
+        text="words:N",
+        color=alt.condition("datum.lost_share > 0.5", alt.value("white"), alt.value("black")),
+    )
+    layered = (cells + words).properties(width=_CELL * len(rates), height=_CELL * 0.6 * len(works))
+    chart = layered.facet(column=alt.Column("pattern:N", title=COLUMN_TITLES["pattern"]))
+    return titled(
+        chart,
+        "Queues under pressure: messages lost (a PUB drops) or the sender blocked (a PUSH "
+        "waits), by offered rate and each receiver's work per message",
+        subtitle(frame, ["transport", "size_label", "mode", "peer"], _WORDS),
+    )
+
+
+__all__ = ["pressure_chart", "pressure_frame"]
