@@ -63,6 +63,29 @@ def patterns_result(values: int):
     )
 
 
+PRESSURE_RATES = {
+    1: [20_000],
+    2: [2000, 20_000],
+    7: [500, 1000, 2000, 5000, 10_000, 20_000, 50_000],
+}
+
+
+@functools.cache
+def pressure_result(values: int):
+    """A PUB and a PUSH over ``values`` offered rates, receivers that work 1 ms a
+    message or none (tcp, 64 kB, queues of 10: real drops and waits)."""
+    return run_throughput(
+        pattern=["pubsub", "pipeline"],
+        rate=PRESSURE_RATES[values],
+        work=[0, "1ms"],
+        hwm=10,
+        size="64k",
+        count=100,
+        repeat=1,
+        warmup=0,
+    )
+
+
 CLIENTS = {1: [2], 2: [1, 4], 7: [1, 2, 3, 4, 6, 8, 16]}
 
 
@@ -180,6 +203,7 @@ def chart_of(kind: str, values: int) -> alt.TopLevelMixin:
         "clients": lambda: default_chart(
             "lat", clients_result(values).df, clients_result(values).distributions
         ),
+        "pressure": lambda: default_chart("thr", pressure_result(values).df),
     }
     return makers[kind]()
 
@@ -209,5 +233,6 @@ CHART_KINDS = [
     "comparison",
     "patterns",
     "clients",
+    "pressure",
 ]
 CASES = [(kind, values) for kind in CHART_KINDS for values in SWEEPS]

@@ -27,6 +27,7 @@ from chart_frames import (
     flood_frame,
     lat_result,
     patterns_result,
+    pressure_result,
     thr_result,
 )
 
@@ -44,6 +45,7 @@ from zmqbench_magic.charts import (
     throughput_chart,
 )
 from zmqbench_magic.charts.layout import MAX_WIDTH, plural, x_axis
+from zmqbench_magic.charts.pressure_chart import pressure_frame
 from zmqbench_magic.params import COLUMN_TITLES
 from zmqbench_magic.params.backends import BACKENDS, IPYPARALLEL
 from zmqbench_magic.params.units import format_size
@@ -436,6 +438,26 @@ def test_patterns_draw_all_peers_and_the_slowest_against_n_one_colour_each():
     frame = patterns_result(2).df
     assert set(frame["pattern"]) == {"pubsub", "fanin"}
     assert '"pubsub"' in spec and '"fanin"' in spec
+
+
+def test_pressure_maps_where_a_pub_drops_and_a_push_waits():
+    """One map per pattern; each cell's words are its own point's loss, or its time
+    blocked where nothing was lost: a PUB that drops never reads as blocked."""
+    chart = chart_of("pressure", 2)
+    spec = json.dumps(chart.to_dict())
+    assert "Queues under pressure" in spec and '"field": "pattern"' in spec
+    frame = pressure_frame(pressure_result(2).df)
+    assert len(frame) == 2 * 2 * 2  # patterns x rates x works
+    for row in frame.to_dict("records"):
+        words = row["words"]
+        if row["lost_share"] > 0:
+            assert words == f"lost\n{row['lost_share']:.0%}", row
+        else:
+            assert not words.startswith("lost"), row
+        if row["pattern"] == "pipeline":
+            assert row["lost_share"] == 0, row  # a PUSH never drops
+    texts = ["\n".join(t) if isinstance(t, list) else t for t in _texts(_scenegraph(chart))]
+    assert set(frame["words"]) <= set(texts)
 
 
 def test_clients_draw_p50_to_p999_against_their_number():

@@ -31,7 +31,8 @@ ONCE = {"repeat": 1, "warmup": 0}
     [
         (
             {"work": "0.5s"},
-            r"work 500ms per message: a receiver would spend longer on one message than the --timeout of 0.5 s",
+            r"work 500ms per message: a receiver would spend longer on one message than the "
+            r"--timeout of 0.5 s",
         ),
         ({"slow_peers": 1}, r"--slow-peers 1: only receivers that work are slow; add --work"),
         ({"rate": 1000, "loop": "native"}, r"--rate paces the sender in the Python loop"),

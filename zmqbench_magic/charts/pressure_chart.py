@@ -10,11 +10,16 @@ import pandas as pd
 
 from ..params import COLUMN_TITLES, RATE
 from ..params.pressure import WORK
+from ..params.units import format_size
 from .layout import subtitle, titled
 from .series import POINT_COLUMNS
 
 _WORDS = {"transport": "{}", "size_label": "{} B", "mode": "{} sends", "peer": "far end: {}"}
+_LINE = "\n"
+# The widest a cell is drawn, and what the maps may take of a row together (the rest
+# is the work axis's title and labels).
 _CELL = 64
+_MAPS_WIDTH = 600
 
 
 def pressure_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -27,7 +32,7 @@ def pressure_frame(df: pd.DataFrame) -> pd.DataFrame:
     )
     frame["offered"] = frame["rate"].map(lambda r: RATE.label(r) if r else "unpaced")
     frame["work_label"] = frame["work"].map(WORK.label)
-    frame["size_label"] = frame["size"].map(lambda s: f"{int(s):,}")
+    frame["size_label"] = frame["size"].map(lambda s: format_size(int(s)))
     frame["mode"] = frame["copy"].map({True: "copy", False: "zero-copy"})
     frame["words"] = [
         _cell_words(lost, blocked)
@@ -37,12 +42,14 @@ def pressure_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell_words(lost: float, blocked: float) -> str:
-    """``lost 42%``, ``blocked 80%``, or ``none lost``: what a cell says."""
+    """``lost 42%``, ``blocked 80%``, or ``none lost``: what a cell says, on two lines
+    (a map of seven rates keeps its cells narrow)."""
     if lost > 0:
-        return f"lost {lost:.0%}"
+        return f"lost{_LINE}{lost:.0%}"
     if not pd.isna(blocked) and blocked > 0:
-        return f"blocked {blocked:.0%}"
-    return "none lost"
+        share = f"{blocked:.0%}" if blocked >= 0.005 else "<1%"
+        return f"blocked{_LINE}{share}"
+    return f"none{_LINE}lost"
 
 
 def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -69,16 +76,16 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
             alt.Tooltip("blocked_share:Q", title="sender blocked", format=".1%"),
         ],
     )
-    words = base.mark_text(fontSize=11).encode(
+    words = base.mark_text(fontSize=11, lineBreak=_LINE).encode(
         text="words:N",
         color=alt.condition("datum.lost_share > 0.5", alt.value("white"), alt.value("black")),
     )
-    layered = (cells + words).properties(width=_CELL * len(rates), height=_CELL * 0.6 * len(works))
+    cell = min(_CELL, _MAPS_WIDTH // (len(rates) * frame["pattern"].nunique()))
+    layered = (cells + words).properties(width=cell * len(rates), height=40 * len(works))
     chart = layered.facet(column=alt.Column("pattern:N", title=COLUMN_TITLES["pattern"]))
     return titled(
         chart,
-        "Queues under pressure: messages lost (a PUB drops) or the sender blocked (a PUSH "
-        "waits), by offered rate and each receiver's work per message",
+        "Queues under pressure: lost (a PUB drops) or blocked (a PUSH waits)",
         subtitle(frame, ["transport", "size_label", "mode", "peer"], _WORDS),
     )
 
