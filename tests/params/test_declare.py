@@ -63,6 +63,7 @@ def test_defaults_and_scalars_become_one_point():
             "curve": False,
             "pattern": "pipeline",
             "peers": 1,
+            "rate": 0.0,
         }
     ]
 

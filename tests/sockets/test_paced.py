@@ -38,7 +38,7 @@ def test_rates_are_read_in_thousands_and_bad_ones_are_named():
     assert parse_rate("10k") == 10_000 and parse_rate("1.5M") == 1_500_000
     assert parse_rate("250/s") == 250 and format_rate(12_500) == "12.5k"
     assert LatencyParams(rate=["1k", 0]).rate == (1000.0, 0.0)
-    allowed = r"rate must be 0 \(closed loop\) or from 10 msgs/s to 10M msgs/s"
+    allowed = r"rate must be 0 \(unpaced\) or from 10 msgs/s to 10M msgs/s"
     with pytest.raises(ValueError, match=allowed + ", got 5$"):
         LatencyParams(rate=5)
     with pytest.raises(ValueError, match=allowed + ", got 20M$"):
@@ -218,7 +218,7 @@ def test_the_magic_and_the_panel_offer_rates(ip, no_leftovers):
         result = ip.run_line_magic("zmqlat", "-o --no-chart -n 300 -r 1 --warmup 0 --rate 1k 5k")
     assert set(result.df["rate"]) == {1000.0, 5000.0}
     assert "at 5k msgs/s: mean" in shown.stdout and "achieved" in shown.stdout
-    with pytest.raises(UsageError, match=r"rate must be 0 \(closed loop\) or from 10"):
+    with pytest.raises(UsageError, match=r"rate must be 0 \(unpaced\) or from 10"):
         ip.run_line_magic("zmqlat", "--rate 2")
     # The cell's payload, multipart too, goes through the ROUTER and back.
     with capture_output():

@@ -40,24 +40,18 @@ from .memory import (
     memory_needed,
 )
 from .patterns import CLIENTS, NODROP, PATTERN, PATTERNS, PEERS, SEQUENCE
+from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK
 from .sockets import (
     ADDRESS,
     COPY,
     COPY_THRESHOLD,
     COUNT,
     DRIVER,
-    HELD_FRACTION,
-    IDLE,
     IO_THREADS,
-    LAT_METRICS,
-    LAT_POOLED,
     LATENCY,
     LOOP,
     PEER,
     PYTHON,
-    RATE,
-    RTT,
-    THR_METRICS,
     THROUGHPUT,
     TRANSPORT,
     TRANSPORTS,
@@ -67,6 +61,7 @@ from .sockets import (
     resolve_peer,
 )
 from .taskflood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
+from .zmq_metrics import LAT_METRICS, LAT_POOLED, RTT, THR_METRICS
 
 # Each table below is derived from the registered kinds' declarations when read
 # (a kind is registered by :mod:`zmqbench_magic.kinds`, or by a test for a while).
@@ -137,6 +132,7 @@ __all__ = [
     "SEED",
     "SEQUENCE",
     "SIZE",
+    "SLOW_PEERS",
     "THROUGHPUT",
     "THR_METRICS",
     "TIMEOUT",
@@ -144,6 +140,7 @@ __all__ = [
     "TRANSPORT",
     "TRANSPORTS",
     "WARMUP",
+    "WORK",
     "BenchParams",
     "FloodParams",
     "Kind",

@@ -17,7 +17,6 @@ from typing import Any
 from .columns import Column
 from .declare import Metric, Param
 from .far_end import remote_hosts
-from .pressure import under_pressure
 
 # The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
 STAMP_BYTES = 8
@@ -161,15 +160,15 @@ def many_clients(point: Mapping[str, Any]) -> bool:
     return point.get("clients", 1) > 1
 
 
-def crowd_shape(point: Mapping[str, Any], sequence: bool = False) -> tuple[str, int] | None:
+def crowd_shape(point: Mapping[str, Any], as_pattern: bool = False) -> tuple[str, int] | None:
     """A point's many far ends as a :class:`..sockets.crowd.Crowd` takes them (its
     pattern, or ``"clients"``, and their N); None for the one far end of a pair. With
-    ``sequence`` (numbered messages), an offered rate or working receivers
-    (:mod:`.pressure`) the one-to-one pipeline too is a pattern, of one receiver, so
-    that one loop numbers, paces and works for every pattern."""
+    ``as_pattern`` (numbered messages, an offered rate or working receivers of a
+    throughput run) the one-to-one pipeline too is a pattern, of one receiver, so that
+    one loop numbers, paces and works for every pattern."""
     if many_clients(point):
         return "clients", point["clients"]
-    if many_ends(point) or sequence or under_pressure(point):
+    if many_ends(point) or as_pattern:
         return point.get("pattern", "pipeline"), point.get("peers", 1)
     return None
 

@@ -3,35 +3,34 @@ queue-memory rules their sizes obey."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import zmq
 
 from .common import CPU, LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
-from .declare import BenchParams, Column, Metric, Param, param_field
+from .declare import BenchParams, Column, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import KINDS, Kind
 from .memory import HWM, check_memory, few_messages_caution
 from .patterns import (
-    CLIENT_METRICS,
     CLIENTS,
     NODROP,
     PATTERN,
     PATTERN_COLUMNS,
-    PATTERN_METRICS,
     PEERS,
     SEQUENCE,
-    SEQUENCE_METRICS,
     check_clients,
     check_pattern,
     check_sequence,
     crowded_clients,
     crowded_cores,
 )
-from .pressure import HELD_FRACTION, IDLE, PRESSURE_METRICS, RATE, SLOW_PEERS, WORK, check_pressure
+from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK, check_pressure, under_pressure
 from .units import GiB
+from .zmq_metrics import LAT_METRICS, LAT_POOLED, THR_METRICS
 
 TRANSPORTS = ("tcp", "ipc", "inproc")
 
@@ -85,99 +84,6 @@ ADDRESS = Param(
     "tcp address", "address",
 )
 
-# One round trip, as the latency charts draw them (a distribution's x, a load curve's y).
-RTT = Metric("rtt_us", "round trip", "one round trip's time", "lower", unit="µs")
-
-# CPU per message, each end (netperf's "service demand"); one declaration for both
-# benchmarks, where a latency "message" is one round trip.
-_CPU_CLOCK = (
-    "; a far end in its own process counts the whole process (ZeroMQ's I/O thread "
-    "included), a far end in a thread counts that thread and the driver its own"
-)
-SEND_CPU = Metric(
-    "send_cpu_us_per_msg", "sender CPU per message",
-    "CPU time of the sending end (latency: the driver) per message or round trip"
-    + _CPU_CLOCK, "lower", unit="µs")
-RECV_CPU = Metric(
-    "recv_cpu_us_per_msg", "receiver CPU per message",
-    "CPU time of the receiving end (latency: the echoing far end) per message or round "
-    "trip" + _CPU_CLOCK, "lower", unit="µs")
-# Resident memory of each end over a kept sample (zmqbench_magic.method.resident): what
-# copying or zero-copy sends cost in memory, beside what they cost in time.
-_PEAK = (
-    "; the kernel's own high-water mark, set back as the sample starts; NaN where the "
-    "end is not a process of its own on this host"
-)
-MEMORY_METRICS = (
-    Metric("driver_peak_mb", "driver peak memory",
-           "peak resident memory of the driving process during the sample (a far end in a "
-           "thread is inside it)" + _PEAK, "lower", unit="MB"),
-    Metric("far_peak_mb", "far end peak memory",
-           "peak resident memory of the far end's process during the sample" + _PEAK,
-           "lower", unit="MB"),
-)
-THR_METRICS = (
-    Metric("msgs_per_s", "delivered",
-           "messages delivered per second, first to last receive at the receiver", "higher",
-           unit="msgs/s"),
-    Metric("send_msgs_per_s", "send-only",
-           "messages per second through the sender's send calls alone, timed over a "
-           "sample's first sends that its own queue holds (send_only_count), which no full "
-           "queue can slow: what a send call costs the application", "higher",
-           unit="msgs/s"),
-    Metric("mbit_per_s", "bandwidth", "delivered payload megabits (10^6) per second",
-           "higher", unit="Mbit/s"),
-    *PATTERN_METRICS,
-    *SEQUENCE_METRICS,
-    *PRESSURE_METRICS,
-    SEND_CPU,
-    RECV_CPU,
-    *MEMORY_METRICS,
-)
-# A latency sample's own figures: the DataFrame's columns, one row per sample, for the
-# spread between samples and the paired comparisons.
-LAT_METRICS = (
-    Metric("sample_mean_us", "a sample's mean round trip",
-           "mean round-trip time of one sample", "lower", unit="µs"),
-    Metric("sample_p50_us", "a sample's median round trip",
-           "50th percentile of one sample's round trips", "lower", unit="µs"),
-    Metric("sample_p90_us", "a sample's p90 round trip",
-           "90th percentile of one sample's round trips", "lower", unit="µs"),
-    Metric("sample_p99_us", "a sample's p99 round trip",
-           "99th percentile of one sample's round trips", "lower", unit="µs"),
-    Metric("sample_p999_us", "a sample's p99.9 round trip",
-           "99.9th percentile of one sample's round trips", "lower", unit="µs"),
-    Metric("max_us", "slowest round trip",
-           "slowest round trip of the sample (the summary: of the point)", "lower", unit="µs"),
-    Metric("achieved_per_s", "achieved rate",
-           "round trips answered per second, from the first intended send to the last "
-           "reply (closed loop: one over the mean round trip); under "
-           f"{HELD_FRACTION:.0%} of an offered rate, that rate was not held",
-           "higher", unit="msgs/s"),
-    Metric("send_lag_p99_us", "p99 send lag",
-           "open loop: 99th percentile of how late each message left after its intended "
-           "send time (the sender's own pacing, or a full queue); NaN in a closed loop",
-           "lower", unit="µs"),
-    *CLIENT_METRICS,
-    SEND_CPU,
-    RECV_CPU,
-    *MEMORY_METRICS,
-)
-# A latency point's figures over every round trip of all its samples (the summary's,
-# the text's and the charts'): a stall in one sample shows in them.
-LAT_POOLED = (
-    Metric("mean_us", "mean round trip", "mean of every round trip of the point", "lower",
-           unit="µs"),
-    Metric("p50_us", "median round trip",
-           "50th percentile of every round trip of the point", "lower", unit="µs"),
-    Metric("p90_us", "p90 round trip", "90th percentile of every round trip of the point",
-           "lower", unit="µs"),
-    Metric("p99_us", "p99 round trip", "99th percentile of every round trip of the point",
-           "lower", unit="µs"),
-    Metric("p999_us", "p99.9 round trip",
-           "99.9th percentile of every round trip of the point", "lower", unit="µs"),
-    Metric("round_trips", "round trips", "how many round trips the figures are taken over"),
-)
 # Who runs the loops: the kernel itself, or fresh processes of one interpreter or of
 # several compared side by side.
 DRIVER = Param(
@@ -283,6 +189,11 @@ class ZmqParams(BenchParams):
         """Each arm's name (the ``python`` column) and its ``--python`` value."""
         return {name: spec for spec, name in arm_names(self.python).items()}
 
+    def runs_as_pattern(self, point: Mapping[str, Any]) -> bool:
+        """Whether a point of one far end runs as a pattern of one all the same (its
+        loops number, pace or work: only a pattern's do)."""
+        return False
+
     def _check_combinations(self) -> None:
         if self.python != (KERNEL,) and self.driver == "kernel":
             object.__setattr__(self, "driver", "process")  # another Python needs its own
@@ -350,6 +261,14 @@ class ThroughputParams(ZmqParams):
             "messages the two ZeroMQ queues and the kernel's socket buffers hold between the ends",
         ),
     )
+
+    def runs_as_pattern(self, point: Mapping[str, Any]) -> bool:
+        return self.sequence or under_pressure(point)
+
+    def applies(self, name: str) -> bool:
+        # A column only where work was asked for: receivers that take messages as they
+        # come are every other run.
+        return super().applies(name) and (name != "work" or any(self.work))
 
     def _check_combinations(self) -> None:
         super()._check_combinations()
@@ -452,7 +371,13 @@ THROUGHPUT = Kind(
     counts_at=(1,),
     far_end="sink",
     tax_metric="msgs_per_s",
-    old_files={"driver": "kernel", "pattern": "pipeline", "peers": 1, "io_threads": 1},
+    old_files={
+        "driver": "kernel",
+        "pattern": "pipeline",
+        "peers": 1,
+        "io_threads": 1,
+        "rate": 0.0,
+    },
     magic="zmqthr",
     magic_help="""Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.
 

@@ -17,7 +17,7 @@ from typing import Any
 import zmq
 
 from .numbering import Tally, receive_numbered_native, receive_numbered_python, send_numbered_range
-from .pressure import Schedule, numbered_sender_for, paced_sends, sender_for, working
+from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for, working
 from .timing import two_phases
 
 
@@ -148,7 +148,7 @@ def send(
 def _send_paced(
     data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
 ) -> dict[str, Any]:
-    """A sending far end's messages at ``order["rate"]`` a second (:mod:`.pressure`),
+    """A sending far end's messages at ``order["rate"]`` a second (:mod:`.pressure_loops`),
     numbered with ``order["sender"]``; a queue with no room for ``timeout`` is the
     receivers' failure."""
     if "sender" in order:

@@ -27,7 +27,7 @@ from .member_loops import receive
 from .numbering import missing, union
 from .payload import Payload
 from .peer import PeerError
-from .pressure import Schedule, numbered_sender_for, paced_sends, sender_for
+from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
@@ -48,7 +48,7 @@ def pattern_sample(
     with ``sequence`` each message numbered (:mod:`.numbering`), and its row says which
     went missing; each sender paced to ``rate`` messages a second, and the first
     ``slow_peers`` receivers (0: all) working ``work`` seconds on each message
-    (:mod:`.pressure`)."""
+    (:mod:`.pressure_loops`)."""
     frames = len(payload.frames)
     working = {"work": work, "slow_peers": slow_peers}
     _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop)
@@ -122,7 +122,7 @@ def _hub_paced(
     crowd: Crowd, payload: Payload, count: int, copy: bool, sequence: bool, rate: float
 ) -> dict[str, Any]:
     """The hub's sends at ``rate`` a second, each at its intended time, and the time
-    it waited for room in full queues (:mod:`.pressure`)."""
+    it waited for room in full queues (:mod:`.pressure_loops`)."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
     if sequence:

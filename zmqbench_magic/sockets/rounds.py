@@ -64,7 +64,7 @@ class RunState:
         first = group[0]
         hwm = high_water_mark(first["size"], self.params.hwm)
         session = FarEnd(self, None, first)
-        shape = crowd_shape(first, getattr(self.params, "sequence", False))
+        shape = crowd_shape(first, self.params.runs_as_pattern(first))
         try:
             if shape is not None:
                 with Crowd(
