@@ -311,7 +311,12 @@ def python_arms(result: ResultLike) -> list[str]:
 
 
 def versus_line(
-    result: ResultLike, column: str, baseline: Any, candidate: Any, words: str = ""
+    result: ResultLike,
+    column: str,
+    baseline: Any,
+    candidate: Any,
+    words: str = "",
+    metric: str | None = None,
 ) -> str:
     """The verdicts of ``candidate`` against ``baseline`` (two values of ``column``),
     paired by round where the two were measured in the same rounds, in one unwrapped
@@ -323,7 +328,7 @@ def versus_line(
     df = result.df
     if column not in df.columns or not {baseline, candidate} <= set(df[column]):
         return ""
-    table = arms_versus(result, column, baseline, candidate)
+    table = arms_versus(result, column, baseline, candidate, metric)
     if table.empty:
         return ""
     words_of = KINDS[result.benchmark].params.words
@@ -346,11 +351,16 @@ def versus_line(
 
 
 def versus_text(
-    result: ResultLike, column: str, baseline: Any, candidate: Any, words: str = ""
+    result: ResultLike,
+    column: str,
+    baseline: Any,
+    candidate: Any,
+    words: str = "",
+    metric: str | None = None,
 ) -> str:
     """:func:`versus_line`, wrapped to 100 columns as the summaries are: what a notebook
-    prints as a conclusion of its own run."""
-    return "\n".join(fit([versus_line(result, column, baseline, candidate, words)]))
+    prints as a conclusion of its own run (of ``metric``, the kind's own by default)."""
+    return "\n".join(fit([versus_line(result, column, baseline, candidate, words, metric)]))
 
 
 def warnings_text(result: ResultLike) -> str:
