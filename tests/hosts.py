@@ -93,8 +93,8 @@ def host(number: int, rate: str | None = None) -> Iterator[Host]:
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
 
 
-def commands_in(where: Host) -> list[str]:
-    """The command line of each process running in a test host."""
+def processes_in(where: Host) -> list:
+    """Each process running in a test host (psutil's)."""
     import psutil
 
     listed = subprocess.run(
@@ -103,7 +103,18 @@ def commands_in(where: Host) -> list[str]:
     found = []
     for pid in map(int, listed):
         with contextlib.suppress(psutil.Error):
-            found.append(" ".join(psutil.Process(pid).cmdline()))
+            found.append(psutil.Process(pid))
+    return found
+
+
+def commands_in(where: Host) -> list[str]:
+    """The command line of each process running in a test host."""
+    import psutil
+
+    found = []
+    for process in processes_in(where):
+        with contextlib.suppress(psutil.Error):
+            found.append(" ".join(process.cmdline()))
     return found
 
 

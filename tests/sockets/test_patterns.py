@@ -81,17 +81,23 @@ def test_threads_over_inproc_and_the_native_loop(no_leftovers):
     assert (df["msgs_per_s"] > 0).all()
 
 
+def _pull_push(ctx: zmq.Context) -> tuple[zmq.Socket, zmq.Socket]:
+    """A receiver's PULL, waiting as a member's does, and a PUSH connected to it."""
+    pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+    for sock in (pull, push):
+        sock.linger = 0
+    pull.rcvtimeo = int(member.QUIET_S * 1000)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    push.connect(f"tcp://127.0.0.1:{port}")
+    return pull, push
+
+
 def test_a_planted_loss_is_counted_exactly(no_leftovers):
     # A receiver told to expect 500 messages, of which its sender sends 493: it
     # reports the 493 once the senders are done and a silence follows, never waits
     # for the 7 that will not come, and they are what the sample counts lost.
     with zmq.Context() as ctx:
-        pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
-        for sock in (pull, push):
-            sock.linger = 0
-        pull.rcvtimeo = int(member.QUIET_S * 1000)
-        port = pull.bind_to_random_port("tcp://127.0.0.1")
-        push.connect(f"tcp://127.0.0.1:{port}")
+        pull, push = _pull_push(ctx)
         done = threading.Event()
 
         def send() -> None:
@@ -285,12 +291,7 @@ def _planted_numbers(numbers: list[int], loop: str, expect: int = 500) -> dict[s
     unknown) reports when its sender sends only ``numbers`` (the planted loss of the
     test above, by number)."""
     with zmq.Context() as ctx:
-        pull, push = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
-        for sock in (pull, push):
-            sock.linger = 0
-        pull.rcvtimeo = int(member.QUIET_S * 1000)
-        port = pull.bind_to_random_port("tcp://127.0.0.1")
-        push.connect(f"tcp://127.0.0.1:{port}")
+        pull, push = _pull_push(ctx)
         done = threading.Event()
 
         def send() -> None:

@@ -16,7 +16,15 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import wait_until
-from hosts import commands_in, host, namespaces, skip_without_hosts, sshd, standing_peer
+from hosts import (
+    commands_in,
+    host,
+    namespaces,
+    processes_in,
+    skip_without_hosts,
+    sshd,
+    standing_peer,
+)
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -375,13 +383,9 @@ def _left_on(where) -> list[str]:
 
 def _engines_on(where) -> list[psutil.Process]:
     """The engine processes on a test host."""
-    listed = subprocess.run(
-        ["ip", "netns", "pids", where.namespace], capture_output=True, text=True
-    ).stdout.split()
     found = []
-    for pid in map(int, listed):
+    for process in processes_in(where):
         with contextlib.suppress(psutil.Error):
-            process = psutil.Process(pid)
             if "ipyparallel.engine" in " ".join(process.cmdline()):
                 found.append(process)
     return found
