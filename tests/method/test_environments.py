@@ -285,6 +285,7 @@ def test_the_noise_floor_is_measured_stored_and_is_the_default_tolerance(tmp_pat
                 "curve",
                 "pattern",
                 "peers",
+                "rate",
                 "frames",
             )
         }
