@@ -101,3 +101,44 @@ def test_paced_senders_of_a_fanin(no_leftovers):
     (row,) = r.df.to_dict("records")
     assert row["sent_per_s"] <= 2000 * 200 / 199 and row["received"] == 400
     assert row["lost"] == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"pattern": "joiner"}, r"--pattern joiner: .* give every --rate above 0"),
+        ({"pattern": "joiner", "rate": [0, 1000]}, r"give every --rate above 0"),
+        ({"pattern": "joiner", "rate": 1000, "peers": 2}, r"joins one subscriber"),
+        (
+            {"pattern": "joiner", "rate": 1000, "sequence": True},
+            r"leave out --peers and --sequence",
+        ),
+        (
+            {"pattern": "joiner", "rate": 1000, "remote": "tcp://127.0.0.1:5555"},
+            r"pairs, proxy and joiner run on this machine",
+        ),
+    ],
+)
+def test_a_slow_joiner_needs_a_publisher_already_sending(settings, named):
+    with pytest.raises(ValueError, match=named):
+        ThroughputParams(**settings)
+
+
+def test_a_slow_joiner_says_how_long_until_its_first_message_and_what_it_missed(no_leftovers):
+    """A subscriber connects a quarter of the way into a sample, while the PUB sends:
+    it never sees the messages sent before its connect, and what was sent after it
+    and before its first message is what it missed."""
+    r = run_throughput(pattern="joiner", rate=[2000], transport=["tcp", "ipc"], count=400, **ONCE)
+    df = r.df
+    assert (df["join_ms"] > 0).all() and (df["missed_at_join"] >= 0).all(), df
+    assert (df["received"] >= 2).all()
+    # From its connect on: received, lost after its first message, missed before it.
+    seen_or_missed = df["received"] + df["lost"] + df["missed_at_join"]
+    assert (seen_or_missed < 400).all(), df
+    assert (df["slowest_peer"] == "joining subscriber").all()
+    line = " ".join(str(r).split())
+    for transport in ("tcp", "ipc"):
+        point = rf"{transport} 1k B copy joiner at 2k msgs/s: [\d,.]+ msgs/s delivered, "
+        assert re.search(
+            point + r"its first message [\d.]+ ms after connecting, [\d,]+ missed", line
+        )

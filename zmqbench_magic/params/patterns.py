@@ -21,7 +21,7 @@ from .far_end import remote_hosts
 # The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
 STAMP_BYTES = 8
 
-PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy")
+PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner")
 # The patterns whose N far ends may be on other hosts (--remote): each is one socket
 # the kernel's hub reaches. A proxy's subscribers reach the proxy, and a pair's ends
 # each other, not the kernel.
@@ -33,8 +33,10 @@ PATTERN = Param(
     "pattern", "pipeline",
     "the sockets' topology: pipeline (this process's PUSH to PULL, load-balanced over N "
     "PULLs with --peers N), pubsub (this process's PUB to N SUB), fanin (N PUSH into "
-    "this process's PULL), pairs (N PUSH/PULL pairs at once, every end a far end) or "
-    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB)",
+    "this process's PULL), pairs (N PUSH/PULL pairs at once, every end a far end), "
+    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB) or joiner (a SUB "
+    "that connects while this process's PUB publishes at --rate: the time to its first "
+    "message, and what it missed, ZeroMQ's slow joiner)",
     "pattern", "choice", choices=PATTERNS, sweep=True,
 )
 PEERS = Param(
@@ -177,6 +179,8 @@ def crowd_words(point: Mapping[str, Any]) -> str:
     """``pubsub 4 peers``, ``16 clients``; "" for a pair."""
     if many_clients(point):
         return CLIENTS.words(point["clients"])
+    if point.get("pattern") == "joiner":
+        return "joiner"  # one subscriber, always
     if many_ends(point):
         return f"{point['pattern']} {PEERS.words(point['peers'])}"
     return ""
@@ -197,8 +201,8 @@ def check_pattern(params: Any) -> None:
         ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
         (
             bool(params.remote) and bool(set(params.pattern) - SPREAD_PATTERNS),
-            "--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs "
-            "and proxy run on this machine: leave out --remote",
+            "--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs, "
+            "proxy and joiner run on this machine: leave out --remote",
         ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
         (params.driver == "process", "--driver process drives one far end: leave it out"),

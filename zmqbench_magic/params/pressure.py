@@ -62,6 +62,16 @@ PRESSURE_METRICS = (
            "queue (a PUSH, or a PUB with --nodrop, at its high-water mark; the most "
            "blocked sender's); empty when unpaced", "lower"),
 )
+# A slow joiner's figures (--pattern joiner); empty at every other pattern.
+JOIN_METRICS = (
+    Metric("join_ms", "time to first message",
+           "from a subscriber's connect to its first message, while the publisher sends "
+           "at --rate: the slow joiner's window (its connection and its subscription "
+           "reaching the publisher)", "lower", unit="ms"),
+    Metric("missed_at_join", "missed at join",
+           "messages the publisher sent after the subscriber's connect that it never "
+           "saw: those sent before its subscription arrived", "lower", unit="msgs"),
+)
 # fmt: on
 # An open-loop sample "held" its rate when it answered (sent) at least this share of it.
 HELD_FRACTION = 0.95
@@ -104,6 +114,24 @@ def check_pressure(params: Any) -> None:
             raise ValueError(f"{what} {why}")
 
 
+def check_joiner(params: Any) -> None:
+    """A ValueError for a slow joiner with no publisher already sending, or several."""
+    if "joiner" not in params.pattern:
+        return
+    if not all(params.rate):
+        msg = (
+            "--pattern joiner: a subscriber joins a publisher that is already sending; give "
+            "every --rate above 0"
+        )
+        raise ValueError(msg)
+    if params.peers != (1,) or params.sequence:
+        msg = (
+            "--pattern joiner joins one subscriber, its messages always numbered: leave out "
+            "--peers and --sequence"
+        )
+        raise ValueError(msg)
+
+
 def held(sent_per_s: float, rate: float) -> bool:
     """Whether a sender achieved its offered rate (within :data:`HELD_FRACTION`)."""
     return sent_per_s >= HELD_FRACTION * rate
@@ -112,10 +140,12 @@ def held(sent_per_s: float, rate: float) -> bool:
 __all__ = [
     "HELD_FRACTION",
     "IDLE",
+    "JOIN_METRICS",
     "PRESSURE_METRICS",
     "RATE",
     "SLOW_PEERS",
     "WORK",
+    "check_joiner",
     "check_pressure",
     "held",
     "under_pressure",

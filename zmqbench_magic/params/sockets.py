@@ -28,7 +28,16 @@ from .patterns import (
     crowded_clients,
     crowded_cores,
 )
-from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK, check_pressure, under_pressure
+from .pressure import (
+    HELD_FRACTION,
+    IDLE,
+    RATE,
+    SLOW_PEERS,
+    WORK,
+    check_joiner,
+    check_pressure,
+    under_pressure,
+)
 from .units import GiB
 from .zmq_metrics import LAT_METRICS, LAT_POOLED, THR_METRICS
 
@@ -281,6 +290,7 @@ class ThroughputParams(ZmqParams):
         check_sequence(self)
         check_pattern(self)
         check_pressure(self)
+        check_joiner(self)
 
     def cautions(self) -> list[str]:
         if self.remote:  # the peers use other hosts' cores

@@ -58,6 +58,8 @@ HUB_SOCKET = {
     "proxy": zmq.XPUB,
     "fanin": zmq.PULL,
     "pairs": None,
+    # The slow joiner's publisher: it hears when the subscription arrives.
+    "joiner": zmq.XPUB,
     # Without ROUTER_MANDATORY: a reply to a client that died is dropped; the server
     # looks at its clients' processes as it goes (client_loops.serve) and names it.
     "clients": zmq.ROUTER,
@@ -144,6 +146,7 @@ class Crowd:
         self.ctx = zmq.Context(io_threads=io_threads)
         self.members: list[Member] = []
         self.data: zmq.Socket | None = None  # the hub
+        self.hub_url = ""  # where it is bound, for a subscriber that joins later
         self._tempdir: str | None = None
         self._address = address
         _open_crowds.add(self)
@@ -171,7 +174,7 @@ class Crowd:
 
     @property
     def receivers(self) -> list[Member]:
-        return [m for m in self.members if m.role in ("sink", "subscriber")]
+        return [m for m in self.members if m.role in ("sink", "subscriber", "joiner")]
 
     @property
     def clients(self) -> list[Member]:
@@ -179,7 +182,7 @@ class Crowd:
 
     @property
     def hub_sends(self) -> bool:
-        return self.pattern in ("pipeline", "pubsub", "proxy")
+        return self.pattern in ("pipeline", "pubsub", "proxy", "joiner")
 
     def expected_each(self, count: int) -> int:
         """How many messages each receiving far end should get, 0 where its share
@@ -206,6 +209,7 @@ class Crowd:
                 self.data.xpub_nodrop = int(self.nodrop)
             # Far ends on other hosts bind there, and the hub connects to each.
             hub = "" if self.doors else self._bind(self.data, "hub")
+            self.hub_url = hub
         if self.pattern == "proxy":
             (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
             hub = proxy.endpoint
@@ -217,6 +221,8 @@ class Crowd:
             self._spawn([("sink", f"receiver {i}", hub, False, "") for i in numbers])
         elif self.pattern == "fanin":
             self._spawn([("source", f"sender {i}", hub, False, "") for i in numbers])
+        elif self.pattern == "joiner":  # it connects when told, mid-run
+            self._spawn([("joiner", "joining subscriber", hub, False, "")])
         elif self.pattern == "clients":
             self._spawn([("client", f"client {i}", hub, False, "") for i in numbers])
         else:  # pairs: each receiver binds, its sender connects to it

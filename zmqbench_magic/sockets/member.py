@@ -25,6 +25,10 @@ command may carry the message's frames after its JSON):
   round trips back to back, then ``{"pinged": n, "first": t0, "last": t1, "cpu_s": c,
   "cpu_clock": ...}`` + one frame: each round trip's seconds as float64 bytes (numpy's
   ``tobytes``; a JSON list would cost more to make and read than the loop it reports);
+* kernel -> ``{"cmd": "join", "url": hub, "at": t, "count": n, ...}`` -> ``{"armed":
+  true}``; the joining subscriber connects to ``url`` at ``t`` (the shared clock) while
+  the hub publishes, receives as ``receive`` does from its first message on, then
+  disconnects; its report adds ``connected_at`` and ``first_number``;
 * kernel -> ``{"cmd": "quit"}``; any error goes back as ``{"error": text}``.
 
 Every receive is bounded: a member hears its kernel within ``timeout`` or leaves.
@@ -48,7 +52,7 @@ from typing import Any
 
 import zmq
 
-from .member_loops import ping, receive, send
+from .member_loops import join, ping, receive, send
 from .peer import follow_parent, loop_clock
 from .secret import Keys, admit_only, as_server
 
@@ -59,6 +63,7 @@ SOCKETS = {
     "source": zmq.PUSH,
     "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
     "client": zmq.REQ,
+    "joiner": zmq.SUB,  # connects only when told to join, while its publisher sends
 }
 # The roles a far end's door starts on its host for a kernel elsewhere: those whose
 # one socket the kernel's hub reaches (a proxy's subscribers reach the proxy).
@@ -83,7 +88,7 @@ def member_sockets(
     # Short waits on data: a receiver looks at its control socket between them.
     data.rcvtimeo = int(QUIET_S * 1000)
     data.sndhwm = data.rcvhwm = hwm
-    if role == "subscriber":
+    if role in ("subscriber", "joiner"):
         data.subscribe(b"")
     return ctrl, data
 
@@ -108,7 +113,7 @@ def serve(
         ctrl.connect(ctrl_url)
         if bind:
             data.bind(data_url)
-        else:
+        elif role != "joiner":
             data.connect(data_url)
 
     _serve(ctx, role, wire, bind, timeout, hwm, proxy_url, nodrop)
@@ -278,7 +283,10 @@ def _carry_out(
     """One armed command's loop: its report (with the CPU it took) and the frames that
     go after it."""
     attached: list[bytes] = []
-    if order["cmd"] == "receive":
+    if order["cmd"] == "join":
+        cpu_start = clock()
+        done = join(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+    elif order["cmd"] == "receive":
         cpu_start = clock()
         done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
         if "bitmap" in done:

@@ -16,7 +16,13 @@ from typing import Any
 
 import zmq
 
-from .numbering import Tally, receive_numbered_native, receive_numbered_python, send_numbered_range
+from .numbering import (
+    Tally,
+    read_stamp,
+    receive_numbered_native,
+    receive_numbered_python,
+    send_numbered_range,
+)
 from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for, working
 from .timing import two_phases
 
@@ -65,6 +71,52 @@ def receive(
         if not order["expect"]:
             report["bitmap"] = tally.bitmap(0)  # the hub's numbers, shared with others
     return report
+
+
+def join(
+    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
+) -> dict[str, Any]:
+    """A slow joiner's sample: at ``order["at"]`` (``time.perf_counter``, which every
+    process of the machine shares) connect to ``order["url"]``, where numbered messages
+    are being published, take the first that comes (its time and number), then the
+    rest as :func:`receive` does, and disconnect, so that the next sample joins anew."""
+    now = time.perf_counter
+    if (wait := order["at"] - now()) > 0:
+        time.sleep(wait)
+    connected_at = now()
+    data.connect(order["url"])
+    try:
+        report = _after_joining(data, order, notice, timeout)
+    finally:
+        data.disconnect(order["url"])
+    return {**report, "connected_at": connected_at}
+
+
+def _after_joining(
+    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
+) -> dict[str, Any]:
+    """The first message after a join, then the rest (see :func:`join`)."""
+    silent_since = time.monotonic()
+    while True:
+        try:
+            first = data.recv()
+            break
+        except zmq.Again:
+            if notice():  # the publisher is done, and nothing came
+                return {"received": 0, "first": 0.0, "last": 0.0, "late": 0, "first_number": -1}
+            if time.monotonic() - silent_since > timeout:
+                raise TimeoutError(f"no message for {timeout:g} s after joining") from None
+    first_at = time.perf_counter()
+    _, number = read_stamp(first)
+    rest_order = {**order, "expect": order["count"] - number - 1, "frames": 1}
+    rest = receive(data, rest_order, notice, timeout) if rest_order["expect"] else {}
+    return {
+        "received": 1 + rest.get("received", 0),
+        "first": first_at,
+        "last": rest.get("last") or first_at,
+        "late": rest.get("late", 0),
+        "first_number": number,
+    }
 
 
 def _receive_python(
@@ -217,4 +269,4 @@ def ping(
     return report, [np.diff(stamps).astype(np.float64).tobytes()]
 
 
-__all__ = ["ping", "receive", "send"]
+__all__ = ["join", "ping", "receive", "send"]

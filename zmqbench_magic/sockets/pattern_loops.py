@@ -15,7 +15,10 @@ counted from the numbers each receiver missed, and must agree with that count.
 
 from __future__ import annotations
 
+import bisect
 import math
+import time
+from array import array
 from functools import partial
 from typing import Any
 
@@ -152,6 +155,59 @@ def _hub_send(
         send_from = partial(send_all, crowd, put, payload.message, copy)
     burst_elapsed, elapsed = two_phases(send_from, burst, count)
     return {"sent": count, "burst": burst, "burst_elapsed": burst_elapsed, "elapsed": elapsed}
+
+
+# A slow joiner connects once this share of a sample's messages has been published.
+_JOIN_AFTER = 0.25
+# The hub starts publishing this long after the joiner is armed with its time to join.
+_LEAD_S = 0.05
+
+
+def joiner_sample(
+    crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str = "python", *, rate: float
+) -> tuple[dict[str, Any], float]:
+    """A slow joiner's sample: the hub publishes ``count`` numbered messages at
+    ``rate``, each send's time kept; a quarter of the way in, the subscriber connects
+    (at a time both read on the machine's one clock). What it missed is what the hub
+    sent from its connect on, before the first message it got; what it lost, what it
+    did not get from its first message on. Python's loop (``loop``: only it paces)."""
+    del loop
+    assert crowd.data is not None
+    (joiner,) = crowd.receivers
+    schedule = Schedule(rate, start=time.perf_counter() + _LEAD_S)
+    joins_at = schedule.start + math.ceil(count * _JOIN_AFTER) / rate
+    crowd.arm([joiner], cmd="join", url=crowd.hub_url, at=joins_at, count=count, copy=copy)
+    sent_at: array[float] = array("d")
+    numbered = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)
+
+    def send_one(i: int, flags: int) -> None:
+        numbered(i, flags)
+        sent_at.append(time.perf_counter())
+
+    meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
+    meter.start()
+    with gc_off():
+        cpu_start = clock()
+        paced_sends(crowd.data, send_one, schedule, 0, count, crowd.check_stall)
+        hub_cpu = clock() - cpu_start
+        crowd.command(joiner, cmd="sent")
+        joiner.report = crowd.reply(joiner, 2 * crowd.timeout)
+    other_load = meter.stop()
+    report = joiner.report
+    if report["received"] < 2:
+        msg = f"the {crowd.describe()}'s subscriber got {report['received']} messages after joining"
+        raise PeerError(msg)
+    hub = schedule.figures(count)
+    row, elapsed = _row(crowd, payload, count, hub, hub_cpu, other_load)
+    # What was sent from its connect on, before its first message, it missed (the
+    # window); from its first message on, every message should have come.
+    after_connect = bisect.bisect_left(sent_at, report["connected_at"])
+    row |= {
+        "lost": max(count - report["first_number"] - report["received"], 0),
+        "join_ms": (report["first"] - report["connected_at"]) * 1e3,
+        "missed_at_join": max(report["first_number"] - after_connect, 0),
+    }
+    return row, elapsed
 
 
 def _hub_receive(
@@ -297,4 +353,4 @@ def _row(
     }, elapsed
 
 
-__all__ = ["pattern_sample"]
+__all__ = ["joiner_sample", "pattern_sample"]

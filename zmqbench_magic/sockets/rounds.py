@@ -23,7 +23,7 @@ from .crowd import Crowd
 from .link import Link, PeerError
 from .loops import idle_sample, latency_sample
 from .paced import paced_sample
-from .pattern_loops import pattern_sample
+from .pattern_loops import joiner_sample, pattern_sample
 from .payload import Payload
 from .secret import Door, Keys
 
@@ -141,7 +141,11 @@ class FarEnd:
                 "work": point.get("work", 0.0),
                 "slow_peers": getattr(run.params, "slow_peers", 0),
             }
-            sample = clients_sample if link.clients else partial(pattern_sample, **pressed)
+            sample = partial(pattern_sample, **pressed)
+            if link.clients:
+                sample = clients_sample
+            elif link.pattern == "joiner":
+                sample = partial(joiner_sample, rate=pressed["rate"])
         elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
         elif point.get("idle"):

@@ -155,6 +155,11 @@ def throughput_figures(point: Mapping[str, Any]) -> str:
         sent_words = _paced_words(point)
     lost = point.get("lost", 0)
     lost_words = f", {lost:,.0f} lost" if not pd.isna(lost) and lost > 0 else ""
+    if not pd.isna(point.get("join_ms", math.nan)):
+        lost_words = (
+            f", its first message {_three(point['join_ms'])} ms after connecting, "
+            f"{point['missed_at_join']:,.0f} missed before it{lost_words}"
+        )
     return (
         f"{figure(point['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
         f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
