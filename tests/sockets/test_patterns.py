@@ -41,10 +41,15 @@ def _members(parent: psutil.Process | None = None) -> list[psutil.Process]:
     return found
 
 
+# Every pattern of many ends, each sender flat out (a slow joiner joins one publishing
+# at a rate: tests/sockets/test_pressure.py).
+FLAT_OUT = [p for p in PATTERNS if p != "joiner"]
+
+
 def test_every_pattern_runs_and_counts_every_message(no_leftovers):
-    result = run_throughput(pattern=list(PATTERNS), peers=[1, 2], **QUICK)
+    result = run_throughput(pattern=FLAT_OUT, peers=[1, 2], **QUICK)
     df = result.df
-    assert set(df["pattern"]) == set(PATTERNS)
+    assert set(df["pattern"]) == set(FLAT_OUT)
     assert set(df["peers"]) == {1, 2}
     for column in ("lost", "slowest_peer_msgs_per_s", "fastest_peer_msgs_per_s", "peer_fairness"):
         assert column in df.columns
@@ -203,7 +208,7 @@ def test_io_threads_sweep_on_both_benchmarks():
         ({"pattern": "pubsub", "loop": "asyncio"}, "--loop asyncio drives one socket"),
         ({"pattern": "fanin", "curve": True}, "--curve true encrypts one far end's path"),
         ({"peers": 2, "driver": "process"}, "--driver process drives one far end"),
-        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "pairs and proxy run on this"),
+        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "pairs, proxy and joiner run on"),
         ({"pattern": "pubsub", "transport": "inproc", "peer": "process"}, "inproc only connects"),
     ],
 )

@@ -34,8 +34,8 @@ QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
         ),
         (
             {"remote": "tcp://127.0.0.1:5555", "pattern": ["pubsub", "pairs"], "peers": 2},
-            r"--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs and "
-            "proxy run on this machine",
+            r"--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs, "
+            "proxy and joiner run on this machine",
         ),
         (
             {"remote": "tcp://127.0.0.1:5555,tcp://127.0.0.1:5555", "pattern": "pubsub"},
