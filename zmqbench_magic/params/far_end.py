@@ -90,33 +90,27 @@ def check_remote(
     if len(set(hosts)) < len(hosts):
         msg = f"remote names a host twice ({remote!r}): give each once, its peers are dealt in turn"
         raise ValueError(msg)
+    if transports != ("tcp",) or peers != ("auto",):
+        msg = (
+            "with --remote the transport is the network's tcp and the far end is the "
+            f"remote one: leave --transport and --peer out, got {'/'.join(transports)} "
+            f"and {'/'.join(peers)}"
+        )
+        raise ValueError(msg)
     for host in hosts:
-        _check_one_remote(host, transports, peers, secret_file, curves)
+        _check_one_remote(host, secret_file, curves)
     if secret_file and not any(h.startswith("tcp://") for h in hosts):
         msg = "secret_file does not apply to ssh://: a fresh secret is handed over SSH"
         raise ValueError(msg)
 
 
-def _check_one_remote(
-    remote: str,
-    transports: tuple[str, ...],
-    peers: tuple[str, ...],
-    secret_file: str,
-    curves: tuple[bool, ...],
-) -> None:
+def _check_one_remote(remote: str, secret_file: str, curves: tuple[bool, ...]) -> None:
     host, _, port = remote.removeprefix("tcp://").rpartition(":")
     standing = remote.startswith("tcp://") and host and port.isdigit()
     if not standing and not _SSH_URL.match(remote):
         msg = (
             "remote must be tcp://HOST:PORT (a standing `zmqbench peer`) or "
             f"ssh://[user@]host[:port], got {remote!r}"
-        )
-        raise ValueError(msg)
-    if transports != ("tcp",) or peers != ("auto",):
-        msg = (
-            "with --remote the transport is the network's tcp and the far end is the "
-            f"remote one: leave --transport and --peer out, got {'/'.join(transports)} "
-            f"and {'/'.join(peers)}"
         )
         raise ValueError(msg)
     if not standing:

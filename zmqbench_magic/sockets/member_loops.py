@@ -23,6 +23,7 @@ from .numbering import (
     receive_numbered_python,
     send_numbered_range,
 )
+from .peer import drain
 from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for, working
 from .timing import two_phases
 
@@ -64,7 +65,7 @@ def receive(
             raise TimeoutError(msg)
     late = 0
     if received < expect and order["expect"]:
-        late = _drain(data)  # anything after the silence is not the next sample's
+        late = drain(data)  # anything after the silence is not the next sample's
     report: dict[str, Any] = {"received": received, "first": first, "last": last, "late": late}
     if tally is not None:
         report |= tally.figures()
@@ -154,14 +155,6 @@ def _receive_native(
         lib, lib.zb_sink(data.underlying, most, ctypes.byref(first), ctypes.byref(last))
     )
     return got, first.value, last.value
-
-
-def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
-    late = 0
-    while data.poll(quiet_ms):
-        data.recv_multipart(copy=False)
-        late += 1
-    return late
 
 
 def send(

@@ -174,7 +174,7 @@ def _sink(
         # receive returned one receive timeout ago (no clock read per message: it
         # would slow the very loop being timed).
         last = now() - int(data.rcvtimeo) / 1000
-        return {"received": received, "elapsed": last - first, "late": _drain(data)}
+        return {"received": received, "elapsed": last - first, "late": drain(data)}
     return {"received": received, "elapsed": now() - first}
 
 
@@ -191,7 +191,7 @@ def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[
     if received == 0:
         return {"received": 0, "elapsed": 0.0}
     done = {"received": received, "elapsed": last.value - first.value}
-    return done if received == count else done | {"late": _drain(data)}
+    return done if received == count else done | {"late": drain(data)}
 
 
 def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
@@ -211,7 +211,7 @@ def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> dict[str,
     return {"echoed": echoed}
 
 
-def _drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
+def drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
     """Receive whatever is still on its way until ``quiet_ms`` pass in silence."""
     late = 0
     while data.poll(quiet_ms):

@@ -135,11 +135,11 @@ def _serve_one(
     if request.get("member"):
         return _open_member(door, request, interface, secret, number, say)
     if request.get("cmd") != "open" or request.get("role") not in peer.ROLES:
-        door.send(json.dumps({"error": f"not a zmqbench request: {request}"}).encode())
+        _refuse(door, f"not a zmqbench request: {request}")
         return []
     if request["curve"] and secret is None:
         refusal = f"{CURVE.option} needs a far end started with a secret"
-        door.send(json.dumps({"error": refusal}).encode())
+        _refuse(door, refusal)
         return []
     ctrl, data = peer.sockets(ctx, request["role"], request["timeout"], request["hwm"])
     if secret is not None:
@@ -155,6 +155,11 @@ def _serve_one(
     peer.session(ctrl, data)
     say(f"run {number}: done after {time.monotonic() - started:.1f} s")
     return []
+
+
+def _refuse(door: zmq.Socket, why: str) -> None:
+    """Answer a request at the door with why it is refused."""
+    door.send(json.dumps({"error": why}).encode())
 
 
 _MEMBER_AT = re.compile(rb"member ctrl (tcp://\S+) data (tcp://\S+)")
@@ -177,7 +182,7 @@ def _open_member(
     role = request.get("role")
     if role not in member.HOSTED_ROLES:
         refusal = f"a peer's role must be one of {', '.join(member.HOSTED_ROLES)}, got {role!r}"
-        door.send(json.dumps({"error": refusal}).encode())
+        _refuse(door, refusal)
         return []
     command = module_command(
         "zmqbench_magic.sockets.member",
@@ -199,7 +204,7 @@ def _open_member(
     if found is None:
         stop_process(process)
         refusal = f"its {role} did not start within {request['timeout']:g} s (see its log)"
-        door.send(json.dumps({"error": refusal}).encode())
+        _refuse(door, refusal)
         return []
     ctrl, data = (url.decode() for url in found.groups())
     door.send(json.dumps({"ctrl": ctrl, "data": data, "pid": process.pid}).encode())
