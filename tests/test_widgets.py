@@ -20,7 +20,7 @@ from IPython.core.error import UsageError
 import zmqbench_magic
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.params.taskflood import FLOOD_TESTS
-from zmqbench_magic.params.units import KiB
+from zmqbench_magic.params.units import KiB, parse_messages
 from zmqbench_magic.sockets.measure import run_throughput
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
 
@@ -135,6 +135,8 @@ def _another_value(control, name: str = "", benchmark: str = ""):
     if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons, widgets.Dropdown)):
         other = next(v for _, v in reversed(control.options) if v != control.value)
         return other, other
+    if isinstance(control, widgets.Combobox):  # a count of messages, picked or typed
+        return control.options[-1], parse_messages(control.options[-1])
     if isinstance(control, widgets.Text):
         # A valid address too (a loopback one: a host name would be looked up).
         return "127.0.0.2", "127.0.0.2"
@@ -176,6 +178,9 @@ def test_the_controls_are_the_kinds_a_user_expects():
     assert [label for label, _ in thr.controls["copy"].options] == ["copy", "zero-copy"]
     assert isinstance(thr.controls["transport"], widgets.ToggleButtons)
     assert isinstance(thr.controls["count"], widgets.BoundedIntText)
+    hwm = thr.controls["hwm"]
+    assert isinstance(hwm, widgets.Combobox) and hwm.value == "auto"
+    assert list(hwm.options) == ["auto", "0", "10", "100", "1k", "10k", "100k"]
     assert isinstance(flood.controls["engines"], widgets.IntSlider)
     assert flood.controls["engines"].min == 1
     assert isinstance(flood.controls["tasks"], widgets.SelectionRangeSlider)

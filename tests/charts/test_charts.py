@@ -460,6 +460,44 @@ def test_pressure_maps_where_a_pub_drops_and_a_push_waits():
     assert set(frame["words"]) <= set(texts)
 
 
+def _marked_frame(works: list[float]) -> pd.DataFrame:
+    """Samples of a PUB and a PUSH at two rates and two high-water marks: what the
+    maps are drawn from (their figures are not measured: the layout is under test)."""
+    rows = [
+        {
+            "pattern": pattern,
+            "rate": rate,
+            "hwm": hwm,
+            "work": work,
+            "size": 1024,
+            "copy": True,
+            "transport": "tcp",
+            "peer": "process",
+            "sample": sample,
+            "lost": (rate // hwm) if pattern == "pubsub" else 0,
+            "received": 1000,
+            "blocked_share": 0.0 if pattern == "pubsub" else 0.5,
+        }
+        for pattern in ("pubsub", "pipeline")
+        for rate in (1000.0, 10_000.0)
+        for hwm in (10, 1000)
+        for work in works
+        for sample in range(2)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_pressure_maps_put_the_mark_down_where_only_it_varies_and_a_row_per_mark_else():
+    only_marks = default_chart("thr", _marked_frame([0.0])).to_dict()
+    spec = json.dumps(only_marks)
+    assert '"field": "hwm_label"' in spec and "high-water mark (msgs)" in spec
+    assert '"row"' not in spec
+    labels = set(pressure_frame(_marked_frame([0.0]))["hwm_label"])
+    assert labels == {"10", "1k"}
+    both = json.dumps(default_chart("thr", _marked_frame([0.0, 0.001])).to_dict())
+    assert '"field": "work_label"' in both and '"row"' in both and "hwm_label" in both
+
+
 def test_clients_draw_p50_to_p999_against_their_number():
     spec = json.dumps(chart_of("clients", 2).to_dict())
     assert '"field": "clients"' in spec

@@ -227,7 +227,7 @@ def test_a_second_pyzmq_release_side_by_side_and_compare_lists_it(ip, tmp_path, 
 def test_compare_lists_host_count_and_hwm_differences():
     def run(**meta: object) -> ResultSet:
         rows = [
-            {"size": 100, "copy": True, "msgs_per_s": 1e6 + i, "sample": i, "hwm": 1000}
+            {"size": 100, "copy": True, "msgs_per_s": 1e6 + i, "sample": i, "queue_hwm": 1000}
             for i in range(4)
         ]
         settings = {"count": meta.pop("count", 0)}

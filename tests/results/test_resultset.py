@@ -44,10 +44,19 @@ def test_save_and_load_round_trip(tmp_path):
     result = ResultSet("thr", _rows({100: 0.5, 65536: 1.5}), {"repeat": 3}, {"host": "h"}, ("w",))
     path = result.save(tmp_path / "r.json")
     data = json.loads(path.read_text())
-    assert data["format"] == "zmqbench-result" and data["version"] == 3
+    assert data["format"] == "zmqbench-result" and data["version"] == 4
     loaded = zmqbench_magic.load(path)
     assert loaded == result
     pd.testing.assert_frame_equal(loaded.df, result.df)
+
+
+def test_a_file_from_before_hwm_was_swept_keeps_its_marks_apart_from_the_points(tmp_path):
+    rows = [{**row, "hwm": 1000} for row in _rows({100: 0.5})]
+    data = ResultSet("thr", rows, {"hwm": 0}).to_json() | {"version": 3}
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    loaded = zmqbench_magic.load(tmp_path / "old.json")
+    assert "hwm" not in loaded.point_columns and "hwm" not in loaded.df
+    assert (loaded.df["queue_hwm"] == 1000).all()
 
 
 def test_save_keeps_a_saved_file_unless_told_to_append_or_replace(tmp_path):

@@ -25,7 +25,7 @@ THR_COLUMNS = {
     "msgs_per_s",
     "send_msgs_per_s",
     "mbit_per_s",
-    "hwm",
+    "queue_hwm",
 }
 LAT_COLUMNS = {
     "benchmark",
@@ -62,7 +62,7 @@ def test_throughput_on_each_transport(bench, transport, no_leftovers):
     assert (df["msgs_per_s"] > 0).all()
     # The send-only rate times the first sends the sender's own queue holds (here all
     # 200: fewer than its high-water mark), within the time all the sends took.
-    assert (df["send_only_count"] == df[["count", "hwm"]].min(axis=1)).all()
+    assert (df["send_only_count"] == df[["count", "queue_hwm"]].min(axis=1)).all()
     assert (df["send_only_count"] / df["send_msgs_per_s"] <= df["send_elapsed_s"]).all()
     # The derived figures agree with the raw timings they came from.
     assert list(df["msgs_per_s"] * df["elapsed_s"]) == pytest.approx(list(df["received"] - 1))
@@ -222,7 +222,7 @@ def test_a_numbered_loss_says_its_gaps_and_where_it_began():
 
     point = {"transport": "tcp", "size": 100, "copy": True, "peer": "process"}
     point |= {"pattern": "pubsub", "peers": 2}
-    numbered = {"count": 3000, "received": 2000, "lost": 4000, "hwm": 1000}
+    numbered = {"count": 3000, "received": 2000, "lost": 4000, "queue_hwm": 1000}
     numbered |= {"gaps": 2, "first_lost": 1000}
     (warning,) = _point_warnings([numbered], point)
     assert "4,000 of 6,000 lost in 2 gap(s), the first missed message no. 1,000)" in warning

@@ -142,3 +142,54 @@ def test_a_slow_joiner_says_how_long_until_its_first_message_and_what_it_missed(
         assert re.search(
             point + r"its first message [\d.]+ ms after connecting, [\d,]+ missed", line
         )
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"hwm": ["auto", 100]}, r"hwm auto sets the mark by the message size: sweep numbers only"),
+        ({"hwm": -1}, r"hwm must be auto \(set by the message size\) or from 0 msgs .*, got -1"),
+        ({"hwm": "lots"}, r"hwm: expected a count of messages such as 0, 100 or 10k, got 'lots'"),
+        (
+            {"hwm": "20M"},
+            r"hwm must be auto \(set by the message size\) or from 0 msgs .*, got 20M",
+        ),
+        ({"hwm": "1.5"}, r"hwm: expected a whole number of messages, got '1.5'"),
+    ],
+)
+def test_a_bad_high_water_mark_is_refused(settings, named):
+    with pytest.raises(ValueError, match=named):
+        ThroughputParams(**settings)
+
+
+def test_a_high_water_mark_of_0_is_zeromqs_no_limit_and_said_so():
+    params = ThroughputParams(hwm=[0, "10k"])
+    assert params.hwm == (0, 10_000)
+    assert [p["hwm"] for p in params.points()] == [0, 10_000]
+    (caution,) = params.cautions()
+    assert caution.startswith("hwm 0: ZeroMQ's queues have no limit, so a sender never waits")
+    # By the size, the default, it is no point column: the mark the sockets had is.
+    assert "hwm" not in next(ThroughputParams().points())
+
+
+def test_the_mark_is_swept_in_one_call_and_a_queue_that_holds_the_sample_drops_nothing(
+    ip, no_leftovers
+):
+    """A PUB and a PUSH at two high-water marks, one call: queues of 10k messages a
+    side hold the whole sample of 1,000, so there even the PUB drops nothing; at 10
+    the PUB drops (as the slow consumer above); the PUSH never drops."""
+    r = ip.run_line_magic(
+        "zmqthr",
+        "--pattern pubsub pipeline --rate 10k --work 2ms --hwm 10 10k --size 64k -n 1000 "
+        "-r 1 --warmup 0 --no-chart -q -o",
+    )
+    rows = {(row["pattern"], row["hwm"]): row for row in r.df.to_dict("records")}
+    assert set(rows) == {(p, m) for p in ("pubsub", "pipeline") for m in (10, 10_000)}
+    assert all(row["queue_hwm"] == row["hwm"] for row in rows.values())
+    assert rows["pubsub", 10]["lost"] > 0 and rows["pubsub", 10_000]["lost"] == 0
+    assert rows["pipeline", 10]["lost"] == rows["pipeline", 10_000]["lost"] == 0
+    assert rows["pipeline", 10]["blocked_share"] > 0
+    line = " ".join(str(r).split())
+    for mark in ("10", "10k"):
+        point = rf"pubsub 1 peer at 10k msgs/s 2ms of work per message high-water mark {mark} ?:"
+        assert re.search(point, line), line

@@ -263,7 +263,7 @@ def test_the_send_only_rate_times_the_sends_the_senders_queue_holds(no_leftovers
     df = run_throughput(
         size=100, transport="inproc", count=25_000, loop=loop, repeat=2, warmup=0
     ).df
-    assert (df["hwm"] == 1000).all() and (df["send_only_count"] == 1000).all()
+    assert (df["queue_hwm"] == 1000).all() and (df["send_only_count"] == 1000).all()
     burst_s = df["send_only_count"] / df["send_msgs_per_s"]
     assert ((burst_s > 0) & (burst_s < df["send_elapsed_s"])).all()
 

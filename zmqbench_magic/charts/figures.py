@@ -324,8 +324,8 @@ def throughput_default(
 ) -> alt.TopLevelMixin:
     """Throughput, with the speed-up beside it when both copy modes were measured;
     patterns and peers against each other when several were run; where drops begin
-    when several offered rates or receivers' works were."""
-    if any(c in df.columns and df[c].nunique() > 1 for c in ("rate", "work")):
+    when several offered rates, receivers' works or high-water marks were."""
+    if any(c in df.columns and df[c].nunique() > 1 for c in ("rate", "work", "hwm")):
         from .pressure_chart import pressure_chart
 
         return pressure_chart(df)

@@ -1,14 +1,16 @@
-"""Queues under pressure (``%zmqthr --rate``, ``--work``): where drops begin. One heat
-map per pattern, offered rate across, each receiver's work per message down; a cell's
-colour is the share of messages lost there (a PUB drops), its words that share and the
-share of the sender's time blocked in full queues (a PUSH waits)."""
+"""Queues under pressure (``%zmqthr --rate``, ``--work``, ``--hwm``): where drops
+begin. One heat map per pattern, offered rate across, each receiver's work per message
+down (or, where only the high-water mark varies, the mark; where both vary, one row of
+maps per mark); a cell's colour is the share of messages lost there (a PUB drops), its
+words that share and the share of the sender's time blocked in full queues (a PUSH
+waits)."""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES, RATE
+from ..params import COLUMN_TITLES, HWM, RATE
 from ..params.pressure import WORK
 from ..params.units import format_size
 from .layout import subtitle, titled
@@ -24,14 +26,16 @@ _MAPS_WIDTH = 600
 
 def pressure_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One row per point: the medians of its samples' lost share and blocked share,
-    with the offered rate and the work per message in words."""
+    with the offered rate, the work per message and the high-water mark in words."""
     by = [c for c in POINT_COLUMNS if c in df.columns]
     samples = df.assign(lost_share=df["lost"] / (df["lost"] + df["received"]))
     frame = samples.groupby(by, dropna=False, observed=True, as_index=False).agg(
         lost_share=("lost_share", "median"), blocked_share=("blocked_share", "median")
     )
     frame["offered"] = frame["rate"].map(lambda r: RATE.label(r) if r else "unpaced")
-    frame["work_label"] = frame["work"].map(WORK.label)
+    frame["work_label"] = frame["work"].map(WORK.label) if "work" in frame else WORK.label(0)
+    if "hwm" in frame:
+        frame["hwm_label"] = frame["hwm"].map(HWM.label)
     frame["size_label"] = frame["size"].map(lambda s: format_size(int(s)))
     frame["mode"] = frame["copy"].map({True: "copy", False: "zero-copy"})
     frame["words"] = [
@@ -57,9 +61,15 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     each cell's words say the loss, or the time blocked where nothing was lost."""
     frame = pressure_frame(df)
     rates = [RATE.label(r) if r else "unpaced" for r in sorted(frame["rate"].unique())]
-    works = [WORK.label(w) for w in sorted(frame["work"].unique())]
+    marks = sorted(frame["hwm"].unique()) if "hwm" in frame else []
+    works = sorted(frame["work"].unique()) if "work" in frame else [0.0]
+    # Down: the work, or the mark where only it varies; both: a row of maps per mark.
+    if len(marks) > 1 and len(works) == 1:
+        down, downs = HWM, [HWM.label(m) for m in marks]
+    else:
+        down, downs = WORK, [WORK.label(w) for w in works]
     x = alt.X("offered:O", title=RATE.axis_title, sort=rates)
-    y = alt.Y("work_label:O", title=WORK.axis_title, sort=works)
+    y = alt.Y(f"{down.name}_label:O", title=down.axis_title, sort=downs)
     base = alt.Chart(frame).encode(x=x, y=y)
     cells = base.mark_rect().encode(
         color=alt.Color(
@@ -71,7 +81,7 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         tooltip=[
             alt.Tooltip("pattern:N", title=COLUMN_TITLES["pattern"]),
             alt.Tooltip("offered:O", title=RATE.title),
-            alt.Tooltip("work_label:O", title=WORK.title),
+            alt.Tooltip(f"{down.name}_label:O", title=down.title),
             alt.Tooltip("lost_share:Q", title="lost", format=".1%"),
             alt.Tooltip("blocked_share:Q", title="sender blocked", format=".1%"),
         ],
@@ -81,8 +91,13 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         color=alt.condition("datum.lost_share > 0.5", alt.value("white"), alt.value("black")),
     )
     cell = min(_CELL, _MAPS_WIDTH // (len(rates) * frame["pattern"].nunique()))
-    layered = (cells + words).properties(width=cell * len(rates), height=40 * len(works))
-    chart = layered.facet(column=alt.Column("pattern:N", title=COLUMN_TITLES["pattern"]))
+    layered = (cells + words).properties(width=cell * len(rates), height=40 * len(downs))
+    column = alt.Column("pattern:N", title=COLUMN_TITLES["pattern"])
+    if down is WORK and len(marks) > 1:
+        by_mark = alt.Row("hwm_label:O", title=HWM.axis_title, sort=[HWM.label(m) for m in marks])
+        chart = layered.facet(column=column, row=by_mark)
+    else:
+        chart = layered.facet(column=column)
     return titled(
         chart,
         "Queues under pressure: lost (a PUB drops) or blocked (a PUSH waits)",

@@ -17,6 +17,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..params import Param
+from ..params.units import format_rate
 
 # Integer ranges up to this wide are sliders; wider ones (counts) are text boxes.
 _SLIDER_MAX_STEPS = 64
@@ -88,6 +89,12 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
             buttons.style.button_width = f"{max(7, math.ceil(_EM_PER_CHAR * longest + 3))}em"
             return buttons
         return widgets.Dropdown(options=options, value=value, **common)
+    if param.kind == "messages":
+        # A mark is typed (10k) or picked: auto, ZeroMQ's no limit (0), or powers of ten.
+        picks = [_spelled_count(c) for c in (param.off, 0, 10, 100, 1000, 10_000, 100_000)]
+        return widgets.Combobox(
+            value=_spelled_count(value), options=picks, ensure_option=False, **common
+        )
     # A value that turns the feature off (--max-time 0) may lie below the range.
     low = param.low if param.off is None or param.low is None else min(param.low, param.off)
     bounds = {"min": low, "max": param.high}
@@ -114,6 +121,11 @@ def _plain_control(param: Param, value: Any, common: dict[str, Any]) -> widgets.
         )
     # No placeholder: a box's help is its tooltip, whole (a placeholder was cut off).
     return widgets.Text(value=value, layout=_WIDE, **common)
+
+
+def _spelled_count(value: Any) -> str:
+    """A count as it is typed back: ``auto``, ``0``, ``10k``."""
+    return format_rate(value) if isinstance(value, int) else str(value)
 
 
 def fit_descriptions(controls: Iterable[widgets.ValueWidget]) -> None:

@@ -30,6 +30,7 @@ from .units import (
     parse_bool,
     parse_duration,
     parse_fraction,
+    parse_messages,
     parse_rate,
     parse_size,
     spell_size,
@@ -61,6 +62,7 @@ class Param:
     phrase: str = ""
     off: Any = None  # a value allowed outside low-high that turns the feature off: rate 0
     off_means: str = ""  # what that value does, in words: "closed loop"
+    zero_means: str = ""  # how a legal 0 reads where it is not a bare number: "no limit"
 
     def label(self, value: Any) -> str:
         """A value as people read it: ``zero-copy`` for ``copy=False``, ``64k`` for a size."""
@@ -74,6 +76,8 @@ class Param:
             return f"{value:.0%}" if value else "off"
         if self.kind == "rate":
             return format_rate(value)
+        if self.kind == "messages" and isinstance(value, int):
+            return format_rate(value) if value else (self.zero_means or "0")
         return _spell(value)
 
     def words(self, value: Any) -> str:
@@ -134,7 +138,7 @@ class Param:
             return ""
         if self.kind == "size":
             return spell_size(int(bound))
-        if self.kind == "rate":
+        if self.kind in ("rate", "messages"):
             return f"{format_rate(bound)} {self.unit}"
         if self.kind == "duration" and bound:
             return format_duration(bound)  # 1us, 60s: as they are typed
@@ -159,7 +163,9 @@ class Param:
             or (self.high is not None and value > self.high)
         )
         if bad:
-            spell = {"size": spell_size, "rate": format_rate}.get(self.kind, _spell)
+            spell = {"size": spell_size, "rate": format_rate, "messages": format_rate}.get(
+                self.kind, _spell
+            )
             got = spell(value)
             msg = f"{self.name} must be {self.allowed()}, got {got}"
             raise ValueError(msg)
@@ -184,6 +190,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "fraction": parse_fraction,
     "duration": parse_duration,
     "rate": parse_rate,
+    "messages": parse_messages,
     "int": int,
     "float": float,
     "bool": parse_bool,

@@ -14,43 +14,65 @@ QUEUE_BYTES = 128 * MiB
 
 HWM = Param(
     "hwm",
-    0,
-    "the high-water mark of every data socket, messages: how many a queue holds before "
-    "a sender waits (a PUB drops); 0 sets it by the message size, 1000 up to 128 kB "
-    "(libzmq's default) and fewer above",
+    "auto",
+    "the high-water mark of every data socket, messages (k and M are powers of 1000): "
+    "how many a queue holds before a sender waits (a PUB drops); 0 is ZeroMQ's own "
+    "no limit (a sender never waits, a PUB never drops, and the queues grow in memory); "
+    "auto sets it by the message size, 1000 up to 128 kB (libzmq's default) and fewer "
+    "above",
     "high-water mark",
-    "int",
-    low=1,
+    "messages",
+    unit="msgs",
+    low=0,
     high=10_000_000,
-    off=0,
+    sweep=True,
+    off="auto",
     off_means="set by the message size",
+    zero_means="0 (no limit)",
+    phrase="high-water mark {}",
 )
 
 
-def high_water_mark(size: int, asked: int = 0) -> int:
-    """Messages queued per side for messages of ``size`` bytes: ``asked`` (``--hwm``),
-    or by the size."""
-    return asked or max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+def high_water_mark(size: int, asked: int | str = "auto") -> int:
+    """Messages queued per side for messages of ``size`` bytes: ``asked`` (``--hwm``;
+    0: no limit), or by the size."""
+    if asked == "auto":
+        return max(2, min(1000, QUEUE_BYTES // max(size, 1)))
+    return int(asked)
 
 
-def memory_needed(size: int, hwm: int = 0) -> int:
+def memory_needed(size: int, hwm: int | str = "auto") -> int:
     """Bytes a point of this size may hold at once: both queues, the payload and the
-    received copy, and the bytes in flight in kernel buffers."""
-    return size * (2 * high_water_mark(size, hwm) + 4)
+    received copy, and the bytes in flight in kernel buffers. Queues without a limit
+    (``hwm`` 0) are counted as the size's own: what they grow to is the run's to say."""
+    queued = high_water_mark(size, hwm) or high_water_mark(size)
+    return size * (2 * queued + 4)
 
 
-def check_memory(size: int, hwm: int = 0) -> None:
+def check_memory(size: int, hwm: int | str = "auto") -> None:
     """Refuse a message size whose queues and copies would not fit in memory."""
     free = available_memory()
     needed = memory_needed(size, hwm)
     if free is not None and needed > free:
-        queues = f" at {HWM.option} {hwm:,}" if hwm else ""
+        asked = hwm != "auto" and hwm != 0
+        queues = f" at {HWM.option} {HWM.label(hwm)}" if asked else ""
         msg = (
             f"size {spell_size(size)} needs about {needed // MiB} MiB of memory for its "
             f"queues{queues} and copies, but only {free // MiB} MiB is available; choose "
-            f"a smaller size{' or high-water mark' if hwm else ''}"
+            f"a smaller size{' or high-water mark' if asked else ''}"
         )
         raise ValueError(msg)
+
+
+def unlimited_queues_caution(hwms: tuple[int | str, ...]) -> list[str]:
+    """A warning, before the run, for queues ZeroMQ will not bound (``--hwm 0``)."""
+    if 0 not in hwms:
+        return []
+    return [
+        "hwm 0: ZeroMQ's queues have no limit, so a sender never waits and a PUB never "
+        "drops; what the receivers have not taken stays in memory (driver_peak_mb, "
+        "far_peak_mb)"
+    ]
 
 
 # From this size on, a sample holds only a handful of messages: at loopback's few

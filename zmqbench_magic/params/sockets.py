@@ -14,7 +14,7 @@ from .declare import BenchParams, Column, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
 from .kinds import KINDS, Kind
-from .memory import HWM, check_memory, few_messages_caution
+from .memory import HWM, check_memory, few_messages_caution, unlimited_queues_caution
 from .patterns import (
     CLIENTS,
     NODROP,
@@ -144,7 +144,11 @@ ZMQ_COLUMNS = (
         f"pattern has several: {COUNT.option}, or as calibrated",
     ),
     Column("frames", "frames per message (a cell's multipart payload)"),
-    Column("hwm", "the high-water mark of each queue, messages"),
+    Column(
+        "queue_hwm",
+        f"the high-water mark each data socket had, messages: {HWM.option}'s, or set by "
+        "the message size (0: no limit)",
+    ),
     Column("far_end", "the far end's process id, or its thread's id"),
     Column("cpu_clock", "which clock counted the CPU columns: process or thread"),
     Column("elapsed_s", "the sample's measured time, seconds"),
@@ -164,8 +168,8 @@ class ZmqParams(BenchParams):
     io_threads: tuple[int, ...] = param_field(IO_THREADS)
     curve: tuple[bool, ...] = param_field(CURVE)
     python: tuple[str, ...] = param_field(PYTHON)
+    hwm: tuple[int | str, ...] = param_field(HWM)
     count: int = param_field(COUNT)
-    hwm: int = param_field(HWM)
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
     min_time: float = param_field(MIN_TIME)
@@ -185,6 +189,9 @@ class ZmqParams(BenchParams):
     outer = ("transport", "peer", "python", "pattern", "peers", "clients", "io_threads")
 
     def applies(self, name: str) -> bool:
+        # A column only where asked: by the size is every other run's (queue_hwm).
+        if name == "hwm":
+            return self.hwm != ("auto",)
         return name != "python" or self.driver == "process"
 
     def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
@@ -226,10 +233,18 @@ class ZmqParams(BenchParams):
         self._check_memory()
 
     def _check_memory(self) -> None:
-        check_memory(max(self.size), self.hwm)
+        if "auto" in self.hwm and len(self.hwm) > 1:
+            msg = (
+                f"hwm auto sets the mark by the message size: sweep numbers only, as "
+                f"{HWM.option} 100 10k, or give auto alone"
+            )
+            raise ValueError(msg)
+        for hwm in self.hwm:
+            check_memory(max(self.size), hwm)
 
     def cautions(self) -> list[str]:
-        return few_messages_caution(self.size, KINDS[self.benchmark].counted)
+        counted = KINDS[self.benchmark].counted
+        return [*few_messages_caution(self.size, counted), *unlimited_queues_caution(self.hwm)]
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,22 @@ def parse_rate(text: str | float) -> float:
     return _scaled(text, _RATE_RE, _RATE_FACTORS, "messages per second such as 0, 500, 10k or 1M")
 
 
+def parse_messages(text: str | int) -> int | str:
+    """A count of messages such as ``100``, ``10k`` or ``1M`` (powers of 1000), or
+    ``auto``: a high-water mark, or its choice left to the message size.
+
+    >>> parse_messages("10k"), parse_messages("auto")
+    (10000, 'auto')
+    """
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        return "auto"
+    count = _scaled(text, _RATE_RE, _RATE_FACTORS, "a count of messages such as 0, 100 or 10k")
+    if not count.is_integer():
+        msg = f"expected a whole number of messages, got {text!r}"
+        raise ValueError(msg)
+    return int(count)
+
+
 def _scaled(
     text: str | float, pattern: re.Pattern[str], factors: dict[str, float], expected: str
 ) -> float:

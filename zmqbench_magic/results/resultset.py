@@ -38,7 +38,7 @@ from .statistics.summary import summarize
 from .words.text import fit, summary_lines, verdict_lines
 
 FORMAT = "zmqbench-result"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Version 3 named a latency sample's own figures ``sample_*`` (the unprefixed names are
 # now the point's, over every round trip) and kept one histogram per sample.
 _RENAMED_IN_3 = {
@@ -48,6 +48,9 @@ _RENAMED_IN_3 = {
     "p99_us": "sample_p99_us",
     "p999_us": "sample_p999_us",
 }
+# Version 4 made --hwm a swept setting, a point's column where it is given: the mark
+# each sample's sockets had is its own column.
+_RENAMED_IN_4 = {"hwm": "queue_hwm"}
 
 
 @dataclass(frozen=True)
@@ -310,10 +313,13 @@ def load(path: str | os.PathLike[str]) -> ResultSet:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         msg = f"{path} is not a zmqbench result file (no 'format': {FORMAT!r})"
         raise ValueError(msg)
-    if data.get("version") not in (1, 2, FORMAT_VERSION):
+    if data.get("version") not in (1, 2, 3, FORMAT_VERSION):
         msg = f"{path} has format version {data.get('version')!r}; this reads 1 to {FORMAT_VERSION}"
         raise ValueError(msg)
-    renamed = _RENAMED_IN_3 if data["version"] < 3 else {}
+    renamed = {
+        **(_RENAMED_IN_3 if data["version"] < 3 else {}),
+        **(_RENAMED_IN_4 if data["version"] < 4 else {}),
+    }
     # null stands for NaN (a figure not measured) in the file: JSON has no NaN.
     rows = [
         {renamed.get(k, k): math.nan if v is None else v for k, v in r.items()}

@@ -251,7 +251,7 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
         worst = max(lost, key=_lost)
         why = (
             "A PUB drops a subscriber's messages once that subscriber's queue is full "
-            f"(its high-water mark, {worst.get('hwm', 0):,} messages): ZeroMQ's own rule."
+            f"(its high-water mark, {worst.get('queue_hwm', 0):,} messages): ZeroMQ's own rule."
             if point.get("pattern") in ("pubsub", "proxy", "joiner")
             else "libzmq is known to drop messages over ipc (libzmq issue #4660)."
         )

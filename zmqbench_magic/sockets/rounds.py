@@ -15,7 +15,7 @@ from typing import Any
 
 from ..method.calibrate import calibrate
 from ..method.resident import MemoryMeter, this_process
-from ..params import COPY, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
+from ..params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
 from ..params.patterns import crowd_shape, crowd_words
 from ..params.units import format_size
 from .client_loops import clients_sample
@@ -30,10 +30,20 @@ from .secret import Door, Keys
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
-# Points that share one far end: its sockets' high-water mark depends on the size, its
-# context's threads on io_threads (a pattern's far ends: on pattern and peers, a
+# Points that share one far end: its sockets' high-water mark depends on the size (and
+# --hwm), its context's threads on io_threads (a pattern's far ends: on pattern and peers, a
 # server's clients on their number).
-LINK_KEY = ("transport", "peer", "size", "curve", "io_threads", "pattern", "peers", "clients")
+LINK_KEY = (
+    "transport",
+    "peer",
+    "size",
+    "hwm",
+    "curve",
+    "io_threads",
+    "pattern",
+    "peers",
+    "clients",
+)
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
 
@@ -62,7 +72,7 @@ class RunState:
     def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[FarEnd]:
         """A fresh far end for one round of the points of ``group``."""
         first = group[0]
-        hwm = high_water_mark(first["size"], self.params.hwm)
+        hwm = high_water_mark(first["size"], first.get("hwm", "auto"))
         session = FarEnd(self, None, first)
         shape = crowd_shape(first, self.params.runs_as_pattern(first))
         try:
@@ -169,7 +179,7 @@ class FarEnd:
             "frames": len(message.frames),
             "count": count,
             "benchmark": run.params.benchmark,
-            "hwm": link.hwm,
+            "queue_hwm": link.hwm,
             "far_end": link.far_end_id,
             **measured,
         }
@@ -201,6 +211,8 @@ def describe(point: Mapping[str, Any]) -> str:
         words += f", {IO_THREADS.words(point['io_threads'])}"
     if point.get("curve"):
         words += ", CURVE"
+    if "hwm" in point:
+        words += f", {HWM.words(point['hwm'])}"
     if point.get("python", "kernel") != "kernel":
         words += f", python {point['python']}"
     rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""

@@ -88,7 +88,8 @@ def _said(value: Any) -> str:
 
 def _settings(result: ResultLike, key: str) -> list[str]:
     if key == "hwm":
-        return sorted({str(r["hwm"]) for r in result.rows if r.get("hwm") is not None}, key=int)
+        marks = {str(r["queue_hwm"]) for r in result.rows if r.get("queue_hwm") is not None}
+        return sorted(marks, key=int)
     values = [_count(meta.get("settings", {})) for meta in result.runs.values()]
     return list(dict.fromkeys(v for v in values if v))
 

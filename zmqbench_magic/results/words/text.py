@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...params import COPY, IDLE, IO_THREADS, KINDS
+from ...params import COPY, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
 from ...params.patterns import crowd_words
@@ -126,7 +126,7 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
     pattern and its peers where they are not one pipeline (a server's clients where
     they are more than one), and the loop, the I/O threads, the interpreter and the
-    offered rate where they are not the default."""
+    offered rate, the receivers' work and the high-water mark where they are given."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
     words.append(crowd_words(point))
     extra = []
@@ -142,6 +142,8 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
         extra.append(IDLE.words(point["idle"]))
     if point.get("work", 0):
         extra.append(WORK.words(point["work"]))
+    if "hwm" in point:
+        extra.append(HWM.words(point["hwm"]))
     return [*words, " ".join(extra)]
 
 
