@@ -12,6 +12,7 @@ hundred or so (the high-water marks of 10, and the kernel's socket buffers).
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -193,3 +194,13 @@ def test_the_mark_is_swept_in_one_call_and_a_queue_that_holds_the_sample_drops_n
     for mark in ("10", "10k"):
         point = rf"pubsub 1 peer at 10k msgs/s 2ms of work per message high-water mark {mark} ?:"
         assert re.search(point, line), line
+
+
+def test_with_no_limit_a_pub_queues_all_a_slow_consumer_has_not_taken(no_leftovers):
+    """``--hwm 0``: ZeroMQ's queues have no limit, so the PUB that drops at a mark of 10
+    (above) drops nothing: the whole sample waits in memory for the slow subscriber."""
+    r = run_throughput(pattern="pubsub", sequence=True, **{**SLOW, "hwm": 0}, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["lost"] == 0 and row["gaps"] == 0 and row["received"] == 1000
+    assert row["queue_hwm"] == 0 and math.isnan(row["queue_capacity"])
+    assert any(w.startswith("hwm 0: ZeroMQ's queues have no limit") for w in r.warnings)

@@ -282,7 +282,8 @@ class ThroughputParams(ZmqParams):
         ),
         Column(
             "queue_capacity",
-            "messages the two ZeroMQ queues and the kernel's socket buffers hold between the ends",
+            "messages the two ZeroMQ queues and the kernel's socket buffers hold between the "
+            "ends (empty with --hwm 0: ZeroMQ's queues then have no limit)",
         ),
     )
 

@@ -8,6 +8,7 @@ mark, the receiver's, and (tcp, ipc) the kernel's socket buffers. Until then the
 from __future__ import annotations
 
 import functools
+import math
 
 # Read where the kernel says; these are Linux's usual maxima when it does not.
 _TCP_BUFFERS = ("/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_rmem")
@@ -31,8 +32,11 @@ def kernel_buffer_bytes(transport: str) -> int:
         return fallback
 
 
-def queue_capacity(transport: str, hwm: int, size: int) -> int:
-    """Messages of ``size`` bytes that can be on their way at once."""
+def queue_capacity(transport: str, hwm: int, size: int) -> float:
+    """Messages of ``size`` bytes that can be on their way at once; NaN where ZeroMQ's
+    queues have no limit (``hwm`` 0): no number bounds them."""
+    if hwm == 0:
+        return math.nan
     return 2 * hwm + kernel_buffer_bytes(transport) // max(size, 1)
 
 
