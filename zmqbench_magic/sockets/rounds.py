@@ -32,8 +32,18 @@ SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 # Points that share one far end: its sockets' high-water mark depends on the size, its
 # context's threads on io_threads (a pattern's far ends: on pattern and peers, a
-# server's clients on their number).
-LINK_KEY = ("transport", "peer", "size", "curve", "io_threads", "pattern", "peers", "clients")
+# server's clients on their number; a receiver's socket conflates from its start).
+LINK_KEY = (
+    "transport",
+    "peer",
+    "size",
+    "curve",
+    "io_threads",
+    "pattern",
+    "peers",
+    "clients",
+    "conflate",
+)
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
 
@@ -76,6 +86,7 @@ class RunState:
                     hwm,
                     io_threads=first["io_threads"],
                     nodrop=getattr(self.params, "nodrop", False),
+                    conflate=bool(first.get("conflate")),
                     cpus=self.far_cpus,
                     doors=self.doors,
                 ) as crowd:
@@ -201,6 +212,8 @@ def describe(point: Mapping[str, Any]) -> str:
         words += f", {IO_THREADS.words(point['io_threads'])}"
     if point.get("curve"):
         words += ", CURVE"
+    if point.get("conflate"):
+        words += ", conflated"
     if point.get("python", "kernel") != "kernel":
         words += f", python {point['python']}"
     rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
