@@ -178,11 +178,6 @@ def check_conflate(params: Any) -> None:
             raise ValueError(f"{what}: {why}")
 
 
-def ages_known(point: Mapping[str, Any], sequence: bool) -> bool:
-    """Whether a throughput point's reads have known ages (:data:`AGE_METRICS`)."""
-    return sequence and bool(point.get("rate"))
-
-
 def held(sent_per_s: float, rate: float) -> bool:
     """Whether a sender achieved its offered rate (within :data:`HELD_FRACTION`)."""
     return sent_per_s >= HELD_FRACTION * rate
@@ -199,7 +194,6 @@ __all__ = [
     "RATE",
     "SLOW_PEERS",
     "WORK",
-    "ages_known",
     "check_conflate",
     "check_joiner",
     "check_pressure",
