@@ -155,6 +155,11 @@ def test_each_control_sets_its_own_parameter(benchmark):
             panel.controls["rate"].value = _another_value(
                 panel.controls["rate"], "rate", benchmark
             )[0]
+        if param.name == "conflate":  # a read's age comes from numbered, paced messages
+            panel.controls["sequence"].value = True
+            panel.controls["rate"].value = _another_value(
+                panel.controls["rate"], "rate", benchmark
+            )[0]
         if param.name == "slow_peers":  # only receivers that work are slow
             panel.controls["work"].value = _another_value(
                 panel.controls["work"], "work", benchmark

@@ -288,7 +288,7 @@ def test_nodrop_makes_the_publisher_and_the_proxy_wait_and_nothing_is_lost(
 
 
 # Numbered messages (--sequence true) ------------------------------------------------
-NUMBERED_COLUMNS = ("gaps", "first_lost", "most_lost_by_one_peer", "reordered")
+NUMBERED_COLUMNS = ("gaps", "first_lost", "most_lost_by_one_peer", "reordered", "age_ms")
 
 
 def _planted_numbers(numbers: list[int], loop: str, expect: int = 500) -> dict[str, Any]:

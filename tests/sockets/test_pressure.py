@@ -2,7 +2,9 @@
 sockets: a paced sender never runs ahead of its schedule; a consumer slower than its
 producer makes a PUB drop and a PUSH wait, and the counts agree with the numbers the
 receivers saw; one slow subscriber among fast ones is the one named; ``--nodrop``
-turns a PUB's drops into waiting; bad settings are refused before anything starts.
+turns a PUB's drops into waiting; a conflating subscriber (``--conflate true``) reads
+fresher messages than a queue ahead of it gives; bad settings are refused before
+anything starts.
 
 The slow consumer's figures are bounded by construction, not by the machine's speed:
 a receiver that works 2 ms on each message cannot take more than 500 a second, and
@@ -60,6 +62,7 @@ def test_a_paced_sender_never_runs_ahead_of_its_schedule(no_leftovers):
     (row,) = r.df.to_dict("records")
     assert row["sent_per_s"] <= 2000 * 200 / 199, row["sent_per_s"]
     assert row["blocked_share"] == 0.0 and row["lost"] == 0 and row["received"] == 200
+    assert math.isnan(row["age_ms"])  # unnumbered: no read's age is known
     assert re.search(
         r"^tcp 100 B copy at 2k msgs/s: .* sent [\d,]+ of 2k offered, blocked 0%", str(r)
     )
@@ -204,3 +207,73 @@ def test_with_no_limit_a_pub_queues_all_a_slow_consumer_has_not_taken(no_leftove
     assert row["lost"] == 0 and row["gaps"] == 0 and row["received"] == 1000
     assert row["queue_hwm"] == 0 and math.isnan(row["queue_capacity"])
     assert any(w.startswith("hwm 0: ZeroMQ's queues have no limit") for w in r.warnings)
+
+
+# The same slow subscriber, fed numbered messages at 2k a second: four times what it
+# takes, so its queue is full from the first few messages on.
+AGED = {**SLOW, "rate": 2000, "sequence": True}
+
+
+def test_a_conflating_subscriber_reads_fresher_messages_than_its_queue_gives(no_leftovers):
+    """Queued, every message the subscriber reads waited behind those ahead of it, each
+    2 ms of work: once the queue is full (past its first few messages, as the offer is
+    four times what the subscriber takes), at least the subscriber's own queue is ahead
+    of a message the PUB takes (libzmq gives a full pipe's writer room again once its
+    reader has taken half of it: 5 of the 10 are left), so the median age is at least
+    5 x 2 ms. Conflated, the subscriber reads the newest message instead, and the rest
+    are replaced: lost, and counted as the numbers say."""
+    r = run_throughput(pattern="pubsub", conflate=[False, True], **AGED, **ONCE)
+    rows = {row["conflate"]: row for row in r.df.to_dict("records")}
+    queued, conflated = rows[False], rows[True]
+    assert queued["age_ms"] >= 5 * 2, queued
+    assert conflated["age_ms"] < queued["age_ms"], (conflated, queued)
+    assert conflated["lost"] > 0 and conflated["gaps"] >= 1, conflated
+    assert conflated["lost"] == 1000 - conflated["received"]
+    line = " ".join(str(r).split())
+    assert re.search(
+        r"2ms of work per message high-water mark 10 conflated: .* reads [\d.,]+ ms old", line
+    ), line
+    assert "A conflating receiver keeps only its newest message" in line
+
+
+def test_conflating_receivers_of_a_push_share_its_messages_as_the_numbers_say(no_leftovers):
+    """Two conflating PULLs, threads of this process: each read's stamp and time travel
+    beside the bitmap of a share unknown, and the numbers agree with the counts (the
+    sample raises where they do not)."""
+    r = run_throughput(
+        pattern="pipeline",
+        peers=2,
+        transport="inproc",
+        conflate=True,
+        **{**AGED, "count": 400},
+        **ONCE,
+    )
+    (row,) = r.df.to_dict("records")
+    assert row["lost"] == 400 - row["received"] and row["age_ms"] > 0, row
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"rate": 1000}, r"--conflate true: each read's age comes from its number: add --sequence"),
+        ({"sequence": True}, r"--conflate true: .* give every --rate above 0"),
+        ({"sequence": True, "rate": [0, 1000]}, r"give every --rate above 0"),
+        (
+            {"sequence": True, "rate": 1000, "pattern": "fanin"},
+            r"--conflate true: .*pipeline, pubsub, proxy, not fanin",
+        ),
+        ({"sequence": True, "rate": 1000, "loop": "native"}, r"--conflate true: .*--loop python"),
+        (
+            {"sequence": True, "rate": 1000, "remote": "tcp://127.0.0.1:5555"},
+            r"--conflate true: .*leave out --remote",
+        ),
+    ],
+)
+def test_conflate_without_a_known_age_is_refused(settings, named):
+    with pytest.raises(ValueError, match=named):
+        ThroughputParams(conflate=[False, True], **settings)
+
+
+def test_the_magic_refuses_conflate_without_sequence(ip):
+    with pytest.raises(UsageError, match=r"--conflate true: .* add --sequence true"):
+        ip.run_line_magic("zmqthr", "--pattern pubsub --rate 1k --conflate true")

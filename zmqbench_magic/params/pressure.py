@@ -52,6 +52,16 @@ SLOW_PEERS = Param(
     "messages as they come: one slow subscriber among fast ones (libzmq #3280)",
     "receivers that work", "int", low=1, high=256, off=0, off_means="every receiver",
 )
+CONFLATE = Param(
+    "conflate", False,
+    "each receiver's socket keeps only the newest message (ZMQ_CONFLATE), so a slow "
+    "consumer reads fresh messages and the others are replaced (counted as lost); "
+    "pipeline, pubsub and proxy (its subscribers); a message of one frame (libzmq "
+    "refuses multipart messages with it); needs --sequence true and --rate, so that "
+    "each read's age (age_ms) is known",
+    "receiver keeps newest only", "bool", choices=(False, True), sweep=True,
+    labels=("queued", "conflated"),
+)
 PRESSURE_METRICS = (
     Metric("sent_per_s", "sent",
            "the rate a sender achieved, its sends over its own time from its first send "
@@ -61,6 +71,15 @@ PRESSURE_METRICS = (
            "the share of a paced sender's time (--rate) spent waiting for room in a full "
            "queue (a PUSH, or a PUB with --nodrop, at its high-water mark; the most "
            "blocked sender's); empty when unpaced", "lower"),
+)
+# How old a message is when a receiver reads it: known where the hub sends numbered
+# messages at --rate to receivers on this machine (the send and the read on one clock).
+AGE_METRICS = (
+    Metric("age_ms", "age at read",
+           "the median, over every message any receiver read, of the time from the hub's "
+           "send of it to the receiver's read (after its work on the one before): what a "
+           "queue ahead of a slow consumer costs in staleness, and what --conflate saves; "
+           "NaN without --sequence true and --rate", "lower", unit="ms"),
 )
 # A slow joiner's figures (--pattern joiner); empty at every other pattern.
 JOIN_METRICS = (
@@ -132,12 +151,42 @@ def check_joiner(params: Any) -> None:
         raise ValueError(msg)
 
 
+# The patterns whose receivers a conflating socket can be: each hears the hub alone.
+CONFLATE_PATTERNS = ("pipeline", "pubsub", "proxy")
+
+
+def check_conflate(params: Any) -> None:
+    """A ValueError for ``--conflate true`` where no read's age can be known, or where
+    its receivers are not the hub's."""
+    if True not in params.conflate:
+        return
+    what = f"{CONFLATE.option} true"
+    others = sorted(set(params.pattern) - set(CONFLATE_PATTERNS))
+    refusals = [
+        (not params.sequence, "each read's age comes from its number: add --sequence true"),
+        (not all(params.rate), "each read's age is from its paced send: give every --rate above 0"),
+        (
+            bool(others),
+            f"its receivers hear one publisher or pusher: {', '.join(CONFLATE_PATTERNS)}, "
+            f"not {' '.join(others)}",
+        ),
+        (set(params.loop) != {"python"}, "ages are read in the Python loop: use --loop python"),
+        (bool(params.remote), "a send and its read share this machine's clock: leave out --remote"),
+    ]
+    for refused, why in refusals:
+        if refused:
+            raise ValueError(f"{what}: {why}")
+
+
 def held(sent_per_s: float, rate: float) -> bool:
     """Whether a sender achieved its offered rate (within :data:`HELD_FRACTION`)."""
     return sent_per_s >= HELD_FRACTION * rate
 
 
 __all__ = [
+    "AGE_METRICS",
+    "CONFLATE",
+    "CONFLATE_PATTERNS",
     "HELD_FRACTION",
     "IDLE",
     "JOIN_METRICS",
@@ -145,6 +194,7 @@ __all__ = [
     "RATE",
     "SLOW_PEERS",
     "WORK",
+    "check_conflate",
     "check_joiner",
     "check_pressure",
     "held",

@@ -29,11 +29,13 @@ from .patterns import (
     crowded_cores,
 )
 from .pressure import (
+    CONFLATE,
     HELD_FRACTION,
     IDLE,
     RATE,
     SLOW_PEERS,
     WORK,
+    check_conflate,
     check_joiner,
     check_pressure,
     under_pressure,
@@ -262,6 +264,7 @@ class ThroughputParams(ZmqParams):
     rate: tuple[float, ...] = param_field(RATE)
     work: tuple[float, ...] = param_field(WORK)
     slow_peers: int = param_field(SLOW_PEERS)
+    conflate: tuple[bool, ...] = param_field(CONFLATE)
 
     benchmark = "thr"
     metrics = THR_METRICS
@@ -288,12 +291,13 @@ class ThroughputParams(ZmqParams):
     )
 
     def runs_as_pattern(self, point: Mapping[str, Any]) -> bool:
-        return self.sequence or under_pressure(point)
+        return self.sequence or under_pressure(point) or bool(point.get("conflate"))
 
     def applies(self, name: str) -> bool:
-        # A column only where work was asked for: receivers that take messages as they
-        # come are every other run.
-        return super().applies(name) and (name != "work" or any(self.work))
+        # A column only where work (a conflating receiver) was asked for: receivers that
+        # take messages as they come (and queue them) are every other run.
+        used = {"work": any(self.work), "conflate": True in self.conflate}
+        return super().applies(name) and used.get(name, True)
 
     def _check_combinations(self) -> None:
         super()._check_combinations()
@@ -303,6 +307,7 @@ class ThroughputParams(ZmqParams):
                 "timed from the first to the last receive, got 1"
             )
             raise ValueError(msg)
+        check_conflate(self)  # first: its refusals name it, not the settings it needs
         check_sequence(self)
         check_pattern(self)
         check_pressure(self)
@@ -403,6 +408,7 @@ THROUGHPUT = Kind(
         "peers": 1,
         "io_threads": 1,
         "rate": 0.0,
+        "conflate": False,
     },
     magic="zmqthr",
     magic_help="""Measure ZeroMQ PUSH/PULL throughput: delivered and send-only msgs/s, Mbit/s.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .declare import Metric
 from .patterns import CLIENT_METRICS, PATTERN_METRICS, SEQUENCE_METRICS
-from .pressure import HELD_FRACTION, JOIN_METRICS, PRESSURE_METRICS
+from .pressure import AGE_METRICS, HELD_FRACTION, JOIN_METRICS, PRESSURE_METRICS
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
@@ -54,6 +54,7 @@ THR_METRICS = (
     *PATTERN_METRICS,
     *SEQUENCE_METRICS,
     *PRESSURE_METRICS,
+    *AGE_METRICS,
     *JOIN_METRICS,
     SEND_CPU,
     RECV_CPU,

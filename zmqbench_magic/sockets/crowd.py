@@ -107,7 +107,7 @@ class Crowd:
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
     nodrop : the hub's publisher, and a proxy's, waits for a full subscriber's room
-        (ZMQ_XPUB_NODROP).
+        (ZMQ_XPUB_NODROP); ``conflate``: each receiver keeps its newest message only.
     doors : standing far ends on other hosts (``--remote``), each a URL and its
         secret: the far ends are dealt among them in turn, each started there by its
         host's door, bound on that host, with the hub connecting to it.
@@ -131,12 +131,13 @@ class Crowd:
         *,
         io_threads: int = 1,
         nodrop: bool = False,
+        conflate: bool = False,
         cpus: set[int] | frozenset[int] = frozenset(),
         doors: Sequence[Door] = (),
     ) -> None:
         self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
-        self.nodrop = nodrop
+        self.nodrop, self.conflate = nodrop, conflate
         self.cpus = set(cpus)
         self.role = "sink"  # what the rounds ask of a throughput far end
         self.doors = list(doors)
@@ -285,7 +286,11 @@ class Crowd:
                 member.thread = threading.Thread(
                     target=member_module.serve,
                     args=(self.ctx, role, ctrl_url, url, bind, self.timeout, self.hwm),
-                    kwargs={"proxy_url": proxy_url, "nodrop": self.nodrop},
+                    kwargs={
+                        "proxy_url": proxy_url,
+                        "nodrop": self.nodrop,
+                        "conflate": self.conflate,
+                    },
                     name=f"zmqbench-{name}",
                     daemon=True,
                 )
@@ -296,6 +301,7 @@ class Crowd:
                     "zmqbench_magic.sockets.member",
                     *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
                     *(["--bind"] if bind else []),
+                    *(["--conflate"] if self.conflate else []),
                     *(["--nodrop"] if self.nodrop and role == "proxy" else []),
                     *("--proxy", proxy_url, "--timeout", str(self.timeout)),
                     *("--hwm", str(self.hwm), "--io-threads", str(self.io_threads)),

@@ -24,7 +24,7 @@ from ..method.control import gc_off
 from ..method.load import CpuMeter
 from ..params.far_end import host_of
 from ..params.patterns import SEQUENCE_METRICS
-from ..params.pressure import JOIN_METRICS
+from ..params.pressure import AGE_METRICS, JOIN_METRICS
 from ..results.statistics.histogram import LogHistogram
 from . import async_loops, native
 from .async_loops import OwnThread
@@ -169,8 +169,9 @@ def throughput_sample(
 
 
 # A run without --sequence cannot say which messages went: unknown, never none.
-# The columns only numbered messages fill (a slow joiner's are numbered too).
-UNNUMBERED = {metric.name: math.nan for metric in (*SEQUENCE_METRICS, *JOIN_METRICS)}
+# The columns only numbered messages fill (a slow joiner's are numbered too, and a
+# read's age is known from its number).
+UNNUMBERED = {metric.name: math.nan for metric in (*SEQUENCE_METRICS, *JOIN_METRICS, *AGE_METRICS)}
 
 
 def cpu_clock(link: Link) -> Any:

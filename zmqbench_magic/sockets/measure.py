@@ -255,6 +255,8 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
             if point.get("pattern") in ("pubsub", "proxy", "joiner")
             else "libzmq is known to drop messages over ipc (libzmq issue #4660)."
         )
+        if point.get("conflate"):
+            why = "A conflating receiver keeps only its newest message: the others were replaced."
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
             f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost"

@@ -16,6 +16,8 @@ command may carry the message's frames after its JSON):
   with ``"numbered": {"senders": [i, ...], "count": n}`` (``--sequence true``) it reads
   each message's stamp (:mod:`.numbering`) and adds ``"gaps"``, ``"missed"``,
   ``"first_lost"`` and ``"reordered"``, and, its share unknown, its bitmap as a frame;
+  with ``"ages": true`` too, two frames after it: each read's stamp (uint64) and time
+  (float64), in the order read;
 * kernel -> ``{"cmd": "send", "count": n, "copy": bool, "loop": ...}`` + frames ->
   ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; member sends, then ``{"sent": n,
   "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``; with
@@ -75,10 +77,10 @@ _WAKE_MS = 50
 
 
 def member_sockets(
-    ctx: zmq.Context, role: str, timeout: float, hwm: int
+    ctx: zmq.Context, role: str, timeout: float, hwm: int, conflate: bool = False
 ) -> tuple[zmq.Socket, zmq.Socket]:
     """A member's control socket and data socket, every wait bounded, before they
-    bind or connect."""
+    bind or connect; a receiver's with ``conflate`` keeps only its newest message."""
     ctrl = ctx.socket(zmq.PAIR)
     data = ctx.socket(SOCKETS[role])
     for sock in (ctrl, data):
@@ -88,6 +90,8 @@ def member_sockets(
     # Short waits on data: a receiver looks at its control socket between them.
     data.rcvtimeo = int(QUIET_S * 1000)
     data.sndhwm = data.rcvhwm = hwm
+    if conflate and role in ("sink", "subscriber"):
+        data.conflate = 1  # before it connects: libzmq reads it as a pipe is made
     if role in ("subscriber", "joiner"):
         data.subscribe(b"")
     return ctrl, data
@@ -103,10 +107,12 @@ def serve(
     hwm: int,
     proxy_url: str = "",
     nodrop: bool = False,
+    conflate: bool = False,
 ) -> None:
     """Connect to the kernel, bind or connect the data socket, and answer commands
     until told to quit, the kernel goes silent for ``timeout`` or stops the context;
-    a proxy's XPUB waits for a full subscriber's room with ``nodrop``."""
+    a proxy's XPUB waits for a full subscriber's room with ``nodrop``; a receiver with
+    ``conflate`` keeps only its newest message."""
 
     def wire(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         data.ipv6 = data_url.startswith("tcp://[")  # an IPv6 endpoint needs ZeroMQ's IPv6
@@ -116,7 +122,7 @@ def serve(
         elif role != "joiner":
             data.connect(data_url)
 
-    _serve(ctx, role, wire, bind, timeout, hwm, proxy_url, nodrop)
+    _serve(ctx, role, wire, bind, timeout, hwm, proxy_url, nodrop, conflate)
 
 
 def serve_at(
@@ -159,9 +165,10 @@ def _serve(
     hwm: int,
     proxy_url: str = "",
     nodrop: bool = False,
+    conflate: bool = False,
 ) -> None:
     """The member's life once ``wire`` has bound or connected its sockets."""
-    ctrl, data = member_sockets(ctx, role, timeout, hwm)
+    ctrl, data = member_sockets(ctx, role, timeout, hwm, conflate)
     try:
         wire(ctrl, data)
         if role == "client":
@@ -291,6 +298,7 @@ def _carry_out(
         done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
         if "bitmap" in done:
             attached = [done.pop("bitmap")]  # bytes: a frame of its own, never JSON
+        attached += done.pop("reads", [])  # each read's stamp and time, after it
     else:
         _await_go(ctrl)
         cpu_start = clock()
@@ -335,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--proxy", default="", help="a proxy's XPUB endpoint to bind")
     parser.add_argument("--nodrop", action="store_true", help="a proxy's XPUB waits when full")
+    parser.add_argument(
+        "--conflate", action="store_true", help="a receiver keeps its newest message only"
+    )
     parser.add_argument("--timeout", type=float, required=True, help="seconds")
     parser.add_argument("--hwm", type=int, required=True, help="data high-water mark")
     parser.add_argument("--io-threads", type=int, default=1, help="the context's")
@@ -367,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.hwm,
                 args.proxy,
                 args.nodrop,
+                args.conflate,
             )
     finally:
         ctx.term()

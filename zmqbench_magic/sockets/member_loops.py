@@ -17,14 +17,23 @@ from typing import Any
 import zmq
 
 from .numbering import (
+    Reads,
     Tally,
     read_stamp,
     receive_numbered_native,
     receive_numbered_python,
+    receive_read_times_python,
     send_numbered_range,
 )
 from .peer import drain
-from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for, working
+from .pressure_loops import (
+    ReceiveLoop,
+    Schedule,
+    numbered_sender_for,
+    paced_sends,
+    sender_for,
+    working,
+)
 from .timing import two_phases
 
 
@@ -38,16 +47,10 @@ def receive(
     With ``order["numbered"]`` (``--sequence true``: the senders it hears and their
     count) each message's stamp is read, and the report adds the gaps, the numbers
     missed and the first of them, and how many came out of order
-    (:class:`.numbering.Tally`); where its share is unknown, its bitmap too."""
-    native = order.get("loop") == "native"
-    loop: Callable[[zmq.Socket, int, bool, int], tuple[int, float, float]]
-    loop = _receive_native if native else _receive_python
-    tally = Tally.of(order["numbered"]) if order.get("numbered") else None
-    if tally is not None:
-        numbered = receive_numbered_native if native else receive_numbered_python
-        loop = partial(numbered, tally=tally)
-    if order.get("work"):
-        loop = working(loop, order["work"])
+    (:class:`.numbering.Tally`); where its share is unknown, its bitmap too. With
+    ``order["ages"]`` too, each message's stamp and read time (:class:`.numbering.Reads`),
+    as ``"reads"``: a list of two bytes frames."""
+    loop, tally, reads = _receive_loop(order)
     expect = order["expect"] or sys.maxsize
     received, first, last, heard = 0, 0.0, 0.0, False
     silent_since = time.monotonic()
@@ -71,7 +74,27 @@ def receive(
         report |= tally.figures()
         if not order["expect"]:
             report["bitmap"] = tally.bitmap(0)  # the hub's numbers, shared with others
+    if reads is not None:
+        report["reads"] = reads.frames()
     return report
+
+
+def _receive_loop(order: dict[str, Any]) -> tuple[ReceiveLoop, Tally | None, Reads | None]:
+    """The receive loop an order asks for, and where it keeps the numbers it reads
+    and (``order["ages"]``) each read's stamp and time."""
+    native = order.get("loop") == "native"
+    loop: ReceiveLoop = _receive_native if native else _receive_python
+    tally = Tally.of(order["numbered"]) if order.get("numbered") else None
+    reads = None
+    if tally is not None:
+        numbered = receive_numbered_native if native else receive_numbered_python
+        loop = partial(numbered, tally=tally)
+    if tally is not None and order.get("ages"):  # the Python loop's (check_conflate)
+        reads = Reads()
+        loop = partial(receive_read_times_python, tally=tally, reads=reads)
+    if order.get("work"):
+        loop = working(loop, order["work"])
+    return loop, tally, reads
 
 
 def join(

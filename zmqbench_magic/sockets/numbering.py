@@ -192,6 +192,46 @@ def receive_numbered_python(
     return got, first, ended
 
 
+@dataclass
+class Reads:
+    """Each message one receiver read, in order: its stamp, and when the read returned
+    (``time.perf_counter``, the machine's one clock): with the hub's send times, each
+    message's age when it was read (``--conflate``'s figure)."""
+
+    stamps: array[int] = field(default_factory=lambda: array("Q"))
+    at: array[float] = field(default_factory=lambda: array("d"))
+
+    def frames(self) -> list[bytes]:
+        """Both arrays as bytes, to travel as frames after a report."""
+        return [self.stamps.tobytes(), self.at.tobytes()]
+
+
+def receive_read_times_python(
+    data: zmq.Socket, most: int, copy: bool, frames: int, tally: Tally, reads: Reads
+) -> tuple[int, float, float]:
+    """As :func:`receive_numbered_python`, each read's stamp and time kept in ``reads``
+    (a clock read per message: only where ages are asked for)."""
+    del frames  # a numbered message is one frame
+    begin = len(reads.stamps)
+    keep, at = reads.stamps.append, reads.at.append
+    get: Any = data.recv
+    read, now = STAMP.unpack_from, time.perf_counter
+    got = 0
+    try:
+        for _ in range(most):
+            keep(read(get(copy=copy))[0])
+            at(now())
+            got += 1
+    except zmq.Again:
+        ended = now() - int(data.rcvtimeo) / 1000
+    else:
+        ended = reads.at[-1]
+    if not got:
+        return 0, 0.0, 0.0
+    tally.see(reads.stamps[begin:])
+    return got, reads.at[begin], ended
+
+
 def receive_numbered_native(
     data: zmq.Socket, most: int, copy: bool, frames: int, tally: Tally
 ) -> tuple[int, float, float]:
@@ -253,11 +293,13 @@ __all__ = [
     "NUMBER_MASK",
     "SENDER_SHIFT",
     "STAMP",
+    "Reads",
     "Tally",
     "missing",
     "read_stamp",
     "receive_numbered_native",
     "receive_numbered_python",
+    "receive_read_times_python",
     "send_numbered",
     "send_numbered_range",
     "stamp_of",

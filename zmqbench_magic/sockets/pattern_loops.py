@@ -11,6 +11,9 @@ have arrived and did not, counted exactly: the senders' counts are known, and a
 receiver short of its share waits for the senders' word that they are done, then a
 silence, before it reports. With numbered messages (``--sequence true``) ``lost`` is
 counted from the numbers each receiver missed, and must agree with that count.
+Numbered messages sent at a rate by the hub to receivers on this machine have known
+ages: the hub keeps each send's time, each receiver each read's (one clock again), and
+``age_ms`` is the median of read time less send time over every message read.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..method.load import CpuMeter
 from .crowd import Crowd, Member
 from .loops import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
 from .member_loops import receive
-from .numbering import missing, union
+from .numbering import NUMBER_MASK, missing, union
 from .payload import Payload
 from .peer import PeerError
 from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for
@@ -51,10 +54,13 @@ def pattern_sample(
     with ``sequence`` each message numbered (:mod:`.numbering`), and its row says which
     went missing; each sender paced to ``rate`` messages a second, and the first
     ``slow_peers`` receivers (0: all) working ``work`` seconds on each message
-    (:mod:`.pressure_loops`)."""
+    (:mod:`.pressure_loops`). Numbered and paced from the hub to receivers on this
+    machine, each message's age when read is known (``age_ms``)."""
     frames = len(payload.frames)
     working = {"work": work, "slow_peers": slow_peers}
-    _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop)
+    # One clock for the hub's sends and the reads: receivers on this machine.
+    aged = sequence and bool(rate) and crowd.hub_sends and not crowd.doors
+    _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop, ages=aged)
     burst = send_only_count(count, crowd.hwm)
     message = tuple(bytes(memoryview(f)) for f in payload.frames) if crowd.senders else ()
     for index, sender in enumerate(crowd.senders, 1):
@@ -77,7 +83,7 @@ def pattern_sample(
     with gc_off():
         cpu_start = clock()
         if crowd.hub_sends and rate:
-            hub = _hub_paced(crowd, payload, count, copy, sequence, rate)
+            hub = _hub_paced(crowd, payload, count, copy, sequence, rate, aged)
         elif crowd.hub_sends:
             hub = _hub_send(crowd, payload, count, copy, loop, burst, sequence)
         else:
@@ -100,6 +106,7 @@ def pattern_sample(
     row, elapsed = _row(crowd, payload, count, hub, hub_cpu, other_load)
     if sequence:
         row |= _numbered_row(crowd, count, _reports(crowd.receivers) or [hub], row)
+        row |= _ages(crowd.receivers, hub)
     return row, elapsed
 
 
@@ -122,19 +129,63 @@ def _arm_receivers(
 
 
 def _hub_paced(
-    crowd: Crowd, payload: Payload, count: int, copy: bool, sequence: bool, rate: float
+    crowd: Crowd,
+    payload: Payload,
+    count: int,
+    copy: bool,
+    sequence: bool,
+    rate: float,
+    aged: bool = False,
 ) -> dict[str, Any]:
     """The hub's sends at ``rate`` a second, each at its intended time, and the time
-    it waited for room in full queues (:mod:`.pressure_loops`)."""
+    it waited for room in full queues (:mod:`.pressure_loops`); ``aged``, each
+    numbered message's first try to send it too (``"sent_at"``, indexed by its
+    number)."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
     if sequence:
         send_one = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)
     else:
         send_one = sender_for(crowd.data, list(payload.frames), copy)
+    if not aged:
+        schedule = Schedule(rate)
+        paced_sends(crowd.data, send_one, schedule, 0, count, crowd.check_stall)
+        return schedule.figures(count)
+    sent_at: array[float] = array("d")
+    send_numbered, keep, now = send_one, sent_at.append, time.perf_counter
+    tried = [0.0]
+
+    def send_kept(i: int, flags: int) -> None:
+        # The time of its first try (without waiting), read before the send: the
+        # message was ready then, and a read can never seem to precede it (a clock
+        # read after the send lags it whenever the woken I/O thread takes the core).
+        if flags:
+            tried[0] = now()
+        send_numbered(i, flags)  # a full queue raises: the retry waits for room
+        keep(tried[0])
+
     schedule = Schedule(rate)
-    paced_sends(crowd.data, send_one, schedule, 0, count, crowd.check_stall)
-    return schedule.figures(count)
+    paced_sends(crowd.data, send_kept, schedule, 0, count, crowd.check_stall)
+    return {**schedule.figures(count), "sent_at": sent_at}
+
+
+def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
+    """``age_ms``: the median age, in ms, of every message the ``receivers`` read, its
+    read time less the hub's send time of its number (the two frames after each
+    report); nothing where the hub kept no send times."""
+    if "sent_at" not in hub:
+        return {}
+    import numpy as np
+
+    sent = np.frombuffer(hub["sent_at"], dtype=np.float64)
+    ages = []
+    for member in receivers:
+        stamps, read_at = member.attached[-2:]
+        numbers = (np.frombuffer(stamps, dtype=np.uint64) & NUMBER_MASK).astype(np.int64)
+        known = numbers < len(sent)  # a stray number has no send time
+        ages.append(np.frombuffer(read_at, dtype=np.float64)[known] - sent[numbers[known]])
+    every = np.concatenate(ages) if ages else np.empty(0)
+    return {"age_ms": float(np.median(every)) * 1e3 if every.size else math.nan}
 
 
 def _hub_send(

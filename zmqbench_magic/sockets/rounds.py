@@ -31,8 +31,8 @@ from .secret import Door, Keys
 SampleFn = Callable[..., tuple[dict[str, Any], float]]
 
 # Points that share one far end: its sockets' high-water mark depends on the size (and
-# --hwm), its context's threads on io_threads (a pattern's far ends: on pattern and peers, a
-# server's clients on their number).
+# --hwm), its context's threads on io_threads (a pattern's far ends: on pattern and peers,
+# a server's clients on their number; a receiver's socket conflates from its start).
 LINK_KEY = (
     "transport",
     "peer",
@@ -43,6 +43,7 @@ LINK_KEY = (
     "pattern",
     "peers",
     "clients",
+    "conflate",
 )
 # A far end's warm-up sample of a point is this fraction of the point's count.
 _WARMUP_FRACTION = 4
@@ -86,6 +87,7 @@ class RunState:
                     hwm,
                     io_threads=first["io_threads"],
                     nodrop=getattr(self.params, "nodrop", False),
+                    conflate=bool(first.get("conflate")),
                     cpus=self.far_cpus,
                     doors=self.doors,
                 ) as crowd:
@@ -213,6 +215,8 @@ def describe(point: Mapping[str, Any]) -> str:
         words += ", CURVE"
     if "hwm" in point:
         words += f", {HWM.words(point['hwm'])}"
+    if point.get("conflate"):
+        words += ", conflated"
     if point.get("python", "kernel") != "kernel":
         words += f", python {point['python']}"
     rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""

@@ -13,7 +13,7 @@ from ...params import COPY, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
 from ...params.patterns import crowd_words
-from ...params.pressure import WORK, held
+from ...params.pressure import CONFLATE, WORK, held
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -144,13 +144,16 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
         extra.append(WORK.words(point["work"]))
     if "hwm" in point:
         extra.append(HWM.words(point["hwm"]))
+    if point.get("conflate", False):
+        extra.append(CONFLATE.label(True))
     return [*words, " ".join(extra)]
 
 
 def throughput_figures(point: Mapping[str, Any]) -> str:
     """``1.23M msgs/s delivered, 2.1M sent, 0.98 Gbit/s (...)``; at an offered rate,
     what the sender achieved and how long it was blocked, and a loss beside the rate
-    it flatters (the rate counts only what arrived)."""
+    it flatters (the rate counts only what arrived); how old a read message was, where
+    that is known (``reads 0.9 ms old``)."""
     sent = point.get("send_msgs_per_s", math.nan)
     sent_words = "" if pd.isna(sent) else f", {bound(sent)} sent"
     if point.get("rate", 0):
@@ -162,6 +165,8 @@ def throughput_figures(point: Mapping[str, Any]) -> str:
             f", its first message {_three(point['join_ms'])} ms after connecting, "
             f"{point['missed_at_join']:,.0f} missed before it{lost_words}"
         )
+    age = point.get("age_ms", math.nan)
+    sent_words += "" if pd.isna(age) else f", reads {_three(age)} ms old"
     return (
         f"{figure(point['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
         f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
