@@ -78,6 +78,16 @@ def far_end_child(parent: psutil.Process | None = None) -> psutil.Process | None
     return None
 
 
+def member_processes(parent: psutil.Process | None = None) -> list[psutil.Process]:
+    """The far ends of a pattern that ``parent`` (this process) started and still has."""
+    found = []
+    for child in (parent or psutil.Process()).children():
+        with contextlib.suppress(psutil.Error):
+            if "zmqbench_magic.sockets.member" in " ".join(child.cmdline()):
+                found.append(child)
+    return found
+
+
 def sampling(process: psutil.Process) -> bool:
     """Whether a far end is in its sample's loop: connected to the driver (control and
     data), then busy, or woken by message after message (an open loop at 20 msgs/s

@@ -151,6 +151,8 @@ def test_each_control_sets_its_own_parameter(benchmark):
             panel.controls["backend"].value = "dask"
         if param.name == "nodrop":  # only a publisher drops: a pattern with one
             panel.controls["pattern"].value = "pubsub"
+        if param.name == "mandatory":  # only a ROUTER routes
+            panel.controls["pattern"].value = "router"
         if param.name == "pattern":  # a joiner joins a publisher already sending
             panel.controls["rate"].value = _another_value(
                 panel.controls["rate"], "rate", benchmark

@@ -4,17 +4,15 @@ mid-run named, nothing left behind."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
 import threading
 from typing import Any
 
-import psutil
 import pytest
 import zmq
-from conftest import sampling, wait_until
+from conftest import member_processes, sampling, wait_until
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import PATTERNS, ThroughputParams
@@ -32,15 +30,6 @@ QUICK = {"size": [100], "repeat": 2, "warmup": 0, "count": 3000}
 NEVER_DROP = ("pipeline", "fanin", "pairs")
 
 
-def _members(parent: psutil.Process | None = None) -> list[psutil.Process]:
-    found = []
-    for child in (parent or psutil.Process()).children():
-        with contextlib.suppress(psutil.Error):
-            if "zmqbench_magic.sockets.member" in " ".join(child.cmdline()):
-                found.append(child)
-    return found
-
-
 # Every pattern of many ends, each sender flat out (a slow joiner joins one publishing
 # at a rate: tests/sockets/test_pressure.py).
 FLAT_OUT = [p for p in PATTERNS if p != "joiner"]
@@ -54,7 +43,7 @@ def test_every_pattern_runs_and_counts_every_message(no_leftovers):
     for column in ("lost", "slowest_peer_msgs_per_s", "fastest_peer_msgs_per_s", "peer_fairness"):
         assert column in df.columns
     # What should have come, came or was counted lost: per sample, nothing unaccounted.
-    expected = df["count"] * df["peers"].where(df["pattern"] != "pipeline", 1)
+    expected = df["count"] * df["peers"].where(~df["pattern"].isin(["pipeline", "router"]), 1)
     assert list(df["received"] + df["lost"]) == list(expected)
     assert (df.loc[df["pattern"].isin(NEVER_DROP), "lost"] == 0).all()
     assert (df["slowest_peer_msgs_per_s"] <= df["fastest_peer_msgs_per_s"]).all()
@@ -148,7 +137,9 @@ def test_a_subscriber_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
 
     runner = threading.Thread(target=run)
     runner.start()
-    subscribers = wait_until(lambda: len(_members()) == 3 and _members(), 30, "3 subscribers")
+    subscribers = wait_until(
+        lambda: len(member_processes()) == 3 and member_processes(), 30, "3 subscribers"
+    )
     victim = subscribers[1]
     wait_until(lambda: sampling(victim), 30, "a sample under way")
     victim.kill()
@@ -158,17 +149,17 @@ def test_a_subscriber_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
     assert isinstance(error, PeerError)
     assert "subscriber" in str(error) and "exited" in str(error)
     assert "killed by signal 9" in str(error)
-    assert _members() == []
+    assert member_processes() == []
 
 
 def test_sixteen_peers_leave_nothing_behind(no_leftovers):
     with Crowd("pairs", 8, "ipc", "process", "127.0.0.1", 10.0, 1000) as crowd:
         assert len(crowd.members) == 16
-        assert len(_members()) == 16
+        assert len(member_processes()) == 16
         ipc_dir = crowd.ipc_dir
         row, _ = pattern_sample(crowd, Payload.blank(100), 1000, copy=True)
     assert row["lost"] == 0
-    assert _members() == []
+    assert member_processes() == []
     assert ipc_dir is not None and not os.path.exists(ipc_dir)
 
 
@@ -208,7 +199,10 @@ def test_io_threads_sweep_on_both_benchmarks():
         ({"pattern": "pubsub", "loop": "asyncio"}, "--loop asyncio drives one socket"),
         ({"pattern": "fanin", "curve": True}, "--curve true encrypts one far end's path"),
         ({"peers": 2, "driver": "process"}, "--driver process drives one far end"),
-        ({"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"}, "pairs, proxy and joiner run on"),
+        (
+            {"pattern": "pairs", "remote": "tcp://127.0.0.1:5555"},
+            "pairs, proxy, joiner and router run on",
+        ),
         ({"pattern": "pubsub", "transport": "inproc", "peer": "process"}, "inproc only connects"),
     ],
 )
@@ -268,12 +262,12 @@ def test_a_kernel_interrupt_mid_pattern_leaves_nothing(
     transport, pattern, no_leftovers, kernel_sigint
 ):
     # Far ends in processes (tcp) and in threads of this one (inproc), mid-sample.
-    kernel_sigint(0.5, when=lambda: transport == "inproc" or len(_members()) == 4)
+    kernel_sigint(0.5, when=lambda: transport == "inproc" or len(member_processes()) == 4)
     with pytest.raises(KeyboardInterrupt):
         run_throughput(
             pattern=[pattern], peers=[4], transport=[transport], size=[100], count=50_000_000
         )
-    assert _members() == []
+    assert member_processes() == []
 
 
 @pytest.mark.parametrize(("transport", "peer"), [("inproc", "thread"), ("tcp", "process")])

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import pytest
+from conftest import member_processes, sampling, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import ThroughputParams
+from zmqbench_magic.sockets.peer import PeerError
 
 # A consumer that works 2 ms on each message, fed 1,000 messages of 64 kB offered at
 # 10k a second, through queues of 10 messages a side.
@@ -119,7 +122,7 @@ def test_paced_senders_of_a_fanin(no_leftovers):
         ),
         (
             {"pattern": "joiner", "rate": 1000, "remote": "tcp://127.0.0.1:5555"},
-            r"pairs, proxy and joiner run on this machine",
+            r"pairs, proxy, joiner and router run on this machine",
         ),
     ],
 )
@@ -277,3 +280,79 @@ def test_conflate_without_a_known_age_is_refused(settings, named):
 def test_the_magic_refuses_conflate_without_sequence(ip):
     with pytest.raises(UsageError, match=r"--conflate true: .* add --sequence true"):
         ip.run_line_magic("zmqthr", "--pattern pubsub --rate 1k --conflate true")
+
+
+def test_a_router_drops_for_a_full_receiver_and_with_mandatory_waits(no_leftovers):
+    """A ROUTER addressing a slow DEALER drops as a PUB does (the same construction:
+    1,000 messages of 64 kB at 10k a second, queues of 10, 2 ms of work a message);
+    ZMQ_ROUTER_MANDATORY turns the drops into waiting, and nothing is lost."""
+    settings = {**SLOW, "pattern": "router", "sequence": True, **ONCE}
+    dropping = run_throughput(**settings).df.to_dict("records")[0]
+    assert dropping["lost"] > 0 and dropping["gaps"] >= 1
+    assert dropping["lost"] == 1000 - dropping["received"] and dropping["blocked_share"] == 0.0
+    waiting = run_throughput(**settings, mandatory=True).df.to_dict("records")[0]
+    assert waiting["lost"] == 0 and waiting["received"] == 1000
+    assert waiting["blocked_share"] > 0
+
+
+def test_a_router_deals_its_messages_to_its_receivers_in_turn(no_leftovers):
+    """Three receivers of one ROUTER, unhurried: 3,000 messages, none lost, each its
+    third (their fastest and slowest rates both measured)."""
+    r = run_throughput(
+        pattern="router", peers=3, mandatory=True, rate=[5000], size=100, count=3000, **ONCE
+    )
+    (row,) = r.df.to_dict("records")
+    assert row["received"] == 3000 and row["lost"] == 0
+    assert row["slowest_peer_msgs_per_s"] <= row["fastest_peer_msgs_per_s"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"mandatory": True}, r"--mandatory true: only a ROUTER routes; add --pattern router"),
+        (
+            {"pattern": "router", "loop": "native"},
+            r"--pattern router --peers 1: a router's messages each carry their receiver's "
+            r"routing id, which the native loop does not send: use --loop python",
+        ),
+    ],
+)
+def test_a_router_refuses_what_it_cannot_do(settings, named):
+    with pytest.raises(ValueError, match=named):
+        ThroughputParams(**settings)
+
+
+def test_a_receiver_killed_under_an_offered_rate_is_named_and_nothing_is_left(no_leftovers):
+    """A ROUTER pacing its sends to two DEALERs that work on each message; one is
+    killed mid-sample: the run fails naming it, and no far end is left."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_throughput(
+                pattern="router",
+                peers=2,
+                mandatory=True,
+                rate=[1000],
+                work="1ms",
+                size=100,
+                count=10_000_000,
+                **ONCE,
+            )
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            errors.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    receivers = wait_until(
+        lambda: len(member_processes()) == 2 and member_processes(), 30, "2 receivers"
+    )
+    victim = receivers[1]
+    wait_until(lambda: sampling(victim), 30, "a sample under way")
+    victim.kill()
+    runner.join(60)
+    assert not runner.is_alive()
+    (error,) = errors
+    assert isinstance(error, PeerError), error
+    assert re.search(r"receiver \d (exited|is gone)", str(error)), str(error)
+    assert member_processes() == []

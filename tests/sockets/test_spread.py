@@ -35,7 +35,7 @@ QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
         (
             {"remote": "tcp://127.0.0.1:5555", "pattern": ["pubsub", "pairs"], "peers": 2},
             r"--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs, "
-            "proxy and joiner run on this machine",
+            "proxy, joiner and router run on this machine",
         ),
         (
             {"remote": "tcp://127.0.0.1:5555,tcp://127.0.0.1:5555", "pattern": "pubsub"},

@@ -39,7 +39,7 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
-from .patterns import CLIENTS, NODROP, PATTERN, PATTERNS, PEERS, SEQUENCE
+from .patterns import CLIENTS, MANDATORY, NODROP, PATTERN, PATTERNS, PEERS, SEQUENCE
 from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK
 from .sockets import (
     ADDRESS,
@@ -112,6 +112,7 @@ __all__ = [
     "LAT_METRICS",
     "LAT_POOLED",
     "LOOP",
+    "MANDATORY",
     "MAX_TIME",
     "METRICS",
     "MIN_TIME",

@@ -21,7 +21,7 @@ from .far_end import remote_hosts
 # The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
 STAMP_BYTES = 8
 
-PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner")
+PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner", "router")
 # The patterns whose N far ends may be on other hosts (--remote): each is one socket
 # the kernel's hub reaches. A proxy's subscribers reach the proxy, and a pair's ends
 # each other, not the kernel.
@@ -34,14 +34,16 @@ PATTERN = Param(
     "the sockets' topology: pipeline (this process's PUSH to PULL, load-balanced over N "
     "PULLs with --peers N), pubsub (this process's PUB to N SUB), fanin (N PUSH into "
     "this process's PULL), pairs (N PUSH/PULL pairs at once, every end a far end), "
-    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB) or joiner (a SUB "
+    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB), joiner (a SUB "
     "that connects while this process's PUB publishes at --rate: the time to its first "
-    "message, and what it missed, ZeroMQ's slow joiner)",
+    "message, and what it missed, ZeroMQ's slow joiner) or router (this process's ROUTER "
+    "addressing each message to N DEALERs in turn: it drops a message whose receiver's "
+    "queue is full, unless --mandatory true)",
     "pattern", "choice", choices=PATTERNS, sweep=True,
 )
 PEERS = Param(
     "peers", 1,
-    "the pattern's N: receivers (pipeline), subscribers (pubsub, proxy), senders "
+    "the pattern's N: receivers (pipeline, router), subscribers (pubsub, proxy), senders "
     "(fanin) or pairs (pairs), each a far end of its own",
     "peers", "int", low=1, high=256, sweep=True, phrase="{} peer|{} peers",
 )
@@ -108,6 +110,14 @@ SEQUENCE_METRICS = (
            "numbered messages that came with a number lower than the next one expected "
            "from their sender: duplicated or out of order (NaN without --sequence)",
            "lower", unit="msgs"),
+)
+MANDATORY = Param(
+    "mandatory", False,
+    "the router's ROUTER waits for room in a full receiver's queue (ZMQ_ROUTER_MANDATORY: "
+    "EAGAIN without waiting), as a PUSH does, instead of dropping the message (false, "
+    "ZeroMQ's way), and a receiver that has gone is an error (EHOSTUNREACH) rather than "
+    "a silent drop; --pattern router",
+    "ROUTER waits when full", "bool", choices=(False, True),
 )
 # fmt: on
 PATTERN_COLUMNS = (
@@ -192,6 +202,9 @@ def check_pattern(params: Any) -> None:
     if params.nodrop and not {"pubsub", "proxy"} & set(params.pattern):
         msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} pubsub or proxy"
         raise ValueError(msg)
+    if params.mandatory and "router" not in params.pattern:
+        msg = f"{MANDATORY.option} true: only a ROUTER routes; add {PATTERN.option} router"
+        raise ValueError(msg)
     if params.pattern == ("pipeline",) and params.peers == (1,):
         _one_far_end_one_host(params.remote, f"{PATTERN.option} and {PEERS.option}")
         return
@@ -202,10 +215,15 @@ def check_pattern(params: Any) -> None:
         (
             bool(params.remote) and bool(set(params.pattern) - SPREAD_PATTERNS),
             "--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs, "
-            "proxy and joiner run on this machine: leave out --remote",
+            "proxy, joiner and router run on this machine: leave out --remote",
         ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
         (params.driver == "process", "--driver process drives one far end: leave it out"),
+        (
+            "router" in params.pattern and "native" in params.loop,
+            "a router's messages each carry their receiver's routing id, which the native "
+            "loop does not send: use --loop python",
+        ),
     ]
     for refused, why in refusals:
         if refused:

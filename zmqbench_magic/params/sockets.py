@@ -17,6 +17,7 @@ from .kinds import KINDS, Kind
 from .memory import HWM, check_memory, few_messages_caution, unlimited_queues_caution
 from .patterns import (
     CLIENTS,
+    MANDATORY,
     NODROP,
     PATTERN,
     PATTERN_COLUMNS,
@@ -260,6 +261,7 @@ class ThroughputParams(ZmqParams):
     pattern: tuple[str, ...] = param_field(PATTERN)
     peers: tuple[int, ...] = param_field(PEERS)
     nodrop: bool = param_field(NODROP)
+    mandatory: bool = param_field(MANDATORY)
     sequence: bool = param_field(SEQUENCE)
     rate: tuple[float, ...] = param_field(RATE)
     work: tuple[float, ...] = param_field(WORK)

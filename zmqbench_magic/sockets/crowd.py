@@ -22,26 +22,22 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
 import tempfile
-import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import zmq
 
-from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
-from ..params.far_end import host_of
 from . import member as member_module
-from .link import ask_door, how_it_ended, stderr_tail, stop_process
-from .malloc import STEADY_MALLOC
+from .hub import RoutedSocket, await_joined
+from .link import how_it_ended, stderr_tail, stop_process
 from .peer import PeerError
-from .secret import Door, as_client
+from .secret import Door
+from .starting import Member, start_elsewhere, start_here
 
 _STOP_GRACE_S = 2.0
 _POLL_MS = 100
@@ -60,41 +56,27 @@ HUB_SOCKET = {
     "pairs": None,
     # The slow joiner's publisher: it hears when the subscription arrives.
     "joiner": zmq.XPUB,
+    # Each message to the next receiver by its routing id (hub.RoutedSocket).
+    "router": zmq.ROUTER,
     # Without ROUTER_MANDATORY: a reply to a client that died is dropped; the server
     # looks at its clients' processes as it goes (client_loops.serve) and names it.
     "clients": zmq.ROUTER,
 }
-
-
-@dataclass
-class Member:
-    """One far end of a pattern: its role, its control socket, and its process or thread."""
-
-    role: str
-    name: str  # "subscriber 3": how an error names it
-    ctrl: zmq.Socket
-    process: subprocess.Popen[bytes] | None = None
-    thread: threading.Thread | None = None
-    endpoint: str = ""  # where its data socket bound, said in its ready message
-    pid: int = 0
-    host: str = ""  # another host's, started there by its far end's door; "": this one
-    report: dict[str, Any] | None = field(default=None, repr=False)
-    attached: list[bytes] = field(default_factory=list, repr=False)  # the frames after it
-
-    def alive(self) -> bool:
-        if self.host:
-            return True  # only its silence, bounded by the timeout, can tell
-        if self.process is not None:
-            return self.process.poll() is None
-        return self.thread is not None and self.thread.is_alive()
-
-    @property
-    def far_end_id(self) -> int:
-        if self.host:
-            return self.pid
-        if self.process is not None:
-            return self.process.pid
-        return (self.thread.native_id or 0) if self.thread is not None else 0
+# The far ends of each pattern whose N are alike (pairs' are not): their role, and
+# their names ("{}": each one's number).
+MEMBERS = {
+    "pubsub": ("subscriber", "subscriber {}"),
+    "proxy": ("subscriber", "subscriber {}"),
+    "router": ("dealer", "receiver {}"),
+    "pipeline": ("sink", "receiver {}"),
+    "fanin": ("source", "sender {}"),
+    "joiner": ("joiner", "joining subscriber"),  # it connects when told, mid-run
+    "clients": ("client", "client {}"),
+}
+# The hubs that wait until every far end has joined, before any sample: a publisher
+# (a message sent before a subscription arrives is dropped), a ROUTER (it learns each
+# receiver's routing id from its greeting).
+JOINED_FIRST = {"pubsub", "proxy", "router"}
 
 
 class Crowd:
@@ -102,12 +84,15 @@ class Crowd:
 
     Parameters
     ----------
-    pattern : "pipeline", "pubsub", "fanin", "pairs", "proxy" or "clients".
+    pattern : "pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner", "router" or
+        "clients".
     peers : how many subscribers, receivers, senders, pairs or clients.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
     nodrop : the hub's publisher, and a proxy's, waits for a full subscriber's room
-        (ZMQ_XPUB_NODROP); ``conflate``: each receiver keeps its newest message only.
+        (ZMQ_XPUB_NODROP); ``conflate``: each receiver keeps its newest message only;
+        ``mandatory``: the hub's ROUTER waits for a full receiver's room, and a gone
+        receiver is an error (ZMQ_ROUTER_MANDATORY).
     doors : standing far ends on other hosts (``--remote``), each a URL and its
         secret: the far ends are dealt among them in turn, each started there by its
         host's door, bound on that host, with the hub connecting to it.
@@ -132,12 +117,13 @@ class Crowd:
         io_threads: int = 1,
         nodrop: bool = False,
         conflate: bool = False,
+        mandatory: bool = False,
         cpus: set[int] | frozenset[int] = frozenset(),
         doors: Sequence[Door] = (),
     ) -> None:
         self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
-        self.nodrop, self.conflate = nodrop, conflate
+        self.nodrop, self.conflate, self.mandatory = nodrop, conflate, mandatory
         self.cpus = set(cpus)
         self.role = "sink"  # what the rounds ask of a throughput far end
         self.doors = list(doors)
@@ -175,7 +161,7 @@ class Crowd:
 
     @property
     def receivers(self) -> list[Member]:
-        return [m for m in self.members if m.role in ("sink", "subscriber", "joiner")]
+        return [m for m in self.members if m.role in ("sink", "subscriber", "joiner", "dealer")]
 
     @property
     def clients(self) -> list[Member]:
@@ -183,59 +169,60 @@ class Crowd:
 
     @property
     def hub_sends(self) -> bool:
-        return self.pattern in ("pipeline", "pubsub", "proxy", "joiner")
+        return self.pattern in ("pipeline", "pubsub", "proxy", "joiner", "router")
 
     def expected_each(self, count: int) -> int:
         """How many messages each receiving far end should get, 0 where its share
         cannot be known (a PUSH shares its messages among its N receivers)."""
-        if self.pattern == "pipeline":
+        if self.pattern in ("pipeline", "router"):
             return count if self.peers == 1 else 0
         return count
 
     def expected_total(self, count: int) -> int:
         """Every message that should arrive, all receivers together."""
-        if self.pattern == "pipeline":
+        if self.pattern in ("pipeline", "router"):
             return count
         return count * self.peers
 
     # Starting -------------------------------------------------------------------
     def _start(self) -> None:
-        kind = HUB_SOCKET[self.pattern]
-        if kind is not None:
-            self.data = self._socket(kind)
-            self.data.rcvtimeo = int(member_module.QUIET_S * 1000)
-            self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
-            if kind == zmq.XPUB:
-                self.data.xpub_verbose = 1
-                self.data.xpub_nodrop = int(self.nodrop)
-            # Far ends on other hosts bind there, and the hub connects to each.
-            hub = "" if self.doors else self._bind(self.data, "hub")
-            self.hub_url = hub
+        hub = self._start_hub()
         if self.pattern == "proxy":
             (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
             hub = proxy.endpoint
         numbers = range(1, self.peers + 1)
-        if self.pattern in ("pubsub", "proxy"):
-            self._spawn([("subscriber", f"subscriber {i}", hub, False, "") for i in numbers])
-            self._await_subscriptions()
-        elif self.pattern == "pipeline":
-            self._spawn([("sink", f"receiver {i}", hub, False, "") for i in numbers])
-        elif self.pattern == "fanin":
-            self._spawn([("source", f"sender {i}", hub, False, "") for i in numbers])
-        elif self.pattern == "joiner":  # it connects when told, mid-run
-            self._spawn([("joiner", "joining subscriber", hub, False, "")])
-        elif self.pattern == "clients":
-            self._spawn([("client", f"client {i}", hub, False, "") for i in numbers])
-        else:  # pairs: each receiver binds, its sender connects to it
+        if self.pattern == "pairs":  # each receiver binds, its sender connects to it
             sinks = self._spawn(
                 [("sink", f"pair {i} receiver", self._url(f"pair-{i}"), True, "") for i in numbers]
             )
             self._spawn(
                 [("source", f"pair {i} sender", sinks[i - 1].endpoint, False, "") for i in numbers]
             )
+            return
+        role, name = MEMBERS[self.pattern]
+        started = self._spawn([(role, name.format(i), hub, False, "") for i in numbers])
+        if self.pattern in JOINED_FIRST:
+            self._await_joined(started)
 
-    def _socket(self, kind: int) -> zmq.Socket:
-        sock = self.ctx.socket(kind)
+    def _start_hub(self) -> str:
+        """The hub's socket, bound (its URL, for the far ends to connect to; "" where
+        they bind, on other hosts, and the hub connects to each); "" for pairs."""
+        kind = HUB_SOCKET[self.pattern]
+        if kind is None:
+            return ""
+        self.data = self._socket(kind, RoutedSocket if kind == zmq.ROUTER else None)
+        self.data.rcvtimeo = int(member_module.QUIET_S * 1000)
+        self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
+        if kind == zmq.XPUB:
+            self.data.xpub_verbose = 1
+            self.data.xpub_nodrop = int(self.nodrop)
+        if kind == zmq.ROUTER:
+            self.data.router_mandatory = int(self.mandatory)
+        self.hub_url = "" if self.doors else self._bind(self.data, "hub")
+        return self.hub_url
+
+    def _socket(self, kind: int, socket_class: type[zmq.Socket] | None = None) -> zmq.Socket:
+        sock = self.ctx.socket(kind, socket_class)
         sock.linger = 0
         sock.sndhwm = sock.rcvhwm = self.hwm
         return sock
@@ -270,102 +257,30 @@ class Crowd:
 
     def _spawn(self, plans: list[tuple[str, str, str, bool, str]]) -> list[Member]:
         """Start one far end per ``(role, name, data url, bind, proxy url)``, all at
-        once, and wait until each has said it is ready."""
+        once (:mod:`.starting`), and wait until each has said it is ready."""
         if self.doors:
-            return self._spawn_elsewhere([(role, name) for role, name, *_ in plans])
-        started = []
-        for role, name, url, bind, proxy_url in plans:
-            ctrl = self.ctx.socket(zmq.PAIR)
-            ctrl.linger = 0
-            ctrl.sndtimeo = _POLL_MS  # a command waits in steps, looking for the dead
-            member = Member(role, name, ctrl)
-            self.members.append(member)
-            if self.peer == "thread":
-                ctrl_url = f"inproc://zmqbench-ctrl-{os.getpid()}-{next(_names)}"
-                ctrl.bind(ctrl_url)
-                member.thread = threading.Thread(
-                    target=member_module.serve,
-                    args=(self.ctx, role, ctrl_url, url, bind, self.timeout, self.hwm),
-                    kwargs={
-                        "proxy_url": proxy_url,
-                        "nodrop": self.nodrop,
-                        "conflate": self.conflate,
-                    },
-                    name=f"zmqbench-{name}",
-                    daemon=True,
-                )
-                member.thread.start()
-            else:
-                port = ctrl.bind_to_random_port("tcp://127.0.0.1")
-                command = module_command(
-                    "zmqbench_magic.sockets.member",
-                    *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
-                    *(["--bind"] if bind else []),
-                    *(["--conflate"] if self.conflate else []),
-                    *(["--nodrop"] if self.nodrop and role == "proxy" else []),
-                    *("--proxy", proxy_url, "--timeout", str(self.timeout)),
-                    *("--hwm", str(self.hwm), "--io-threads", str(self.io_threads)),
-                    *("--parent", str(os.getpid())),
-                )
-                with interrupt_after():  # never a child started but not yet ours to stop
-                    member.process = subprocess.Popen(
-                        command,
-                        stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.PIPE,
-                        env={**child_env(), **STEADY_MALLOC},
-                    )
-                from ..method.pinning import pin_process
-
-                pin_process(member.process.pid, self.cpus)
-            started.append(member)
+            started = start_elsewhere(self, [(role, name) for role, name, *_ in plans])
+            for member in started:
+                member.endpoint = self.reply(member, max(self.timeout, START_FLOOR_S))["endpoint"]
+            return started
+        started = [start_here(self, *plan) for plan in plans]
         for member in started:
             ready = self.reply(member, max(self.timeout, START_FLOOR_S))
             member.endpoint, member.pid = ready["endpoint"], ready["ready"]
         return started
 
-    def _spawn_elsewhere(self, plans: list[tuple[str, str]]) -> list[Member]:
-        """Ask the doors, in turn, to start one far end per ``(role, name)`` on their
-        hosts, connect the hub and a control socket to each, and wait until each has
-        said it is ready."""
+    def _await_joined(self, dealers: Sequence[Member] = ()) -> None:
+        """Wait until every subscription (ZeroMQ's "slow joiner": a message published
+        before it would be dropped), or every DEALER's greeting, has reached the hub;
+        a ROUTER then knows each receiver's routing id."""
         assert self.data is not None
-        started = []
-        for number, (role, name) in enumerate(plans):
-            url, secret = self.doors[number % len(self.doors)]
-            request = {"member": True, "role": role, "hwm": self.hwm, "curve": False}
-            where = ask_door(self.ctx, url, secret, request, self.timeout)
-            ctrl = self.ctx.socket(zmq.PAIR)
-            ctrl.linger = 0
-            ctrl.sndtimeo = _POLL_MS
-            host = host_of(url)
-            member = Member(role, f"{name} on {host}", ctrl, pid=int(where["pid"]), host=host)
-            self.members.append(member)
-            if secret is not None:
-                as_client(ctrl, secret)
-            ctrl.ipv6 = self.data.ipv6 = host.startswith("[")
-            ctrl.connect(where["ctrl"])
-            self.data.connect(where["data"])
-            started.append(member)
-        for member in started:
-            member.endpoint = self.reply(member, max(self.timeout, START_FLOOR_S))["endpoint"]
-        return started
-
-    def _await_subscriptions(self) -> None:
-        """Wait until every subscriber's subscription has reached the hub: a message
-        published before would be dropped (ZeroMQ's "slow joiner")."""
-        assert self.data is not None
-        heard, deadline = 0, time.monotonic() + max(self.timeout, START_FLOOR_S)
-        while heard < self.peers:
-            if self.data.poll(_POLL_MS):
-                heard += self.data.recv()[:1] == b"\x01"
-                continue
-            self._check_alive()
-            if time.monotonic() > deadline:
-                msg = (
-                    f"the {self.describe()}: {heard} of {self.peers} subscribers had "
-                    f"subscribed after {self.timeout:g} s"
-                )
-                raise TimeoutError(msg)
+        wait = max(self.timeout, START_FLOOR_S)
+        routes = await_joined(self.data, self.peers, wait, self._check_alive, self.describe())
+        if isinstance(self.data, RoutedSocket):
+            self.data.routes, self.data.turn = routes, 0
+            # Greetings come in any order: a receiver is named by its own (its pid).
+            by_pid = {str(m.far_end_id).encode(): m.name for m in dealers}
+            self.data.names = {route: by_pid.get(route, "a receiver") for route in routes}
 
     # Talking to the far ends ----------------------------------------------------
     def command(self, member: Member, attached: tuple[bytes, ...] = (), /, **message: Any) -> None:
@@ -496,4 +411,4 @@ def _close_open_crowds() -> None:
         crowd.close()
 
 
-__all__ = ["HUB_SOCKET", "Crowd", "Member"]
+__all__ = ["HUB_SOCKET", "MEMBERS", "Crowd", "Member"]

@@ -257,6 +257,12 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
         )
         if point.get("conflate"):
             why = "A conflating receiver keeps only its newest message: the others were replaced."
+        if point.get("pattern") == "router":
+            why = (
+                "A ROUTER drops a message whose receiver's queue is full (its high-water "
+                f"mark, {worst.get('queue_hwm', 0):,} messages), unless --mandatory true "
+                "(ZMQ_ROUTER_MANDATORY): ZeroMQ's own rule."
+            )
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
             f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost"

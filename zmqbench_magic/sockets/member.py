@@ -54,6 +54,7 @@ from typing import Any
 
 import zmq
 
+from .hub import greet
 from .member_loops import join, ping, receive, send
 from .peer import follow_parent, loop_clock
 from .secret import Keys, admit_only, as_server
@@ -66,6 +67,7 @@ SOCKETS = {
     "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
     "client": zmq.REQ,
     "joiner": zmq.SUB,  # connects only when told to join, while its publisher sends
+    "dealer": zmq.DEALER,  # a ROUTER's receiver: it greets the ROUTER, then receives
 }
 # The roles a far end's door starts on its host for a kernel elsewhere: those whose
 # one socket the kernel's hub reaches (a proxy's subscribers reach the proxy).
@@ -90,6 +92,9 @@ def member_sockets(
     # Short waits on data: a receiver looks at its control socket between them.
     data.rcvtimeo = int(QUIET_S * 1000)
     data.sndhwm = data.rcvhwm = hwm
+    if role == "dealer":
+        # Its ROUTER names it by this routing id: its process, or its thread (unique).
+        data.routing_id = str(threading.get_native_id()).encode()
     if conflate and role in ("sink", "subscriber"):
         data.conflate = 1  # before it connects: libzmq reads it as a pipe is made
     if role in ("subscriber", "joiner"):
@@ -171,6 +176,8 @@ def _serve(
     ctrl, data = member_sockets(ctx, role, timeout, hwm, conflate)
     try:
         wire(ctrl, data)
+        if role == "dealer":
+            greet(data)
         if role == "client":
             # Its loops (and numpy) load before it says ready, not after its first go:
             # the import would hold up that sample's start, and calibration count it.

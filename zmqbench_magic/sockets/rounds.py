@@ -88,6 +88,7 @@ class RunState:
                     io_threads=first["io_threads"],
                     nodrop=getattr(self.params, "nodrop", False),
                     conflate=bool(first.get("conflate")),
+                    mandatory=getattr(self.params, "mandatory", False),
                     cpus=self.far_cpus,
                     doors=self.doors,
                 ) as crowd:
