@@ -70,8 +70,8 @@ def unlimited_queues_caution(hwms: tuple[int | str, ...]) -> list[str]:
         return []
     return [
         "hwm 0: ZeroMQ's queues have no limit, so a sender never waits and a PUB never "
-        "drops; what the receivers have not taken stays in memory (driver_peak_mb, "
-        "far_peak_mb)"
+        "drops; what the receivers have not taken stays in memory (driver_growth_mb, "
+        "far_growth_mb)"
     ]
 
 

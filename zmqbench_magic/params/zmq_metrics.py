@@ -39,6 +39,14 @@ MEMORY_METRICS = (
     Metric("far_peak_mb", "far end peak memory",
            "peak resident memory of the far end's process during the sample" + _PEAK,
            "lower", unit="MB"),
+    # What the queues grew to: a slow consumer's backlog, held in both processes.
+    Metric("driver_growth_mb", "driver memory growth",
+           "how far the driving process's resident memory rose during the sample, its "
+           "peak less its size as the sample started (a queue filling shows here)"
+           + _PEAK, "lower", unit="MB"),
+    Metric("far_growth_mb", "far end memory growth",
+           "how far the far end's resident memory rose during the sample, its peak less "
+           "its size as the sample started" + _PEAK, "lower", unit="MB"),
 )
 THR_METRICS = (
     Metric("msgs_per_s", "delivered",

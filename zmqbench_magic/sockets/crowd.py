@@ -210,13 +210,14 @@ class Crowd:
         kind = HUB_SOCKET[self.pattern]
         if kind is None:
             return ""
-        self.data = self._socket(kind, RoutedSocket if kind == zmq.ROUTER else None)
+        routed = self.pattern == "router"  # a server (clients) answers whom it heard
+        self.data = self._socket(kind, RoutedSocket if routed else None)
         self.data.rcvtimeo = int(member_module.QUIET_S * 1000)
         self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
         if kind == zmq.XPUB:
             self.data.xpub_verbose = 1
             self.data.xpub_nodrop = int(self.nodrop)
-        if kind == zmq.ROUTER:
+        if routed:
             self.data.router_mandatory = int(self.mandatory)
         self.hub_url = "" if self.doors else self._bind(self.data, "hub")
         return self.hub_url

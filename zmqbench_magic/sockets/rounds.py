@@ -174,10 +174,13 @@ class FarEnd:
         memory = MemoryMeter({"driver": this_process, "far": link.pids})
         memory.start()
         measured, _ = one(count)
-        peaks = memory.stop(count)  # the peaks alone: a message's rise would be noise
+        peaks = memory.stop(count)
         return {
             "driver_peak_mb": peaks["driver_peak_mb"],
             "far_peak_mb": peaks["far_peak_mb"],
+            # The meter's rise per message, back to the sample's (kB to MB).
+            "driver_growth_mb": peaks["driver_kb_per_task"] * count / 1e3,
+            "far_growth_mb": peaks["far_kb_per_task"] * count / 1e3,
             **first,
             "frames": len(message.frames),
             "count": count,
