@@ -88,6 +88,32 @@ def member_processes(parent: psutil.Process | None = None) -> list[psutil.Proces
     return found
 
 
+def killed_mid_sample(run: Callable[[], Any], members: int, victim: int = 1) -> BaseException:
+    """Run ``run`` (a pattern's run) in a thread, kill its far end number ``victim`` of
+    ``members`` once that one is sampling, and return the error the run ended with."""
+    errors: list[BaseException] = []
+
+    def running() -> None:
+        try:
+            run()
+        except BaseException as exc:  # noqa: BLE001 - the caller reads it
+            errors.append(exc)
+
+    runner = threading.Thread(target=running)
+    runner.start()
+    started = wait_until(
+        lambda: len(member_processes()) == members and member_processes(),
+        30,
+        f"{members} far ends",
+    )
+    wait_until(lambda: sampling(started[victim]), 30, "a sample under way")
+    started[victim].kill()
+    runner.join(60)
+    assert not runner.is_alive()
+    (error,) = errors
+    return error
+
+
 def sampling(process: psutil.Process) -> bool:
     """Whether a far end is in its sample's loop: connected to the driver (control and
     data), then busy, or woken by message after message (an open loop at 20 msgs/s

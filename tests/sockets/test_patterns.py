@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import zmq
-from conftest import member_processes, sampling, wait_until
+from conftest import killed_mid_sample, member_processes
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import PATTERNS, ThroughputParams
@@ -127,25 +127,12 @@ def test_a_pubsub_loss_is_the_publishers_count_less_what_each_subscriber_got(no_
 
 
 def test_a_subscriber_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            run_throughput(pattern=["pubsub"], peers=[3], size=[100], count=50_000_000, repeat=1)
-        except BaseException as exc:  # noqa: BLE001 - the test reads it
-            errors.append(exc)
-
-    runner = threading.Thread(target=run)
-    runner.start()
-    subscribers = wait_until(
-        lambda: len(member_processes()) == 3 and member_processes(), 30, "3 subscribers"
+    error = killed_mid_sample(
+        lambda: run_throughput(
+            pattern=["pubsub"], peers=[3], size=[100], count=50_000_000, repeat=1
+        ),
+        members=3,
     )
-    victim = subscribers[1]
-    wait_until(lambda: sampling(victim), 30, "a sample under way")
-    victim.kill()
-    runner.join(60)
-    assert not runner.is_alive()
-    (error,) = errors
     assert isinstance(error, PeerError)
     assert "subscriber" in str(error) and "exited" in str(error)
     assert "killed by signal 9" in str(error)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 
 import pytest
-from conftest import member_processes, sampling, wait_until
+from conftest import killed_mid_sample, member_processes
 from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
@@ -329,34 +328,19 @@ def test_a_router_refuses_what_it_cannot_do(settings, named):
 def test_a_receiver_killed_under_an_offered_rate_is_named_and_nothing_is_left(no_leftovers):
     """A ROUTER pacing its sends to two DEALERs that work on each message; one is
     killed mid-sample: the run fails naming it, and no far end is left."""
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            run_throughput(
-                pattern="router",
-                peers=2,
-                mandatory=True,
-                rate=[1000],
-                work="1ms",
-                size=100,
-                count=10_000_000,
-                **ONCE,
-            )
-        except BaseException as exc:  # noqa: BLE001 - the test reads it
-            errors.append(exc)
-
-    runner = threading.Thread(target=run)
-    runner.start()
-    receivers = wait_until(
-        lambda: len(member_processes()) == 2 and member_processes(), 30, "2 receivers"
+    error = killed_mid_sample(
+        lambda: run_throughput(
+            pattern="router",
+            peers=2,
+            mandatory=True,
+            rate=[1000],
+            work="1ms",
+            size=100,
+            count=10_000_000,
+            **ONCE,
+        ),
+        members=2,
     )
-    victim = receivers[1]
-    wait_until(lambda: sampling(victim), 30, "a sample under way")
-    victim.kill()
-    runner.join(60)
-    assert not runner.is_alive()
-    (error,) = errors
     assert isinstance(error, PeerError), error
     assert re.search(r"receiver \d (exited|is gone)", str(error)), str(error)
     assert member_processes() == []
