@@ -173,7 +173,8 @@ class Crowd:
 
     def expected_each(self, count: int) -> int:
         """How many messages each receiving far end should get, 0 where its share
-        cannot be known (a PUSH shares its messages among its N receivers)."""
+        cannot be known (a PUSH shares its messages among its N receivers, and a ROUTER
+        deals them in the order their greetings came)."""
         if self.pattern in ("pipeline", "router"):
             return count if self.peers == 1 else 0
         return count
