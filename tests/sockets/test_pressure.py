@@ -345,3 +345,20 @@ def test_a_receiver_killed_under_an_offered_rate_is_named_and_nothing_is_left(no
     assert isinstance(error, PeerError), error
     assert re.search(r"receiver \d (exited|is gone)", str(error)), str(error)
     assert member_processes() == []
+
+
+def test_a_mandatory_router_names_a_receiver_that_has_gone():
+    """ZMQ_ROUTER_MANDATORY's EHOSTUNREACH, for a routing id no peer has (a receiver
+    gone), is an error naming that receiver, not a silent drop."""
+    import zmq
+
+    from zmqbench_magic.sockets.hub import RoutedSocket
+
+    with zmq.Context() as ctx, ctx.socket(zmq.ROUTER, RoutedSocket) as router:
+        router.linger = 0
+        router.router_mandatory = 1
+        router.routes, router.turn = [b"4242"], 0
+        router.names = {b"4242": "receiver 2"}
+        with pytest.raises(PeerError, match=r"^receiver 2 is gone \(ZMQ_ROUTER_MANDATORY: "):
+            router.send(b"message")
+        assert router.turn == 0  # the turn moves on only once a message went
