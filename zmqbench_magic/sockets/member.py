@@ -1,12 +1,15 @@
-"""One far end of a pattern (:mod:`.crowd`): a subscriber, a receiver, a sender, a
-proxy or a client, each a socket of its own, in a process of its own or a thread of
-the kernel, driven over a control socket as :mod:`.peer`'s far end is.
+"""One far end of a pattern (:mod:`.crowd`): a subscriber, a receiver (a ROUTER's
+DEALER among them), a sender, a proxy or a client, each a socket of its own, in a
+process of its own or a thread of the kernel, driven over a control socket as
+:mod:`.peer`'s far end is.
 
 Control protocol (JSON over a PAIR socket; the kernel binds, the member connects; a
 command may carry the message's frames after its JSON):
 
 * member -> ``{"ready": pid, "endpoint": url}`` once its data socket is bound or
-  connected (``endpoint``: where it bound, for the kernel to pass on);
+  connected (``endpoint``: where it bound, for the kernel to pass on); a DEALER has
+  first sent its ROUTER an empty greeting on its data socket, from which the ROUTER
+  learns its routing id (its thread's native id: its process id, in a process);
 * kernel -> ``{"cmd": "receive", "expect": n, "copy": bool, "frames": k, "loop": ...}``
   -> ``{"armed": true}``; the member receives until ``expect`` messages came, or,
   ``expect`` 0 (a share it cannot know) or short of it, until the kernel's
