@@ -86,12 +86,12 @@ def _receive_loop(order: dict[str, Any]) -> tuple[ReceiveLoop, Tally | None, Rea
     loop: ReceiveLoop = _receive_native if native else _receive_python
     tally = Tally.of(order["numbered"]) if order.get("numbered") else None
     reads = None
-    if tally is not None:
-        numbered = receive_numbered_native if native else receive_numbered_python
-        loop = partial(numbered, tally=tally)
     if tally is not None and order.get("ages"):  # the Python loop's (check_conflate)
         reads = Reads()
         loop = partial(receive_read_times_python, tally=tally, reads=reads)
+    elif tally is not None:
+        numbered = receive_numbered_native if native else receive_numbered_python
+        loop = partial(numbered, tally=tally)
     if order.get("work"):
         loop = working(loop, order["work"])
     return loop, tally, reads
