@@ -16,6 +16,7 @@ from ..params.common import MAX_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.host.environment import environment
 from ..results.host.system import system_facts
+from ..results.statistics.compare import undecided_points
 from ..results.statistics.stats import precision_rule
 from .load import busy_warnings
 from .schedule import Point, Row, Schedule, order_seed
@@ -49,11 +50,27 @@ class RunAssembly:
             arm=arm,
             repeat=self.params.repeat,
             precise_enough=precision_rule(self.params.precision, self.params.metrics[0].name),
+            undecided=self._undecided_rule(),
             # 0: no cap on the run, and --precision's own default bound on its rounds.
             max_time=self.params.max_time or MAX_TIME.default,
             start=self.started,
             seed=self.seed,
         )
+
+    def _undecided_rule(self) -> Callable[[list[Row], list[Point]], list[Point]] | None:
+        """--until decided: which points the rows so far leave undecided, judged over
+        every point of the run's comparison (a flood's blocks each take their rounds,
+        and its family of points is the whole run's)."""
+        arms = self.params.compared_arms()
+        if self.params.until != "decided" or arms is None:
+            return None
+        metric, tolerance = self.params.metrics[0].name, self.params.tolerance
+        family = len(list(self.params.points())) // 2
+
+        def rule(rows: list[Row], points: list[Point]) -> list[Point]:
+            return undecided_points(rows, points, arms, metric, tolerance, family)
+
+        return rule
 
     def result(
         self,
@@ -90,6 +107,7 @@ class RunAssembly:
             "order_seed": self.seed,
             "system": self.system,
             "notes": self.notes,
+            **self._comparison(),
             **(metadata or {}),
         }
         return ResultSet(
@@ -100,6 +118,11 @@ class RunAssembly:
             tuple(warnings),
             tuple(distributions),
         )
+
+    def _comparison(self) -> dict[str, Any]:
+        """The arms a run decided round by round, for the words that state it."""
+        arms = self.params.compared_arms() if self.params.until == "decided" else None
+        return {"decided": list(arms)} if arms else {}
 
 
 __all__ = ["RunAssembly"]

@@ -24,6 +24,12 @@ point's median is known that well (``precise_enough``, see
 request or a kernel interrupt ends the run between two samples; only whole rounds
 are kept, so every point keeps the same number of samples and the drift argument
 still holds.
+
+With ``undecided`` (``--until decided``), ``repeat`` is not used: after every round
+the comparison is tested (:func:`zmqbench_magic.results.statistics.compare.undecided_points`)
+and the next round takes only the points it has not decided, both arms of each, in
+the same interleaved order, until none is left or ``max_time`` is spent. A decided
+point's samples end at the round that decided it.
 """
 
 from __future__ import annotations
@@ -76,6 +82,8 @@ class Schedule:
     group_of: Callable[[Point], Hashable]
     repeat: int
     precise_enough: Callable[[Sequence[Row]], bool] | None = None  # None: no --precision
+    # --until decided: the points the rows so far leave undecided (None: --repeat rounds).
+    undecided: Callable[[list[Row], list[Point]], list[Point]] | None = None
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts
@@ -204,6 +212,8 @@ class Schedule:
         return [row for _, row in in_order]
 
     def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
+        if self.undecided is not None:
+            return self._still_undecided(kept, rounds, start)
         if rounds < self.repeat:
             return list(self.points)
         if self.precise_enough is None:
@@ -219,6 +229,23 @@ class Schedule:
         # Every point takes the extra rounds, not only the loose ones: equal sample
         # counts keep the rounds whole, so arms stay paired and drift lands on all.
         return list(self.points) if loose else []
+
+
+    def _still_undecided(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
+        assert self.undecided is not None
+        spent = self.clock() - start
+        pending = self.undecided(kept, self.points)
+        if not pending:
+            self.notes.append(f"every point decided after {rounds} round(s), in {spent:.0f} s")
+        elif spent >= self.max_time:
+            self.notes.append(
+                f"max-time ({self.max_time:g} s) spent after {rounds} round(s) (about "
+                f"{spent / rounds:.1f} s a round) with {len(pending) // 2 or 1} point(s) of "
+                "the comparison undecided: each one's reason says about how many more "
+                "rounds it needs"
+            )
+            return []
+        return pending
 
 
 def _key(point: Point) -> tuple[Any, ...]:

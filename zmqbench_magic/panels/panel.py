@@ -44,6 +44,11 @@ _STOP_GRACE_S = 60.0
 _PANEL_STYLE = "<style>.zmqbench-panel .widget-label:not(.widget-readout){text-align:right}</style>"
 
 
+# Settings a panel has no control for: it measures one value of each setting a run,
+# so no run of it has two arms for --until decided to decide between.
+NOT_CONTROLS = ("until",)
+
+
 class BenchmarkPanel:
     """Controls for every parameter, Run / Stop / Clear, progress, export and a chart.
 
@@ -65,6 +70,7 @@ class BenchmarkPanel:
         self.controls: dict[str, widgets.ValueWidget] = {
             p.name: make_control(p, getattr(defaults, p.name), ranged=p.name in self.ranged)
             for p in defaults.fields()
+            if p.name not in NOT_CONTROLS
         }
         fit_descriptions(self.controls.values())
         self.result: ResultSet | None = None
@@ -95,7 +101,11 @@ class BenchmarkPanel:
         (:class:`..params.ThroughputParams`, ...); ``ValueError`` if they do not go
         together."""
         return self.params_class(
-            **{p.name: control_value(p, self.controls[p.name]) for p in self.params_class.fields()}
+            **{
+                p.name: control_value(p, self.controls[p.name])
+                for p in self.params_class.fields()
+                if p.name in self.controls
+            }
         )
 
     def run(self, wait: bool = True) -> ResultSet | None:

@@ -26,6 +26,7 @@ from .common import (
     SIZE,
     TIMEOUT,
     TOLERANCE,
+    UNTIL,
     WARMUP,
 )
 from .declare import BenchParams, Metric, Param, RunParams
@@ -138,6 +139,7 @@ __all__ = [
     "THR_METRICS",
     "TIMEOUT",
     "TOLERANCE",
+    "UNTIL",
     "TRANSPORT",
     "TRANSPORTS",
     "WARMUP",

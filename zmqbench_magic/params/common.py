@@ -34,8 +34,19 @@ PRECISION = Param(
     "precision", "fraction", low=0.0, high=1.0,
 )
 MAX_TIME = Param(
-    "max_time", 300.0, "with --precision: stop adding rounds after this long",
+    "max_time", 300.0,
+    "with --precision or --until decided: stop adding rounds after this long",
     "maximum run time", "float", unit="s", low=1.0, high=86400.0,
+)
+UNTIL = Param(
+    "until", "rounds",
+    "rounds: take --repeat rounds, then compare; decided: compare after every round and "
+    "go on (within --max-time, past --repeat) with the points not yet faster, slower or "
+    "same, at most 5% false calls however often it looks; for a run that measures two "
+    "arms in the same rounds (--copy true false, --loop python native, --transport tcp "
+    "ipc, --python A B)",
+    "rounds taken", "choice", choices=("rounds", "decided"),
+    labels=("--repeat rounds", "until decided"),
 )
 LABEL = Param(
     "label", "",

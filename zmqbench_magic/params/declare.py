@@ -221,6 +221,8 @@ class BenchParams:
             value = getattr(self, param.name)
             object.__setattr__(self, param.name, _validated(param, value))
         self._check_combinations()
+        if getattr(self, "until", "") == "decided":
+            self._check_decided()
 
     @classmethod
     def fields(cls) -> tuple[Param, ...]:
@@ -250,6 +252,56 @@ class BenchParams:
             p.words(point[p.name]) for p in cls.fields() if p.name in wanted & set(point)
         )
 
+    # Swept fields each of whose values takes rounds of its own (a cluster each): their
+    # values are never measured side by side.
+    separate_blocks: ClassVar[tuple[str, ...]] = ()
+
+    def compared_arms(self) -> tuple[str, Any, Any] | None:
+        """The two arms a run compares (``column``, baseline, candidate), as its
+        points name them: a setting swept over exactly two values (not a number, which
+        is a sweep's axis). Where several are, the first of :data:`ARM_ORDER`, else the
+        first declared; the baseline is copy, the python loop, or the value named first.
+        None where the run compares nothing."""
+        points = list(self.points())
+        two = {}
+        for param in self.sweep_fields():
+            if param.kind not in _ARM_KINDS or not points or param.name not in points[0]:
+                continue
+            values = list(dict.fromkeys(point[param.name] for point in points))
+            if len(values) == 2:
+                two[param.name] = values
+        if not two:
+            return None
+        name = next((n for n in ARM_ORDER if n in two), next(iter(two)))
+        baseline, candidate = two[name]
+        if _REFERENCE_ARM.get(name, object()) == candidate:
+            baseline, candidate = candidate, baseline
+        return name, baseline, candidate
+
+    def _check_decided(self) -> None:
+        if getattr(self, "precision", 0):
+            msg = (
+                "--until decided and --precision both add rounds, to different ends: "
+                "give one (decided: until each comparison is called; precision: until "
+                "each median is that narrow)"
+            )
+            raise ValueError(msg)
+        arms = self.compared_arms()
+        if arms is None:
+            msg = (
+                "--until decided compares two arms measured in the same rounds: sweep "
+                "one setting over two values (--copy true false, --loop python native, "
+                "--transport tcp ipc, --python A B); this run has none"
+            )
+            raise ValueError(msg)
+        if arms[0] in self.separate_blocks:
+            msg = (
+                f"--until decided: --{arms[0].replace('_', '-')}'s two values each take "
+                "a cluster of their own, measured in separate blocks of rounds, never "
+                "side by side: no round decides them; leave --until at rounds"
+            )
+            raise ValueError(msg)
+
     def applies(self, name: str) -> bool:
         """Whether a parameter matters for these settings (echo's size, map's duration)."""
         return True
@@ -274,6 +326,14 @@ class BenchParams:
         return []
 
 
+# What --until decided compares where a run sweeps several settings over two values,
+# and the arm that is the baseline whichever order they were named in.
+ARM_ORDER = ("python", "loop", "copy", "transport")
+_REFERENCE_ARM: dict[str, Any] = {"copy": True, "loop": "python"}
+# Settings whose values are arms, not positions along an axis.
+_ARM_KINDS = ("bool", "choice", "interpreter", "str")
+
+
 class RunParams(Protocol):
     """What every benchmark's settings hold for the way it is run (rounds, warm-up,
     precision, time limits, order seed, label), whatever it measures."""
@@ -288,6 +348,10 @@ class RunParams(Protocol):
     @property
     def precision(self) -> float: ...
     @property
+    def until(self) -> str: ...
+    @property
+    def tolerance(self) -> float: ...
+    @property
     def max_time(self) -> float: ...
     @property
     def timeout(self) -> float: ...
@@ -299,6 +363,7 @@ class RunParams(Protocol):
     def points(self) -> Iterator[dict[str, Any]]: ...
     def settings(self) -> dict[str, Any]: ...
     def cautions(self) -> list[str]: ...
+    def compared_arms(self) -> tuple[str, Any, Any] | None: ...
 
 
 def _validated(param: Param, value: Any) -> Any:

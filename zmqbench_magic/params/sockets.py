@@ -9,7 +9,20 @@ from typing import Any
 
 import zmq
 
-from .common import CPU, LABEL, MAX_TIME, MIN_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
+from .common import (
+    CPU,
+    LABEL,
+    MAX_TIME,
+    MIN_TIME,
+    PRECISION,
+    REPEAT,
+    SEED,
+    SIZE,
+    TIMEOUT,
+    TOLERANCE,
+    UNTIL,
+    WARMUP,
+)
 from .declare import BenchParams, Column, Param, param_field
 from .far_end import CURVE, REMOTE, REMOTE_PYTHON, SECRET_FILE, check_remote
 from .interpreter import KERNEL, arm_names
@@ -177,6 +190,8 @@ class ZmqParams(BenchParams):
     warmup: int = param_field(WARMUP)
     min_time: float = param_field(MIN_TIME)
     precision: float = param_field(PRECISION)
+    until: str = param_field(UNTIL)
+    tolerance: float = param_field(TOLERANCE)
     max_time: float = param_field(MAX_TIME)
     timeout: float = param_field(TIMEOUT)
     driver: str = param_field(DRIVER)

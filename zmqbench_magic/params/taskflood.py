@@ -9,7 +9,19 @@ from dataclasses import dataclass
 
 from .address import split_url
 from .backends import BACKENDS
-from .common import CPU, LABEL, MAX_TIME, PRECISION, REPEAT, SEED, SIZE, TIMEOUT, WARMUP
+from .common import (
+    CPU,
+    LABEL,
+    MAX_TIME,
+    PRECISION,
+    REPEAT,
+    SEED,
+    SIZE,
+    TIMEOUT,
+    TOLERANCE,
+    UNTIL,
+    WARMUP,
+)
 from .declare import BenchParams, Column, Metric, Param, param_field
 from .far_end import REMOTE_PYTHON
 from .kinds import Kind
@@ -327,6 +339,8 @@ class FloodParams(BenchParams):
     repeat: int = param_field(FLOOD_REPEAT)
     warmup: int = param_field(WARMUP)
     precision: float = param_field(PRECISION)
+    until: str = param_field(UNTIL)
+    tolerance: float = param_field(TOLERANCE)
     max_time: float = param_field(FLOOD_MAX_TIME)
     timeout: float = param_field(FLOOD_TIMEOUT)
     profile: str = param_field(PROFILE)
@@ -355,6 +369,8 @@ class FloodParams(BenchParams):
     # A scheme or database change restarts the controller and an engine count resizes
     # the cluster.
     outer = ("backend", "scheme", "task_db", "engines", "view")
+    # Each takes a cluster (or pool) of its own, measured in its own block of rounds.
+    separate_blocks = ("backend", "scheme", "task_db", "engines")
 
     @property
     def existing(self) -> bool:

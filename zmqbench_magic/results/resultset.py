@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..params import KINDS, TOLERANCE
+from ..params import KINDS
 from .statistics.compare import arms_versus, compare
 from .statistics.histogram import LogHistogram
 from .statistics.history import history
@@ -147,14 +147,17 @@ class ResultSet:
         baseline: Any,
         candidate: Any,
         metric: str | None = None,
-        tolerance: float = TOLERANCE.default,
+        tolerance: float | None = None,
     ) -> pd.DataFrame:
         """Two arms of this run, paired by round: ``column == candidate`` against
         ``column == baseline`` at every point of the other swept parameters.
 
         The rows and verdicts are those of :meth:`compare`; the ratio and its interval
         come from each round's own ratio, which cancels what the machine was doing in
-        that round, so a difference is found with fewer samples.
+        that round, so a difference is found with fewer samples. A run taken with
+        ``until="decided"`` is judged round by round, as it was taken
+        (:mod:`~zmqbench_magic.results.statistics.sequential`). The tolerance is the
+        run's own (``--tolerance``, 1% unless it was given).
 
         Example
         -------

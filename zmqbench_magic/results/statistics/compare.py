@@ -25,6 +25,7 @@ import pandas as pd
 
 from ...params import METRICS, TOLERANCE
 from ..storage import noise_floor
+from .sequential import SequentialTest, sequential_test
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
 from .unlike import differences
 from .verdict import judge
@@ -128,17 +129,21 @@ def arms_versus(
     baseline: Any,
     candidate: Any,
     metric: str | None = None,
-    tolerance: float = TOLERANCE.default,
+    tolerance: float | None = None,
 ) -> pd.DataFrame:
     """Two arms of one run, ``column == candidate`` against ``column == baseline``, at
-    every point of the run's other swept parameters (see :meth:`ResultSet.versus`)."""
+    every point of the run's other swept parameters (see :meth:`ResultSet.versus`), at
+    ``tolerance`` (default: the run's own)."""
+    if tolerance is None:
+        tolerance = float(result.settings.get("tolerance", TOLERANCE.default))
     df = result.df
     by = [c for c in result.point_columns if c != column]
     if column in df.columns:  # else versus() names the columns there are
         arms = df[df[column].isin([baseline, candidate])]
         by = [c for c in by if not _follows(arms, column, c)]
     metric = metric or result.metric_names[0]
-    return versus(df, column, baseline, candidate, metric, by, tolerance)
+    until = result.settings.get("until", "rounds")
+    return versus(df, column, baseline, candidate, metric, by, tolerance, until)
 
 
 def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
@@ -161,12 +166,16 @@ def versus(
     metric: str,
     by: Sequence[str],
     tolerance: float = TOLERANCE.default,
+    until: str = "rounds",
+    family: int | None = None,
 ) -> pd.DataFrame:
     """Within one run: ``column == candidate`` against ``column == baseline`` at each
     point of ``by``, paired by round (see :meth:`ResultSet.versus`, which picks ``by``).
 
     Arms that were not measured in the same rounds (a flood's two cluster sizes) are
-    compared unpaired, and their rows say so (``paired`` False).
+    compared unpaired, and their rows say so (``paired`` False). A run that took its
+    rounds ``until`` decided is judged as it was taken, round by round
+    (:mod:`.sequential`), over ``family`` points (default: those compared here).
     """
     if column not in df.columns:
         msg = f"{column!r} is not a column of this result; choose one of {list(by)}"
@@ -178,6 +187,9 @@ def versus(
     by = [c for c in by if c in df.columns and c != column]
     points, tests = [], []
     groups = df.groupby(by, sort=True, dropna=False) if by else [((), df)]
+    if until == "decided":
+        arms = (column, baseline, candidate)
+        return _decided(groups, rounds, arms, metric, by, tolerance, family)
     for key, group in groups:
         point = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         base = group.loc[group[column] == baseline]
@@ -195,6 +207,88 @@ def versus(
     table = _table(points, tests, by, metric, tolerance, paired=all(t.paired for t in tests))
     table.attrs |= {"column": column, "arms": (baseline, candidate)}
     return table
+
+
+def _decided(
+    groups: Any,
+    rounds: list[str],
+    arms: tuple[str, Any, Any],
+    metric: str,
+    by: list[str],
+    tolerance: float,
+    family: int | None,
+) -> pd.DataFrame:
+    """:func:`versus` of a run that took its rounds until decided: each point's rounds
+    in the order taken, judged as the run judged them after each."""
+    column, baseline, candidate = arms
+    better = METRICS[metric].better if metric in METRICS else ""
+    pairs = []
+    for key, group in groups:
+        point = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        base = group.loc[group[column] == baseline]
+        cand = group.loc[group[column] == candidate]
+        pairs.append((point, *_paired(base, cand, rounds, metric)))
+    family = family or len(pairs)
+    rows = []
+    for point, x, y in pairs:
+        test = sequential_test(x, y, family, better, tolerance)
+        rows.append({**point, **_sides(x, y), **_sequential_row(test, metric, tolerance)})
+    table = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
+    table.attrs = {
+        "tolerance": tolerance,
+        "level": CONFIDENCE,
+        "metric": metric,
+        "until": "decided",
+        "family": family,
+        "column": column,
+        "arms": (baseline, candidate),
+    }
+    table.attrs["shift"] = common_shift(table, tolerance, paired=True)
+    return table
+
+
+def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> dict[str, Any]:
+    reason = test.reason and f"undecided after {test.n} round(s): {test.reason}"
+    return {
+        "metric": metric,
+        "n": test.n,
+        "ratio": test.ratio,
+        "ci_low": test.low,
+        "ci_high": test.high,
+        "ci_level": CONFIDENCE,
+        "p_value": test.p_value,
+        "p_adjusted": test.p_adjusted,
+        # Not decided yet is what the fixed design calls inconclusive: the gates and
+        # the charts read one word.
+        "verdict": "inconclusive" if test.word == "undecided" else test.word,
+        "reason": reason,
+        "paired": True,
+        "tolerance": tolerance,
+    }
+
+
+def undecided_points(
+    rows: Sequence[dict[str, Any]],
+    points: Sequence[dict[str, Any]],
+    arms: tuple[str, Any, Any],
+    metric: str,
+    tolerance: float,
+    family: int,
+) -> list[dict[str, Any]]:
+    """Of ``points`` (both arms of each), those whose comparison the ``rows`` taken so
+    far do not yet decide: what a run taken until decided measures next."""
+    column, baseline, candidate = arms
+    df = pd.DataFrame(list(rows))
+    by = [c for c in points[0] if c != column]
+    by = [c for c in by if not _follows(df[df[column].isin([baseline, candidate])], column, c)]
+    table = versus(df, column, baseline, candidate, metric, by, tolerance, "decided", family)
+    if table.empty:
+        return []
+    open_keys = {
+        tuple(key)
+        for key in table.loc[table["verdict"] == "inconclusive", by].itertuples(index=False)
+    }
+    return [p for p in points if tuple(p[c] for c in by) in open_keys]
 
 
 def _paired(
@@ -331,4 +425,12 @@ def point_columns(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in RESULT_COLUMNS]
 
 
-__all__ = ["RESULT_COLUMNS", "ROUND_COLUMNS", "common_shift", "compare", "point_columns", "versus"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "ROUND_COLUMNS",
+    "common_shift",
+    "compare",
+    "point_columns",
+    "undecided_points",
+    "versus",
+]

@@ -262,7 +262,14 @@ def comparison_notes(table: pd.DataFrame) -> list[str]:
     what else the two runs differ in."""
     lines = []
     tolerance = table.attrs.get("tolerance")
-    if tolerance is not None:
+    if tolerance is not None and table.attrs.get("until") == "decided":
+        lines.append(
+            f"paired by round and looked at after every round; faster/slower: the "
+            f"interval that holds at every round at once lies beyond ±{tolerance:.1%} "
+            f"(at most 5% false calls over {table.attrs['family']} point(s), however "
+            "many rounds); same: its 95% interval within it; the intervals shown are 95%"
+        )
+    elif tolerance is not None:
         how = "paired by round" if table["paired"].all() else "unpaired (separate runs)"
         band = f"±{tolerance:.1%}"
         if "tolerance" in table and table["tolerance"].nunique() > 1:
@@ -306,6 +313,11 @@ def verdict_lines(result: ResultLike) -> list[str]:
         # Environments side by side: the first named is the baseline.
         old, new = environments
         arms.append(("python", old, new, f"python {new} vs {old}"))
+    decided = next((m["decided"] for m in result.runs.values() if m.get("decided")), None)
+    if decided and not any(arm[:3] == tuple(decided) for arm in arms):
+        column, old, new = decided
+        words_of = KINDS[result.benchmark].params.words
+        arms.append((column, old, new, f"{words_of({column: new})} vs {words_of({column: old})}"))
     lines = [versus_line(result, *arm) for arm in arms]
     return [line for line in lines if line]
 
@@ -346,9 +358,15 @@ def versus_line(
     words_of = KINDS[result.benchmark].params.words
     keys = [c for c in point_columns(table) if table[c].nunique() > 1]
     labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
+    decided = table.attrs.get("until") == "decided"
+    if decided:  # how many rounds each point took
+        counts = [f"{n} round{'s' * (n != 1)}" for n in table["n"]]
+        labels = [f"{lab} ({c})" for lab, c in zip(labels, counts, strict=True)] if labels else None
     parts = []
     for verdict, rows in table.groupby("verdict", sort=False):
         where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
+        if decided and not labels:
+            where += f" ({counts[rows.index[0]]})"
         part = f"{verdict} at {where}"
         if verdict == "inconclusive":
             part += f" ({rows['reason'].mode().iloc[0]})"
@@ -357,6 +375,8 @@ def versus_line(
     words = words or f"{candidate} vs {baseline}"
     # Arms on clusters of their own (a scheme, a backend) share no rounds.
     how = "paired by round" if table["paired"].all() else "unpaired (separate blocks)"
+    if decided:
+        how += ", decided round by round"
     return f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): " + "; ".join(
         parts
     )
