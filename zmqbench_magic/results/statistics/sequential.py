@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -49,6 +50,7 @@ MIXTURE_SPREAD = 4.0
 HORIZON = 10_000
 
 
+@cache
 def t_bound(rounds: int, evidence: float, spread: float = MIXTURE_SPREAD) -> float:
     """The |t| at which the evidence after ``rounds`` rounds reaches ``evidence``
     (``1 / alpha``): infinite while so few rounds cannot reach it at all.
@@ -123,23 +125,35 @@ def sequential_test(
         raise ValueError(msg)
     d = _logs(candidate) - _logs(baseline)
     down, up = _band(tolerance)
-    for n in range(2, len(d) + 1):
-        word = _decision(d[:n], points, down, up, better)
-        if word:
-            return _test(d[:n], word, points, down, up)
-    return _undecided(d, points, down, up)
+    first = _first_decision(d, points, down, up)
+    if first is None:
+        return _undecided(d, points, down, up)
+    n, word = first
+    return _test(d[:n], _direction(word == "up", better) if word != "same" else word, points, down, up)
 
 
-def _decision(d: np.ndarray, points: int, down: float, up: float, better: str) -> str:
-    n = len(d)
-    mean, error = float(np.mean(d)), float(np.std(d, ddof=1)) / math.sqrt(n)
-    call = t_bound(n, points / ALPHA) * error
-    if mean - call > up or mean + call < down:
-        return _direction(mean > up, better)
-    same = t_bound(n, 1 / ALPHA) * error
-    if down <= mean - same and mean + same <= up and up > down:
-        return "same"
-    return ""
+def _first_decision(
+    d: np.ndarray, points: int, down: float, up: float
+) -> tuple[int, str] | None:
+    """The first round whose look decides (its count and ``up``, ``down`` or ``same``),
+    from every prefix's mean and standard error at once."""
+    if len(d) < 2:
+        return None
+    n = np.arange(1, len(d) + 1, dtype=float)
+    mean = np.cumsum(d) / n
+    squares = np.cumsum((d - d[0]) ** 2)  # shifted: no cancellation in the variance
+    spread = np.maximum(squares - n * (mean - d[0]) ** 2, 0.0)
+    error = np.sqrt(spread[1:] / (n[1:] - 1) / n[1:])
+    mean = mean[1:]
+    calls = np.array([t_bound(int(k), points / ALPHA) for k in n[1:]]) * error
+    sames = np.array([t_bound(int(k), 1 / ALPHA) for k in n[1:]]) * error
+    above, below = mean - calls > up, mean + calls < down
+    same = (down <= mean - sames) & (mean + sames <= up) & (up > down)
+    decided = np.flatnonzero(above | below | same)
+    if not len(decided):
+        return None
+    i = int(decided[0])
+    return i + 2, "up" if above[i] else "down" if below[i] else "same"
 
 
 def _direction(up: bool, better: str) -> str:
@@ -219,6 +233,16 @@ def _why(mean: float, sd: float, more: int | None) -> str:
     )
 
 
+def fewest_rounds(points: int) -> int:
+    """The fewest rounds in which any point of ``points`` can be called at all, however
+    large the difference: a 2x speed-up over 12 points takes 5 rounds.
+
+    >>> fewest_rounds(12), fewest_rounds(1)
+    (5, 4)
+    """
+    return next(n for n in range(2, HORIZON) if t_bound(n, points / ALPHA) < math.inf)
+
+
 def plan(
     noise: float, tolerance: float, points: int, differences: Sequence[float]
 ) -> list[tuple[float, int | None]]:
@@ -246,6 +270,7 @@ __all__ = [
     "MIXTURE_SPREAD",
     "SequentialTest",
     "evidence_at",
+    "fewest_rounds",
     "plan",
     "rounds_to_decide",
     "sequential_test",
