@@ -168,3 +168,42 @@ def test_max_time_ends_the_search_for_precision_and_names_the_points():
         "precision not reached within max-time (30 s) at 2 point(s): size=100 copy=True"
     )
     assert max(r["t_start_s"] for r in rows) <= 30 + 4  # the round under way finishes
+
+
+def test_until_decided_leaves_a_decided_point_out_and_stops_at_max_time():
+    """Size 1000's zero-copy arm is twice as fast: decided within a few rounds, and its
+    rounds end there; size 100's arms are twins within 10% of noise, not decided
+    within ±1% before max-time, so its rounds go on alone until then."""
+    import numpy as np
+
+    from zmqbench_magic.results.statistics.compare import undecided_points
+
+    rng = np.random.default_rng(3)
+
+    class Arms(FakeFarEnds):
+        def __call__(self, group):
+            return contextlib.nullcontext(self)
+
+        def sample(self, point):
+            self.taken.append(dict(point))
+            factor = 2.0 if point["size"] == 1000 and not point["copy"] else 1.0
+            return {"m": factor * rng.lognormal(0, 0.1)}
+
+    def rule(rows, points):
+        return undecided_points(rows, points, ("copy", True, False), "m", 0.01, 2)
+
+    fake = Arms()
+    plan = schedule(undecided=rule, max_time=120, repeat=1000)
+    rows = plan.run(fake)
+    counts = {
+        (size, copy): sum(r["size"] == size and r["copy"] == copy for r in rows)
+        for size in (100, 1000)
+        for copy in (True, False)
+    }
+    assert counts[1000, True] == counts[1000, False] < 10  # --repeat is not what ends it
+    assert counts[100, True] == counts[100, False] > counts[1000, True]
+    assert plan.notes[-1].startswith("max-time (120 s) spent after")
+    # Whole rounds: every round that measured a point measured both its arms.
+    for size in (100, 1000):
+        rounds = [r["sample"] for r in rows if r["size"] == size]
+        assert sorted(rounds) == sorted(list(range(counts[size, True])) * 2)

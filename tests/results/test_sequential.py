@@ -27,23 +27,13 @@ from zmqbench_magic.results.statistics.sequential import (
 )
 from zmqbench_magic.results.statistics.stats import paired_ratio_test
 from zmqbench_magic.results.statistics.verdict import judge
-from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep
+from zmqbench_magic.results.synthetic import OWN_NOISE, paired_arms, paired_sweep
 
 POINTS, LOOKS = 12, 40  # a sweep of 12 points, looked at after each of up to 40 rounds
 
 
 def _arms(rng: np.random.Generator, shift: float, rounds: int, tails: str = "normal"):
-    """A point's two arms over ``rounds``: the round's shared factor and each arm's own
-    noise (log-normal; with ``tails="heavy"``, Student's t with 3 degrees of freedom
-    scaled to the same spread)."""
-    shared = rng.lognormal(0, ROUND_NOISE, rounds)
-
-    def own() -> np.ndarray:
-        if tails == "heavy":
-            return np.exp(OWN_NOISE * rng.standard_t(3, rounds) / math.sqrt(3))
-        return rng.lognormal(0, OWN_NOISE, rounds)
-
-    return 1000 * shared * own(), 1000 * (1 + shift) * shared * own()
+    return paired_arms(rng, shift, rounds, tails=tails)
 
 
 def _sweep(rng, shift, tails="normal", tolerance=TOLERANCE.default):

@@ -28,7 +28,13 @@ from zmqbench_magic.results.statistics.stats import (
 )
 from zmqbench_magic.results.statistics.verdict import judge
 from zmqbench_magic.results.storage import noise_floor
-from zmqbench_magic.results.synthetic import OWN_NOISE, ROUND_NOISE, paired_sweep, unpaired_run
+from zmqbench_magic.results.synthetic import (
+    OWN_NOISE,
+    ROUND_NOISE,
+    paired_arms,
+    paired_sweep,
+    unpaired_run,
+)
 from zmqbench_magic.results.words.text import summary_line
 
 
@@ -50,10 +56,7 @@ def _sweep_verdicts(rng: np.random.Generator, shift: float, paired: bool) -> lis
     tests = []
     for _ in range(12):
         if paired:
-            shared = rng.lognormal(0, ROUND_NOISE, 10)
-            base = 1000 * shared * rng.lognormal(0, OWN_NOISE, 10)
-            cand = 1000 * (1 + shift) * shared * rng.lognormal(0, OWN_NOISE, 10)
-            tests.append(paired_ratio_test(base, cand, TOLERANCE.default))
+            tests.append(paired_ratio_test(*paired_arms(rng, shift, 10), TOLERANCE.default))
         else:
             spread = np.hypot(ROUND_NOISE, OWN_NOISE)
             base = 1000 * rng.lognormal(0, spread, 10)
@@ -86,10 +89,8 @@ def test_a_5_percent_shift_is_called_in_paired_rounds():
     rng = np.random.default_rng(2)
     called, trials = 0, 1000
     for _ in range(trials):
-        shared = rng.lognormal(0, ROUND_NOISE, 10)
-        base = 1000 * shared * rng.lognormal(0, OWN_NOISE, 10)
-        cand = 1050 * shared * rng.lognormal(0, OWN_NOISE, 10)
-        (verdict,) = judge([paired_ratio_test(base, cand, TOLERANCE.default)], "higher")
+        arms = paired_arms(rng, 0.05, 10)
+        (verdict,) = judge([paired_ratio_test(*arms, TOLERANCE.default)], "higher")
         called += verdict.word == "faster"
     assert_rate_at_least(called, trials, 0.95)
     unpaired = [

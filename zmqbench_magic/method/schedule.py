@@ -184,7 +184,9 @@ class Schedule:
     ) -> list[Row]:
         rows: list[Row] = []
         measured_points: list[Point] = []
-        total = max(self.repeat * len(self.points), done_before + len(pending))
+        # Until decided, no one knows the rounds ahead: the total is this round's end.
+        planned = 0 if self.undecided is not None else self.repeat * len(self.points)
+        total = max(planned, done_before + len(pending))
         for group in self.round_order(pending):
             check_stop(stop)  # between samples: the far ends are idle
             with open_group(group) as session:
@@ -229,7 +231,6 @@ class Schedule:
         # Every point takes the extra rounds, not only the loose ones: equal sample
         # counts keep the rounds whole, so arms stay paired and drift lands on all.
         return list(self.points) if loose else []
-
 
     def _still_undecided(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
         assert self.undecided is not None

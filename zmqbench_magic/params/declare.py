@@ -258,21 +258,33 @@ class BenchParams:
 
     def compared_arms(self) -> tuple[str, Any, Any] | None:
         """The two arms a run compares (``column``, baseline, candidate), as its
-        points name them: a setting swept over exactly two values (not a number, which
-        is a sweep's axis). Where several are, the first of :data:`ARM_ORDER`, else the
-        first declared; the baseline is copy, the python loop, or the value named first.
-        None where the run compares nothing."""
+        points name them: a setting swept over exactly two values. Where several are,
+        the first of :data:`ARM_ORDER`, then a setting that is not a number, then a
+        number, the size last (it is a sweep's usual axis); the baseline is copy, the
+        python loop, or the value named first. None where the run compares nothing.
+
+        >>> from zmqbench_magic.params import ThroughputParams
+        >>> ThroughputParams(size=[100, "1M"], io_threads=[1, 2]).compared_arms()
+        ('io_threads', 1, 2)
+        """
         points = list(self.points())
         two = {}
         for param in self.sweep_fields():
-            if param.kind not in _ARM_KINDS or not points or param.name not in points[0]:
+            if not points or param.name not in points[0]:
                 continue
             values = list(dict.fromkeys(point[param.name] for point in points))
             if len(values) == 2:
                 two[param.name] = values
         if not two:
             return None
-        name = next((n for n in ARM_ORDER if n in two), next(iter(two)))
+        kinds = {p.name: p.kind for p in self.fields()}
+
+        def rank(name: str) -> tuple[int, int]:
+            if name in ARM_ORDER:
+                return 0, ARM_ORDER.index(name)
+            return (1 if kinds[name] in _ARM_KINDS else 3 if kinds[name] == "size" else 2), 0
+
+        name = min(two, key=rank)  # the first declared of equal rank
         baseline, candidate = two[name]
         if _REFERENCE_ARM.get(name, object()) == candidate:
             baseline, candidate = candidate, baseline
@@ -330,7 +342,7 @@ class BenchParams:
 # and the arm that is the baseline whichever order they were named in.
 ARM_ORDER = ("python", "loop", "copy", "transport")
 _REFERENCE_ARM: dict[str, Any] = {"copy": True, "loop": "python"}
-# Settings whose values are arms, not positions along an axis.
+# Settings whose values are named, not numbers: arms rather than places on an axis.
 _ARM_KINDS = ("bool", "choice", "interpreter", "str")
 
 

@@ -42,6 +42,27 @@ def paired_sweep(
     return pd.DataFrame(rows)
 
 
+def paired_arms(
+    rng: np.random.Generator,
+    shift: float,
+    rounds: int,
+    own_noise: float = OWN_NOISE,
+    tails: str = "normal",
+) -> tuple[np.ndarray, np.ndarray]:
+    """One point's two arms, ``rounds`` samples each, the candidate ``1 + shift`` times
+    the baseline: each round's shared factor and each arm's own noise (log-normal; with
+    ``tails="heavy"``, Student's t with 3 degrees of freedom scaled to the same spread,
+    as a machine's occasional stall makes it)."""
+    shared = rng.lognormal(0, ROUND_NOISE, rounds)
+
+    def own() -> np.ndarray:
+        if tails == "heavy":
+            return np.exp(own_noise * rng.standard_t(3, rounds) / np.sqrt(3))
+        return rng.lognormal(0, own_noise, rounds)
+
+    return 1000 * shared * own(), 1000 * (1 + shift) * shared * own()
+
+
 def unpaired_run(
     rng: np.random.Generator, factor: float = 1.0, n: int = 10, points: int = len(SIZES)
 ) -> ResultSet:
@@ -65,4 +86,4 @@ def unpaired_run(
     return ResultSet("thr", tuple(rows))
 
 
-__all__ = ["OWN_NOISE", "ROUND_NOISE", "SIZES", "paired_sweep", "unpaired_run"]
+__all__ = ["OWN_NOISE", "ROUND_NOISE", "SIZES", "paired_arms", "paired_sweep", "unpaired_run"]

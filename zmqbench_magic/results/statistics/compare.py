@@ -17,7 +17,7 @@ The verdicts and their rules are in :mod:`.verdict`; the tests in :mod:`.stats`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -268,13 +268,13 @@ def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> dict
 
 
 def undecided_points(
-    rows: Sequence[dict[str, Any]],
-    points: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    points: Sequence[Mapping[str, Any]],
     arms: tuple[str, Any, Any],
     metric: str,
     tolerance: float,
     family: int,
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """Of ``points`` (both arms of each), those whose comparison the ``rows`` taken so
     far do not yet decide: what a run taken until decided measures next."""
     column, baseline, candidate = arms

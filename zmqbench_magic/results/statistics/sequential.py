@@ -129,12 +129,12 @@ def sequential_test(
     if first is None:
         return _undecided(d, points, down, up)
     n, word = first
-    return _test(d[:n], _direction(word == "up", better) if word != "same" else word, points, down, up)
+    return _test(
+        d[:n], _direction(word == "up", better) if word != "same" else word, points, down, up
+    )
 
 
-def _first_decision(
-    d: np.ndarray, points: int, down: float, up: float
-) -> tuple[int, str] | None:
+def _first_decision(d: np.ndarray, points: int, down: float, up: float) -> tuple[int, str] | None:
     """The first round whose look decides (its count and ``up``, ``down`` or ``same``),
     from every prefix's mean and standard error at once."""
     if len(d) < 2:
@@ -180,9 +180,7 @@ def _test(
         low, high = math.exp(mean - half), math.exp(mean + half)
     edge = up if n and mean >= (up + down) / 2 else down
     p = min(1.0, 1 / evidence_at(d, edge)) if n >= 2 else 1.0
-    return SequentialTest(
-        word, math.exp(mean), low, high, p, min(1.0, points * p), n, reason, more
-    )
+    return SequentialTest(word, math.exp(mean), low, high, p, min(1.0, points * p), n, reason, more)
 
 
 def _undecided(d: np.ndarray, points: int, down: float, up: float) -> SequentialTest:
@@ -205,9 +203,7 @@ def rounds_to_decide(mean: float, sd: float, points: int, down: float, up: float
         error = sd / math.sqrt(n)
         call = t_bound(n, points / ALPHA) * error
         same = t_bound(n, 1 / ALPHA) * error
-        return (
-            mean - call > up or mean + call < down or (down <= mean - same and mean + same <= up)
-        )
+        return mean - call > up or mean + call < down or (down <= mean - same and mean + same <= up)
 
     if sd == 0 or not decides(HORIZON):
         return 2 if sd == 0 else None

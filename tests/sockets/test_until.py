@@ -1,0 +1,130 @@
+"""``--until decided`` on real sockets: a run that compares two arms takes rounds until
+each point is decided, leaves the decided points out of the rounds after, and says
+how many rounds each took; an A/A stays undecided or same; settings with nothing to
+decide are refused before anything starts, in the magic and the shell alike.
+
+Zero-copy against copy at 1 MB is a difference of tens of percent on any machine
+(the copy of a megabyte per message is the work zero-copy leaves out), far beyond the
+1% tolerance. How few rounds it takes depends on how busy the machine is, so the
+rounds are the verdicts bench's figure (docs/benchmarks/verdicts.md), not a bound here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+
+import zmqbench_magic
+from zmqbench_magic import run_throughput
+from zmqbench_magic.params import FloodParams
+from zmqbench_magic.results.statistics.sequential import fewest_rounds
+from zmqbench_magic.results.words.text import verdict_lines
+
+QUICK = {"min_time": 0.02, "warmup": 0, "transport": "tcp"}
+
+
+def test_zero_copy_at_1_mb_is_called_faster_and_its_rounds_end_there(no_leftovers):
+    r = run_throughput(size=["1M"], copy=[True, False], until="decided", max_time=300, **QUICK)
+    (row,) = r.versus("copy", True, False).to_dict("records")
+    assert row["verdict"] == "faster", row
+    assert row["n"] >= fewest_rounds(1) and row["ci_low"] > 1.01
+    # Each arm was measured in exactly the rounds that decided it.
+    assert (r.df.groupby("copy").size() == row["n"]).all()
+    (notes,) = (meta["notes"] for meta in r.runs.values())
+    assert f"every point decided after {row['n']} round(s)" in " ".join(notes)
+    (line,) = verdict_lines(r)
+    assert (
+        f"decided round by round (±1.0% tolerance): faster at every point ({row['n']} rounds)"
+        in (line)
+    )
+
+
+def test_a_decided_point_is_left_out_of_the_rounds_after(no_leftovers):
+    """1 MB decides in a few rounds; 64 B, where the two arms send alike (both copy
+    below pyzmq's threshold of 64 kB), is not decided as soon: its rounds go on
+    alone."""
+    r = run_throughput(size=[64, "1M"], copy=[True, False], until="decided", max_time=20, **QUICK)
+    table = r.versus("copy", True, False).set_index("size")
+    counts = r.df.groupby(["size", "copy"]).size()
+    assert table.loc[1 << 20, "verdict"] == "faster"
+    assert counts[1 << 20, True] == counts[1 << 20, False] == table.loc[1 << 20, "n"]
+    assert counts[64, True] == counts[64, False] == table.loc[64, "n"] >= table.loc[1 << 20, "n"]
+
+
+def test_a_paired_a_and_a_is_never_called(no_leftovers):
+    """Two copy thresholds that copy sends never look at: same, or undecided when the
+    time is spent, with its reason."""
+    r = run_throughput(
+        size=["1k"], copy_threshold=[65536, 65537], until="decided", max_time=8, **QUICK
+    )
+    (row,) = r.versus("copy_threshold", 65536, 65537).to_dict("records")
+    assert row["verdict"] in ("same", "inconclusive"), row
+    if row["verdict"] == "inconclusive":
+        assert row["reason"].startswith(f"undecided after {row['n']} round(s): ")
+        (notes,) = (meta["notes"] for meta in r.runs.values())
+        assert "max-time (8 s) spent after" in " ".join(notes)
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("--size 1k --until decided", r"--until decided compares two arms .* this run has none"),
+        (
+            "--copy true false --until decided --precision 5%",
+            r"--until decided and --precision both add rounds",
+        ),
+    ],
+)
+def test_the_magic_refuses_a_run_with_nothing_to_decide(ip, line, named):
+    with pytest.raises(UsageError, match=named):
+        ip.run_line_magic("zmqthr", line)
+
+
+def test_a_flood_refuses_to_decide_arms_measured_in_separate_blocks():
+    with pytest.raises(ValueError, match=r"--backend's two values each take a cluster of"):
+        FloodParams(backend=["ipyparallel", "dask"], until="decided")
+    with pytest.raises(ValueError, match=r"--engines's two values"):
+        FloodParams(engines=[1, 2], until="decided")
+    assert FloodParams(view=["lb", "direct"], until="decided").compared_arms() == (
+        "view",
+        "lb",
+        "direct",
+    )
+
+
+def test_the_shell_decides_and_prints_each_point_s_rounds(tmp_path):
+    zmqbench = Path(sys.executable).with_name("zmqbench")
+    saved = tmp_path / "r.json"
+    done = subprocess.run(
+        [
+            str(zmqbench),
+            "thr",
+            "--size",
+            "1M",
+            "--copy",
+            "true",
+            "false",
+            "--until",
+            "decided",
+            "--max-time",
+            "120",
+            "--min-time",
+            "0.02",
+            "--warmup",
+            "0",
+            "--json",
+            str(saved),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    result = zmqbench_magic.load(saved)
+    (row,) = result.versus("copy", True, False).to_dict("records")
+    assert f"faster at every point ({row['n']} rounds)" in " ".join(done.stdout.split())
+    assert result.settings["until"] == "decided"
