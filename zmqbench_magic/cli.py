@@ -1,8 +1,8 @@
-"""``zmqbench thr|lat|flood|compare|show|history|noise|system|env|peer``: the benchmarks
-from a shell, with the magics' options; a comparison of two saved runs, a saved run
-printed again, many saved runs in order with the steps in them; this host's noise
-floor and what it does to a figure's stability, cached environments to compare, and a
-standing far end.
+"""``zmqbench thr|lat|flood|compare|show|history|noise|plan|system|env|peer``: the
+benchmarks from a shell, with the magics' options; a comparison of two saved runs, a
+saved run printed again, many saved runs in order with the steps in them; this host's
+noise floor, the rounds a comparison taken until decided needs, what the host does to
+a figure's stability, cached environments to compare, and a standing far end.
 
 Exit status: 0 on success, 2 for bad input (an option out of range, an address that
 cannot be bound, an unreadable result file), 1 when the measurement itself fails (a
@@ -23,7 +23,13 @@ from .params import KINDS, PYTHON, SECRET_FILE, BenchParams, Kind
 from .results import ResultSet, load
 from .results.statistics.gate import gate
 from .results.words.text import python_arms
-from .ui.environment_commands import add_commands, env_command, noise_command, system_command
+from .ui.environment_commands import (
+    add_commands,
+    env_command,
+    noise_command,
+    plan_command,
+    system_command,
+)
 from .ui.options import (
     APPEND_OPTION,
     CLI_OUTPUT_OPTIONS,
@@ -73,6 +79,8 @@ EXAMPLES = (
     ("zmqbench show new.json --markdown", "a saved run's summary for a PR comment"),
     ("zmqbench history runs/ --svg history.svg", "where a figure stepped, run after run"),
     ("zmqbench noise thr", "how much this host's runs differ by themselves"),
+    ("zmqbench thr -s 1M --copy true false --until decided", "rounds until zero-copy is called"),
+    ("zmqbench plan --noise 3%", "how many rounds a 5% or 2x difference needs"),
     ("zmqbench system", "what this host does to a figure's stability, and what to do"),
     ("zmqbench thr --help", "every option of one command"),
 )
@@ -164,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "history": history_command,
         "peer": _peer,
         "noise": noise_command,
+        "plan": plan_command,
         "env": env_command,
         "system": system_command,
     }

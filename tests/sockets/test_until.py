@@ -11,6 +11,7 @@ rounds are the verdicts bench's figure (docs/benchmarks/verdicts.md), not a boun
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ import zmqbench_magic
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import FloodParams
 from zmqbench_magic.results.statistics.sequential import fewest_rounds
+from zmqbench_magic.results.words.planning import noise_from_floor
 from zmqbench_magic.results.words.text import verdict_lines
 
 QUICK = {"min_time": 0.02, "warmup": 0, "transport": "tcp"}
@@ -128,3 +130,27 @@ def test_the_shell_decides_and_prints_each_point_s_rounds(tmp_path):
     (row,) = result.versus("copy", True, False).to_dict("records")
     assert f"faster at every point ({row['n']} rounds)" in " ".join(done.stdout.split())
     assert result.settings["until"] == "decided"
+
+
+def test_a_plan_prints_the_rounds_each_difference_needs_and_asks_for_a_noise(tmp_path):
+    zmqbench = Path(sys.executable).with_name("zmqbench")
+    done = subprocess.run(
+        [str(zmqbench), "plan", "--noise", "3%", "--points", "12"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "  +5%: about 15 rounds (faster or slower)" in done.stdout
+    assert "  +100%: about 5 rounds (faster or slower); no fewer than 5" in done.stdout
+    empty = subprocess.run(
+        [str(zmqbench), "plan"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ZMQBENCH_NOISE_FILE": str(tmp_path / "none.json")},
+    )
+    assert empty.returncode == 2 and "give --noise, or measure it" in empty.stderr
+    floors = {"a": {"within_run": 0.02}, "b": {"within_run": 0.05}}
+    assert noise_from_floor(floors) == pytest.approx(0.05 * 2**0.5)
+    assert noise_from_floor({}) is None

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..params import KINDS
+from ..params import KINDS, TOLERANCE
+from ..params.units import parse_fraction
 from .options import (
     REPLACE_OPTION,
     check_not_replaced,
@@ -63,6 +64,29 @@ def add_commands(commands: Any) -> None:
     system.add_argument(
         "--markdown", action="store_true", help="print the checks as a Markdown table"
     )
+    plan = commands.add_parser(
+        "plan",
+        help="how many rounds --until decided needs for a difference, before a run",
+        description="Print, for differences from none to 2x, about how many rounds a "
+        "comparison taken --until decided needs to decide them, at a tolerance and over "
+        "a number of points, where each round's ratio of the two arms varies by --noise "
+        "(default: at most what this host's stored noise floor says, zmqbench noise).",
+    )
+    plan.add_argument(
+        "--noise", type=parse_fraction, help="how much a round's ratio varies, e.g. 3%%"
+    )
+    plan.add_argument(
+        "--tolerance", type=TOLERANCE.parse, default=TOLERANCE.default, help=TOLERANCE.help
+    )
+    plan.add_argument(
+        "--points", type=int, default=12, help="points in the comparison (default 12)"
+    )
+    plan.add_argument(
+        "--floor-of",
+        choices=sorted(KINDS),
+        default="thr",
+        help="the benchmark whose stored noise floor gives the noise (default thr)",
+    )
     env = commands.add_parser(
         "env",
         help="build cached virtual environments to compare with --python",
@@ -93,6 +117,27 @@ def add_commands(commands: Any) -> None:
     env.add_argument(
         "--markdown", action="store_true", help="print the interpreters in a Markdown block"
     )
+
+
+def plan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ..results.host.environment import environment
+    from ..results.storage.noise_floor import describe, floors_at
+    from ..results.words.planning import noise_from_floor, plan_lines
+
+    noise = args.noise
+    if noise is None:
+        floors = floors_at(environment(), args.floor_of)
+        noise = noise_from_floor(floors)
+        if noise is None:
+            parser.error(
+                f"no noise floor of {args.floor_of} is stored for this host and "
+                f"environment: give --noise, or measure it (zmqbench noise {args.floor_of})"
+            )
+        print(f"noise: at most √2 x the widest spread within a run of {describe(floors)}")
+    if not 0 < noise < 10 or args.points < 1:
+        parser.error(f"--noise must be above 0 and --points 1 or more, got {noise}, {args.points}")
+    print("\n".join(plan_lines(noise, args.tolerance, args.points)))
+    return 0
 
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
