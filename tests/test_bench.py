@@ -94,7 +94,8 @@ def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
 
 def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     out = _run_bench("bench_verdicts.py", env={**os.environ, "ZMQBENCH_REPORT_DIR": str(tmp_path)})
-    rows = [ln.split() for ln in out.splitlines() if ln.startswith(("A/A", "+"))]
+    fixed, _, decided = out.partition("\nlooked at after every round (--until decided)")
+    rows = [ln.split() for ln in fixed.splitlines() if ln.startswith(("A/A", "+"))]
     assert len(rows) == 40  # 8 cases x 4 designs, and 8 of runs that drift
     for row in rows:
         case, rounds = " ".join(row[:-6]), int(row[-6])
@@ -120,11 +121,34 @@ def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):
     assert "unpaired (two runs): 0 of 1 comparisons" in out
     assert "unpaired at the host's noise floor (measured first): 0 of 1 comparisons" in out
     assert "verdicts over all points: paired inconclusive 1, unpaired inconclusive 1" in out
+    _check_decided_tables(decided)
     # What the docs' benchmarks page includes: the same output, with what made it.
     written = (tmp_path / "verdicts.md").read_text()
     assert written.startswith("Written by `python bench/bench_verdicts.py --quick` in one run")
     assert "UTC, at commit " in written and ", pyzmq " in written and "cores" in written
     assert out.strip() in written
+
+
+def _check_decided_tables(out: str) -> None:
+    """The sequential part of the verdicts bench: 7 cases, each point's verdict shares
+    adding up; a 2x difference decided in the fewest rounds the test can pass, the
+    twins called nowhere; a plan for 5 noise levels whose rounds grow with the noise
+    and shrink with the difference; the real runs' lines."""
+    table = out.split("\ncase ")[1].split("\n\n")[0].splitlines()[1:]
+    # Each row: the case's words, then 9 columns (own noise ... fixed design's rounds).
+    rows = {" ".join(r[:-9]): r[-9:] for r in (line.split() for line in table)}
+    assert len(rows) == 7 and {"A/A", "+5%", "2x"} <= set(rows), rows
+    for row in rows.values():
+        called, same, undecided = (float(v) for v in row[3:6])
+        assert (0 if math.isnan(called) else called) + same + undecided == pytest.approx(1), row
+    assert float(rows["A/A"][2]) == 0 and rows["2x"][6] == rows["2x"][7] == "5"
+    plan = [ln.split() for ln in out.split("the plan (zmqbench plan)")[1].splitlines()[2:7]]
+    for row in plan:
+        needed = [int(v) for v in row[1:] if v != "never"]
+        assert needed == sorted(needed, reverse=True), row
+    assert [int(row[1]) for row in plan] == sorted(int(row[1]) for row in plan)
+    assert "zero-copy vs copy at 1 MB: faster; rounds " in out
+    assert "A/A at 1 kB (two copy thresholds): 0 of 1 called" in out
 
 
 def test_history_bench_quick_prints_its_rates_and_a_real_history():
