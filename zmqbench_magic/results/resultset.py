@@ -100,8 +100,13 @@ class ResultSet:
 
     @property
     def df(self) -> pd.DataFrame:
-        """One row per kept sample; a fresh DataFrame each time, free to modify."""
-        return pd.DataFrame(list(self.rows))
+        """One row per kept sample; a fresh DataFrame each time, free to modify. Its
+        ``attrs["until"]`` says how its rounds were taken (``decided``: until each
+        comparison was decided), so a comparison drawn from the frame alone judges it
+        as it was taken."""
+        frame = pd.DataFrame(list(self.rows))
+        frame.attrs["until"] = self.settings.get("until", "rounds")
+        return frame
 
     def summary(self) -> pd.DataFrame:
         """Per point (and run, when there are several): ``n`` samples, the median of each

@@ -142,8 +142,7 @@ def arms_versus(
         arms = df[df[column].isin([baseline, candidate])]
         by = [c for c in by if not _follows(arms, column, c)]
     metric = metric or result.metric_names[0]
-    until = result.settings.get("until", "rounds")
-    return versus(df, column, baseline, candidate, metric, by, tolerance, until)
+    return versus(df, column, baseline, candidate, metric, by, tolerance)
 
 
 def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
@@ -166,7 +165,7 @@ def versus(
     metric: str,
     by: Sequence[str],
     tolerance: float = TOLERANCE.default,
-    until: str = "rounds",
+    until: str | None = None,
     family: int | None = None,
 ) -> pd.DataFrame:
     """Within one run: ``column == candidate`` against ``column == baseline`` at each
@@ -174,9 +173,11 @@ def versus(
 
     Arms that were not measured in the same rounds (a flood's two cluster sizes) are
     compared unpaired, and their rows say so (``paired`` False). A run that took its
-    rounds ``until`` decided is judged as it was taken, round by round
-    (:mod:`.sequential`), over ``family`` points (default: those compared here).
+    rounds ``until`` decided (default: as ``df.attrs`` says, which a result's frame
+    carries) is judged as it was taken, round by round (:mod:`.sequential`), over
+    ``family`` points (default: those compared here).
     """
+    until = until or df.attrs.get("until", "rounds")
     if column not in df.columns:
         msg = f"{column!r} is not a column of this result; choose one of {list(by)}"
         raise ValueError(msg)
