@@ -215,7 +215,7 @@ class Schedule:
 
     def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
         if self.undecided is not None:
-            return self._still_undecided(kept, rounds, start)
+            return self._still_undecided(self.undecided, kept, rounds, start)
         if rounds < self.repeat:
             return list(self.points)
         if self.precise_enough is None:
@@ -232,10 +232,15 @@ class Schedule:
         # counts keep the rounds whole, so arms stay paired and drift lands on all.
         return list(self.points) if loose else []
 
-    def _still_undecided(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
-        assert self.undecided is not None
+    def _still_undecided(
+        self,
+        undecided: Callable[[list[Row], list[Point]], list[Point]],
+        kept: list[Row],
+        rounds: int,
+        start: float,
+    ) -> list[Point]:
         spent = self.clock() - start
-        pending = self.undecided(kept, self.points)
+        pending = undecided(kept, self.points)
         if not pending:
             self.notes.append(f"every point decided after {rounds} round(s), in {spent:.0f} s")
         elif spent >= self.max_time:
