@@ -175,6 +175,19 @@ def test_direct_view_deals_tasks_to_every_engine():
     assert set(df["view"]) == {"direct"} and (df["tasks_per_s"] > 0).all()
 
 
+def test_two_views_of_one_cluster_are_decided_round_by_round():
+    """Both views run on the block's one cluster, in the same rounds: a comparison to
+    decide (the engine counts, each a cluster size, are refused: see the params)."""
+    r = run_taskflood(tasks=16, engines=2, view=["lb", "direct"], until="decided", max_time=60)
+    (row,) = r.versus("view", "lb", "direct").to_dict("records")
+    counts = r.df.groupby("view").size()
+    assert counts["lb"] == counts["direct"] == row["n"] >= 2
+    if row["verdict"] == "inconclusive":  # only where the minute was spent first
+        assert row["reason"].startswith(f"undecided after {row['n']} round(s)")
+    else:
+        assert row["verdict"] in ("faster", "slower", "same")
+
+
 def test_stop_leaves_nothing_and_a_next_call_starts_afresh(ip):
     run_taskflood(tasks=4, engines=1, repeat=1, warmup=0)
     profile_dir = own_cluster.current().profile_dir
