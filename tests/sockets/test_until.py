@@ -154,3 +154,20 @@ def test_a_plan_prints_the_rounds_each_difference_needs_and_asks_for_a_noise(tmp
     floors = {"a": {"within_run": 0.02}, "b": {"within_run": 0.05}}
     assert noise_from_floor(floors) == pytest.approx(0.05 * 2**0.5)
     assert noise_from_floor({}) is None
+
+
+@pytest.mark.slow
+def test_a_ci_gate_runs_until_decided_and_passes_an_a_and_a():
+    """Two arms of this interpreter (fresh driver processes each round), gated on any
+    call and on undecided: a ±50% tolerance decides their sameness within the time."""
+    zmqbench = Path(sys.executable).with_name("zmqbench")
+    done = subprocess.run(
+        [str(zmqbench), "thr", "--size", "1k", "--python", "a=kernel", "b=kernel",
+         "--until", "decided", "--tolerance", "50%", "--max-time", "240", "--min-time",
+         "0.05", "--fail-on", "any", "inconclusive"],
+        capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    out = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "decided round by round (±50.0% tolerance): same at every point (" in out
+    assert out.endswith("gate --fail-on any inconclusive: passed")
