@@ -359,16 +359,18 @@ def versus_line(
     keys = [c for c in point_columns(table) if table[c].nunique() > 1]
     labels = [words_of(dict(row)) for row in table[keys].to_dict("records")] if keys else None
     decided = table.attrs.get("until") == "decided"
-    if decided:  # how many rounds each point took
-        counts = [f"{n} round{'s' * (n != 1)}" for n in table["n"]]
-        labels = [f"{lab} ({c})" for lab, c in zip(labels, counts, strict=True)] if labels else None
+    if decided:  # how many rounds each point took, and an undecided one's own reason
+        labels = [
+            f"{label} ({_rounds_taken(row)})"
+            for label, row in zip(
+                labels or ["every point"] * len(table), table.to_dict("records"), strict=True
+            )
+        ]
     parts = []
     for verdict, rows in table.groupby("verdict", sort=False):
         where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
-        if decided and not labels:
-            where += f" ({counts[rows.index[0]]})"
         part = f"{verdict} at {where}"
-        if verdict == "inconclusive":
+        if verdict == "inconclusive" and not decided:
             part += f" ({rows['reason'].mode().iloc[0]})"
         parts.append(part)
     metric = table["metric"].iloc[0]
@@ -380,6 +382,13 @@ def versus_line(
     return f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): " + "; ".join(
         parts
     )
+
+
+def _rounds_taken(row: Mapping[str, Any]) -> str:
+    """``5 rounds``, and for a point still undecided what its reason says after them."""
+    taken = f"{row['n']} round{'s' * (row['n'] != 1)}"
+    reason = str(row.get("reason") or "")
+    return f"{taken}: {reason.partition('): ')[2] or reason}" if reason else taken
 
 
 def versus_text(
