@@ -22,7 +22,8 @@ VERDICT_WORDS = ("faster", "slower", "same", "inconclusive")
 # A comparison's one line (results.words.text.versus_line), unwrapped: its words, metric and
 # design, then the calls grouped by verdict.
 VERSUS_LINE = re.compile(
-    r"^(?P<words>.+?), (?P<metric>\w+) (?P<how>paired by round|unpaired \(separate blocks\)) "
+    r"^(?P<words>.+?), (?P<metric>\w+) "
+    r"(?P<how>paired by round(?:, decided round by round)?|unpaired \(separate blocks\)) "
     r"\(±[\d.]+% tolerance\): (?P<calls>.*)$"
 )
 _CALL = re.compile(r"^(faster|slower|same|inconclusive) at (.+)$")
@@ -87,27 +88,29 @@ def _shown(cell: dict, kind: str) -> list[str]:
 
 
 def _split_calls(calls: str) -> dict[str, str]:
-    """``slower at 100 B; inconclusive at 1k B, 8k B (reason; more); faster at 1M B``:
+    """``slower at 100 B; inconclusive at 1k B, 8k B (reason; more); faster at 1M B``,
+    or decided round by round ``faster at 1M B (5 rounds), 64k B (9 rounds: reason)``:
     per label, its verdict. A reason is in parentheses and may hold anything."""
     found: dict[str, str] = {}
-    depth, part, parts = 0, "", []
-    for char in calls:
-        depth += (char == "(") - (char == ")")
-        if char == ";" and depth == 0:
-            parts.append(part.strip())
-            part = ""
-        else:
-            part += char
-    parts.append(part.strip())
-    for text in parts:
+    for text in _split_at_depth_zero(calls, "; "):
         match = _CALL.match(text)
         if not match:
             continue
         word, where = match.groups()
-        where = where.split(" (", 1)[0]
-        for label in where.split(", "):
-            found[label.strip()] = word
+        for label in _split_at_depth_zero(where, ", "):
+            found[label.split(" (", 1)[0].strip()] = word
     return found
+
+
+def _split_at_depth_zero(text: str, separator: str) -> list[str]:
+    """``text`` split at each ``separator`` outside parentheses, each part stripped."""
+    depth, start, parts = 0, 0, []
+    for at, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and text.startswith(separator, at):
+            parts.append(text[start:at].strip())
+            start = at + len(separator)
+    return [*parts, text[start:].strip()]
 
 
 def verdict_lines(cells: list[dict]) -> list[Claim]:
