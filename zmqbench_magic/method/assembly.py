@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..params import RunParams
-from ..params.common import MAX_TIME
+from ..params.common import MAX_TIME, MIN_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.host.environment import environment
 from ..results.host.system import system_facts
@@ -95,6 +95,11 @@ class RunAssembly:
         spread = ((describe(point), point_rows) for point, point_rows in by_point)
         metric = self.params.metrics[0].name
         usual = [usual_spread(point) for point, _ in by_point] if usual_spread else []
+        if self.params.until == "decided":  # its rounds are not --repeat's to set
+            advice = (
+                f"a longer {MIN_TIME.option} narrows them, or a longer {MAX_TIME.option} "
+                "decides more"
+            )
         warnings = [*self.params.cautions(), *spread_warnings(spread, metric, advice, usual)]
         for point, point_rows in by_point:
             if point_warnings is not None:
