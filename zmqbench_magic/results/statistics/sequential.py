@@ -190,7 +190,7 @@ def _undecided(d: np.ndarray, points: int, down: float, up: float) -> Sequential
     mean, sd = float(np.mean(d)), float(np.std(d, ddof=1))
     ahead = rounds_to_decide(mean, sd, points, down, up)
     more = None if ahead is None else max(1, ahead - n)
-    return _test(d, "undecided", points, down, up, _why(mean, sd, more), more)
+    return _test(d, "undecided", points, down, up, _why(mean, sd, more, down, up), more)
 
 
 def rounds_to_decide(mean: float, sd: float, points: int, down: float, up: float) -> int | None:
@@ -217,7 +217,13 @@ def rounds_to_decide(mean: float, sd: float, points: int, down: float, up: float
     return low
 
 
-def _why(mean: float, sd: float, more: int | None) -> str:
+def _why(mean: float, sd: float, more: int | None, down: float, up: float) -> str:
+    if more is None and down < mean < up and min(up - mean, mean - down) > (up - down) / 4:
+        return (
+            f"the ratio ({math.exp(mean):.3f}) is within the tolerance, but at this noise "
+            f"(±{math.expm1(sd):.1%} a round) its interval would not narrow to it within "
+            f"{HORIZON:,} rounds; allow a larger tolerance"
+        )
     if more is None:
         return (
             f"the ratio ({math.exp(mean):.3f}) sits at the tolerance's edge: not decided "
