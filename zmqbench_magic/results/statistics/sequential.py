@@ -39,7 +39,7 @@ from functools import cache
 
 import numpy as np
 
-from .stats import ALPHA, CONFIDENCE, _band, _logs
+from .stats import ALPHA, _band, _logs
 
 # The prior's variance of the effect (the mean log ratio beyond a band's edge, over its
 # noise). Wider priors decide large differences in fewer rounds and small ones in
@@ -128,10 +128,9 @@ def sequential_test(
     first = _first_decision(d, points, down, up)
     if first is None:
         return _undecided(d, points, down, up)
-    n, word = first
-    return _test(
-        d[:n], _direction(word == "up", better) if word != "same" else word, points, down, up
-    )
+    n, side = first
+    word = side if side == "same" else _direction(side == "up", better)
+    return _test(d[:n], word, points, down, up)
 
 
 def _first_decision(d: np.ndarray, points: int, down: float, up: float) -> tuple[int, str] | None:
@@ -264,11 +263,8 @@ def plan(
     ]
 
 
-LEVEL = CONFIDENCE  # the level of the intervals reported
-
 __all__ = [
     "HORIZON",
-    "LEVEL",
     "MIXTURE_SPREAD",
     "SequentialTest",
     "evidence_at",
