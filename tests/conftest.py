@@ -393,7 +393,8 @@ _TOGETHER = {
         "ray"
     ),
     # The charts' frames are real measurements, taken once per process (chart_frames
-    # keeps them): the browser's chart test draws the same charts as the layout tests.
+    # keeps them, and each chart's SVG): the browser's chart test draws the same charts
+    # as the layout tests.
     "tests/charts/test_charts.py": "charts",
     "tests/test_browser.py::test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser": (
         "charts"

@@ -520,14 +520,12 @@ def test_no_text_of_any_chart_leaves_its_canvas_in_a_real_browser():
     """Every chart kind over sweeps of 1, 2 and 7 values, as the SVG every viewer gets,
     drawn by chromium: each text's measured box lies inside the chart's canvas, and
     the canvas fits 900 px."""
-    from chart_frames import CASES, chart_of
+    from chart_frames import CASES, svg_of
 
-    from zmqbench_magic.charts import chart_to_svg
     from zmqbench_magic.charts.layout import MAX_WIDTH
 
     pictures = "".join(
-        f'<div data-case="{kind} / {values}">{chart_to_svg(chart_of(kind, values))}</div>'
-        for kind, values in CASES
+        f'<div data-case="{kind} / {values}">{svg_of(kind, values)}</div>' for kind, values in CASES
     )
     with _offline_page() as page:
         page.set_content(f"<html><body style='margin:0'>{pictures}</body></html>")

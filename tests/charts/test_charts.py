@@ -28,6 +28,7 @@ from chart_frames import (
     lat_result,
     patterns_result,
     pressure_result,
+    svg_of,
     thr_result,
 )
 
@@ -72,7 +73,7 @@ def _texts(scene: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(("kind", "values"), CASES)
 def test_every_chart_fits_900_px_and_no_text_is_cut(kind, values):
     chart = chart_of(kind, values)
-    svg = chart_to_svg(chart)
+    svg = svg_of(kind, values)
     width = float(re.search(r'<svg[^>]*?width="([\d.]+)"', svg).group(1))
     assert width <= MAX_WIDTH, f"{kind} over {values} values is {width:.0f} px wide"
     scene = _scenegraph(chart)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import psutil
 import pytest
@@ -42,9 +44,18 @@ def _left_nothing() -> None:
     assert TAG_VARIABLE not in os.environ
 
 
+def _ray_cluster_for(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The module's existing Ray cluster (:func:`ray_cluster`), its token set for the
+    runs that connect to it: its address."""
+    cluster = request.getfixturevalue("ray_cluster")
+    for name, value in cluster.token.items():
+        monkeypatch.setenv(name, value)
+    return cluster.address
+
+
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", ["dask", "ray"])
-def test_flood_and_map_run_on_the_backend_with_the_pools_columns(backend):
+def test_flood_and_map_run_on_the_backend_with_the_pools_columns(backend, request, monkeypatch):
     flood = run_taskflood(
         backend=["processpool", backend], tasks=[16, 64], engines=2, **FLOOD_QUICK
     )
@@ -70,8 +81,13 @@ def test_flood_and_map_run_on_the_backend_with_the_pools_columns(backend):
     (memory,) = [a for a in flood.advice() if "in flight" in a and backend.capitalize() in a]
     assert ("in the controller" in memory) == (backend == "ray")
 
+    # The map on Ray's existing cluster of the module: the flood above started Ray's
+    # own (its controller's memory is measured there alone), and a second start of its
+    # own would cost half a minute on 2 busy cores for the same map.
+    address = _ray_cluster_for(request, monkeypatch) if backend == "ray" else ""
     mapped = run_taskflood(
         backend=backend,
+        address=address,
         test="map",
         tasks=8,
         engines=2,
@@ -92,11 +108,19 @@ def test_flood_and_map_run_on_the_backend_with_the_pools_columns(backend):
 
 @pytest.mark.slow  # real Dask and Ray clusters
 @pytest.mark.parametrize("backend", FUTURES)
-def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(ip, backend):
+def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(
+    ip, backend, request, monkeypatch
+):
+    # Ray's runs on the module's existing cluster (2 CPUs, so 2 workers each): the cell
+    # is sent and run the same way there, and its own start, twice, would cost a minute
+    # on 2 busy cores (the other tests start Ray's own).
+    where, engines = "", 1
+    if backend == "ray":
+        where, engines = f" --address {_ray_cluster_for(request, monkeypatch)}", 2
     ip.run_cell("import math as m\nscale = 3")
     result = ip.run_cell_magic(
         "taskflood",
-        f"-q --no-chart -o --backend {backend} -n 8 -e 2 -r 1 --warmup 0",
+        f"-q --no-chart -o --backend {backend}{where} -n 8 -e 2 -r 1 --warmup 0",
         "total = sum(m.sqrt(i) * scale for i in range(2000))",
     )
     (row,) = result.df.to_dict("records")
@@ -106,7 +130,9 @@ def test_the_cell_form_runs_the_users_task_with_its_names_on_the_backend(ip, bac
     broken = "undefined_name + 1"
     with pytest.raises(Exception, match="undefined_name"):
         ip.run_cell_magic(
-            "taskflood", f"-q --no-chart --backend {backend} -n 2 -e 1 -r 1 --warmup 0", broken
+            "taskflood",
+            f"-q --no-chart --backend {backend}{where} -n 2 -e {engines} -r 1 --warmup 0",
+            broken,
         )
     _left_nothing()
 
@@ -428,9 +454,20 @@ def _of_this_ray_head(process: psutil.Process, folder: str) -> bool:
     return False
 
 
-@pytest.mark.slow  # a real Ray cluster
-@pytest.mark.timeout(300)
-def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
+class RayCluster(NamedTuple):
+    address: str  # its GCS's, as --address takes it
+    env: dict[str, str]  # what its owner's `ray` commands run with
+    token: dict[str, str]  # what a driver sets: the cluster asks its drivers for a token
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[RayCluster]:
+    """Someone else's Ray cluster (``ray start --head``, 2 CPUs, on 127.0.0.1). One for
+    the module, started when a test first asks for it: a Ray start is the slowest part
+    of the suite, and a test of a run on an existing cluster (``--address``) needs one
+    that is up, not one of its own. Each run connects and disconnects, as a user's
+    does; stopped after the module's last test."""
+    import shutil
     import socket
     import tempfile
 
@@ -470,26 +507,7 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
     ]
     subprocess.run(start, env=env, check=True, capture_output=True, timeout=120)
     try:
-        for name, value in token.items():
-            monkeypatch.setenv(name, value)
-        address = f"127.0.0.1:{port}"
-        result = run_taskflood(
-            backend="ray", address=address, tasks=[16, 32], engines=2, **FLOOD_QUICK
-        )
-        assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
-        status = subprocess.run(
-            [ray, "status", "--address", address],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
-        # Without --address the run's own Ray is started, even where RAY_ADDRESS names
-        # a cluster (ray.init()'s default would join that one, and refuse num_cpus).
-        monkeypatch.setenv("RAY_ADDRESS", address)
-        own = run_taskflood(backend="ray", tasks=[16], engines=1, **FLOOD_QUICK)
-        assert len(own.df) == 2 and (own.df["engines"] == 1).all()
+        yield RayCluster(f"127.0.0.1:{port}", env, token)
     finally:
         # Its own processes alone (`ray stop` would stop every Ray on this machine).
         head = [
@@ -501,9 +519,30 @@ def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch):
             with contextlib.suppress(psutil.Error):
                 process.kill()
         psutil.wait_procs(head, timeout=20)
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow  # a real Ray cluster
+@pytest.mark.timeout(300)
+def test_an_existing_ray_cluster_is_used_and_left_running(monkeypatch, ray_cluster):
+    for name, value in ray_cluster.token.items():
+        monkeypatch.setenv(name, value)
+    address = ray_cluster.address
+    result = run_taskflood(backend="ray", address=address, tasks=[16, 32], engines=2, **FLOOD_QUICK)
+    assert len(result.df) == 4 and (result.df["tasks_per_s"] > 0).all()
+    status = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ray"), "status", "--address", address],
+        env=ray_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert status.returncode == 0, f"it stopped their cluster: {status.stderr}"
+    # Without --address the run's own Ray is started, even where RAY_ADDRESS names
+    # a cluster (ray.init()'s default would join that one, and refuse num_cpus).
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    own = run_taskflood(backend="ray", tasks=[16], engines=1, **FLOOD_QUICK)
+    assert len(own.df) == 2 and (own.df["engines"] == 1).all()
 
 
 @pytest.mark.parametrize(
