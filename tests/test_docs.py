@@ -97,6 +97,85 @@ def test_every_column_of_a_real_run_is_in_the_generated_reference():
         assert not missing, f"{benchmark}: undocumented columns {sorted(missing)}"
 
 
+def test_the_columns_page_states_the_format_the_code_writes():
+    from zmqbench_magic.results import FORMAT_VERSION
+
+    page = (DOCS / "reference" / "columns.md").read_text()
+    stated = re.findall(r"\(format (\d+)\)", page)
+    assert stated == [str(FORMAT_VERSION)], stated
+
+
+def _pages() -> list[Path]:
+    """The README and every page of the site written in Markdown."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+# A module or test file named by its path: from the root (``zmqbench_magic/...``,
+# ``tests/...``, ``bench/...``), or within the package or the tests
+# (``results/words/text.py``, ``sockets/test_paced.py``).
+_PATH = re.compile(
+    r"(?<![\w/.])(?:zmqbench_magic/|tests/|bench/)?"
+    r"(?:kinds|params|sockets|results|parallel|charts|method|panels|ui|bench|tests)/[\w/]*\w\.py\b"
+)
+_MODULE = re.compile(r"\bzmqbench_magic(?:\.[A-Za-z_]\w*)+")
+
+
+def _resolves(dotted: str) -> bool:
+    """``zmqbench_magic.a.b.name``: a module of the package, or a name in one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_every_module_the_pages_name_exists():
+    """The changelog names old paths on purpose; the README and the site name only
+    modules, files and names the package and its tests have now."""
+    missing = []
+    for page in _pages():
+        text = page.read_text()
+        for path in sorted(set(_PATH.findall(text))):
+            places = [ROOT / path, ROOT / "zmqbench_magic" / path, ROOT / "tests" / path]
+            if not any(place.is_file() for place in places):
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+        for dotted in sorted(set(_MODULE.findall(text))):
+            if not _resolves(dotted):
+                missing.append(f"{page.relative_to(ROOT)}: {dotted}")
+    assert not missing, missing
+
+
+def test_the_module_check_catches_what_it_is_for():
+    assert _PATH.findall("see `results/unlike.py` and zmqbench_magic/sockets/peer.py") == [
+        "results/unlike.py",
+        "zmqbench_magic/sockets/peer.py",
+    ]
+    assert _resolves("zmqbench_magic.results.statistics.knee.load_knees")
+    assert not _resolves("zmqbench_magic.results.unlike")
+    assert not _resolves("zmqbench_magic.results.statistics.knee.no_such_name")
+
+
+def test_no_shell_example_names_a_kernel():
+    """``--python kernel`` is the kernel's own interpreter, in a notebook; a shell has
+    no kernel, so its examples name interpreters by their paths."""
+    found = []
+    for page in _pages():
+        for block in re.findall(r"```(?:bash|console|sh)\n(.*?)```", page.read_text(), re.DOTALL):
+            found += [
+                f"{page.name}: {line}" for line in block.splitlines() if "--python kernel" in line
+            ]
+    assert not found, found
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built from scratch with warnings as errors, as the test command does."""
@@ -272,14 +351,22 @@ _NUMBER_WORDS = {word: n for n, word in enumerate(_COUNTS.split(), start=1)}
 
 def test_the_docs_count_the_example_notebooks_there_are():
     """A count on a line about the notebooks or the script that runs them ("all
-    nine", "the eleven notebooks") is the number in examples/."""
+    nine", "the eleven notebooks") is the number in examples/, in the README, the
+    site's pages and the changelog's unreleased notes."""
     notebooks = len(list((ROOT / "examples").glob("*.ipynb")))
     named = []
-    for path in [ROOT / "README.md", *DOCS.glob("*.md")]:
-        for line in path.read_text().splitlines():
+    unreleased = (ROOT / "CHANGELOG.md").read_text().split("\n## ")[1]
+    texts = {path.name: path.read_text() for path in [ROOT / "README.md", *DOCS.glob("*.md")]}
+    texts["CHANGELOG.md (Unreleased)"] = unreleased
+    for name, text in texts.items():
+        for line in text.splitlines():
             if re.search(r"\bnotebooks\b|examples\.sh", line):
                 words = re.findall(r"\b(?:all|the) (\w+)\b", line, re.IGNORECASE)
-                named += [(path.name, w) for w in words if w.lower() in _NUMBER_WORDS]
+                named += [(name, w) for w in words if w.lower() in _NUMBER_WORDS]
+        # "the nine notebooks" broken across two lines.
+        flowing = re.sub(r"\s+", " ", text)
+        words = re.findall(r"\b(?:all|the) (\w+) (?:example )?notebooks\b", flowing, re.I)
+        named += [(name, w) for w in words if w.lower() in _NUMBER_WORDS]
     assert named, "the README names how many notebooks there are"
     wrong = [(name, w) for name, w in named if _NUMBER_WORDS[w.lower()] != notebooks]
     assert not wrong, f"there are {notebooks} notebooks: {wrong}"
