@@ -85,7 +85,7 @@ def flood_figures(point: Mapping[str, Any]) -> str:
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
         f"sent {_three(point['sent_s'] * 1e3)} ms, round trip "
-        f"{_three(point['roundtrip_s'] * 1e3)} ms, {point['tasks_per_s']:,.0f} tasks/s{extra} "
+        f"{_three(point['roundtrip_s'] * 1e3)} ms, {figure(point['tasks_per_s'])} tasks/s{extra} "
         f"({_samples(point)})"
     )
 
@@ -100,16 +100,23 @@ def figure(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 100 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def bound(value: float) -> str:
+def bound(value: float, outward: int = 0) -> str:
     """An interval's end to 3 significant digits (``238k``, ``5.12M``, ``92``): the
-    interval says how far the figure may be off, so its own last digits say nothing."""
+    interval says how far the figure may be off, so its own last digits say nothing.
+    ``outward`` -1 rounds a low end down and +1 a high end up, so the printed interval
+    still holds every figure it held (a median of 56.4 never reads outside "56.3 to 57")."""
+    if outward and not pd.isna(value) and value != 0:
+        step = 10 ** (math.floor(math.log10(abs(value))) - 2)
+        value = (math.floor if outward < 0 else math.ceil)(round(value / step, 9)) * step
     return format_rate(value) if abs(value) >= 10_000 else _three(value)
 
 
 def _three(value: float) -> str:
     """``0.216``, ``45.6``, ``747``, ``1,386``: 3 significant digits, whole numbers
     from 1,000 up (a time's or a rate's last digits vary from sample to sample)."""
-    return figure(value) if pd.isna(value) or abs(value) >= 1000 else f"{value:.3g}"
+    if pd.isna(value) or abs(float(f"{value:.3g}")) >= 1000:  # 999.7 reads 1,000
+        return figure(value)
+    return f"{value:.3g}"
 
 
 def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
@@ -118,7 +125,7 @@ def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
     level = point.get("ci_level", 0)
     if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
         return f"n={point['n']}"
-    low, high = bound(point["ci_low"] * scale), bound(point["ci_high"] * scale)
+    low, high = bound(point["ci_low"] * scale, -1), bound(point["ci_high"] * scale, +1)
     return f"n={point['n']}, {level:.0%} CI {low} to {high}"
 
 
@@ -368,11 +375,11 @@ def versus_line(
         ]
     parts = []
     for verdict, rows in table.groupby("verdict", sort=False):
-        where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
-        part = f"{verdict} at {where}"
         if verdict == "inconclusive" and not decided:
-            part += f" ({rows['reason'].mode().iloc[0]})"
-        parts.append(part)
+            where = _each_with_its_reason(rows, labels)
+        else:
+            where = ", ".join(labels[i] for i in rows.index) if labels else "every point"
+        parts.append(f"{verdict} at {where}")
     metric = table["metric"].iloc[0]
     words = words or f"{candidate} vs {baseline}"
     # Arms on clusters of their own (a scheme, a backend) share no rounds.
@@ -382,6 +389,16 @@ def versus_line(
     return f"{words}, {metric} {how} (±{table.attrs['tolerance']:.1%} tolerance): " + "; ".join(
         parts
     )
+
+
+def _each_with_its_reason(rows: pd.DataFrame, labels: list[str] | None) -> str:
+    """Undecided points, each followed by its own reason: points that share a reason
+    word for word are listed together before it, so ``1 B, 16 B (reason a), 64k B
+    (reason b)``. One point's reason never stands for another's."""
+    by_reason: dict[str, list[str]] = {}
+    for i, reason in rows["reason"].items():
+        by_reason.setdefault(str(reason), []).append(labels[i] if labels else "every point")
+    return ", ".join(f"{', '.join(where)} ({reason})" for reason, where in by_reason.items())
 
 
 def _rounds_taken(row: Mapping[str, Any]) -> str:
