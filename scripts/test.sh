@@ -40,8 +40,10 @@ if [ "$SUITE" = examples ]; then
     # The upgrade notebook builds its environment from those wheels (pip reads these).
     # The tests' conftest is the notebooks' too (-p): this run's own temp folder and
     # process mark, and its dealing of the work (a notebook's cells in one kernel).
+    # fresh_review: after each notebook's cells, tests/notebook_review.py's review of the
+    # outputs this run printed (nbval masks the verdicts and numbers it compares).
     PYTHONPATH=tests PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" \
-        .venv/bin/python -m pytest examples -p conftest \
+        .venv/bin/python -m pytest examples -p conftest -p fresh_review \
         --nbval-lax --nbval-current-env --nbval-sanitize-with examples/sanitize.cfg \
         --nbval-cell-timeout=600 --durations=25 -n 2 "$@"
     exit

@@ -6,7 +6,8 @@ from run to run, so it masks the verdict words and the numbers. What nbval canno
 this reads in one saved run: every verdict a line or a table prints about a point, every
 crossover claimed, and the rules a conclusion rests on. :func:`review` returns the
 problems found (none for a notebook that holds up); the tests run it over the saved
-notebooks, and over copies with one word changed, which it must catch.
+notebooks, and over copies with one word changed, which it must catch; and a run of the
+notebooks runs it over what each has just printed (tests/fresh_review.py).
 """
 
 from __future__ import annotations
@@ -335,7 +336,8 @@ def typed_figures(cells: list[dict]) -> list[str]:
 
 
 def review(cells: list[dict]) -> list[str]:
-    """Everything a careful reader would object to in one saved notebook."""
+    """Everything a careful reader would object to in one notebook: its cells, as its
+    file holds them (saved, or a fresh run's outputs put in their place)."""
     return (
         contradictions(cells)
         + crossover_claims(cells)

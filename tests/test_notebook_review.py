@@ -3,17 +3,25 @@ no verdict printed twice that disagrees with itself or with its table, no crosso
 that its verdicts do not imply, no verdict with too few rounds to be reachable, no
 quiet run whose warnings are lost, no measured figure typed into prose. Copies with one
 verdict, one crossover size or one unit changed fail: the review, or nbval's comparison
-through examples/sanitize.cfg, whichever can see it."""
+through examples/sanitize.cfg, whichever can see it. And the review runs over a fresh
+run's outputs too (tests/fresh_review.py, a plugin beside nbval): a notebook whose run
+prints a verdict its own table contradicts fails."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import nbformat
 import pytest
-from nbval.plugin import get_sanitize_patterns
+from fresh_review import REVIEW_NAME, fresh_cells
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbval.plugin import coalesce_streams, get_sanitize_patterns
 from notebook_review import CROSSOVER, VERSUS_LINE, printed, review, unwrap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,3 +167,92 @@ def test_a_gates_outcome_is_masked_whatever_the_run_found():
     passed = "gate --fail-on slower: passed\n"
     failed = "gate --fail-on slower: FAILED at 2 points\n  size=1: slower, ratio 0.9\n"
     assert _sanitized(passed) == _sanitized(failed)
+
+
+def _as_nbval_holds_them(outputs: list) -> list:
+    """A cell's saved outputs as nbval holds a fresh run's: text as one string, each
+    stream's parts coalesced into one output."""
+    return coalesce_streams(nbformat.from_dict(copy.deepcopy(outputs)))
+
+
+def _streams(outputs: list[dict]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for output in outputs:
+        if output["output_type"] == "stream":
+            found[output["name"]] = found.get(output["name"], "") + "".join(output["text"])
+    return found
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_fresh_outputs_reach_the_review_in_the_saved_form(notebook):
+    """What nbval holds of a run, put back in the notebook, is what the saved notebook
+    holds: the same outputs, in the same shapes (text as lines), streams aside
+    (nbval coalesces them: one per stream, the same text)."""
+    saved = _cells(notebook)
+    held = nbformat.read(notebook, as_version=4)
+    outputs = [_as_nbval_holds_them(c.outputs) for c in held.cells if c.cell_type == "code"]
+    fresh = fresh_cells(held, outputs)
+    assert [c["source"] for c in fresh] == [c["source"] for c in saved]
+    for ran, kept in zip(fresh, saved, strict=True):
+        if kept["cell_type"] != "code":
+            continue
+        others = [o for o in kept["outputs"] if o["output_type"] != "stream"]
+        assert [o for o in ran["outputs"] if o["output_type"] != "stream"] == others
+        assert _streams(ran["outputs"]) == _streams(kept["outputs"])
+    assert review(fresh) == review(saved)
+
+
+_LINE = (
+    "zero-copy vs copy, msgs_per_s paired by round (±5% tolerance): faster at 100 B; slower at 1k B"
+)
+
+
+def _comparison(table_verdict_at_100: str) -> nbformat.NotebookNode:
+    """A notebook whose run prints a verdict line (a stream), then shows a table of the
+    same points (a result's text/plain, a DataFrame's text as the examples show theirs)
+    whose verdict at 100 B is the one given. No pandas: its import takes a second."""
+    table = f"   size verdict\n0   100 {table_verdict_at_100}\n1  1024 slower"
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# Zero-copy against a copy"),
+            new_code_cell(f"print({_LINE!r})"),
+            new_code_cell(
+                f"class Table:\n    def __repr__(self):\n        return {table!r}\n\n\nTable()"
+            ),
+        ]
+    )
+
+
+def test_a_fresh_run_whose_table_contradicts_its_verdict_line_fails(tmp_path):
+    """Both notebooks run in a real kernel under nbval with the review's plugin: the
+    review follows each notebook's cells, fails the one whose run contradicts itself
+    (naming it and the contradiction) and passes the other."""
+    nbformat.write(_comparison("slower"), tmp_path / "contradicting.ipynb")
+    nbformat.write(_comparison("faster"), tmp_path / "agreeing.ipynb")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # this folder's run, not the project's
+    tests = str(Path(__file__).resolve().parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])),
+    }
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-p", "fresh_review", "-p", "no:cacheprovider"),
+            *("--nbval-lax", "--nbval-current-env", "-rA", "-n", "0"),
+            *("contradicting.ipynb", "agreeing.ipynb"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert f"PASSED agreeing.ipynb::{REVIEW_NAME}" in out, out
+    assert f"FAILED contradicting.ipynb::{REVIEW_NAME}" in out, out
+    assert "1 failed, 5 passed" in out, out
+    failure = out.split(f"contradicting.ipynb::{REVIEW_NAME} _")[1]
+    assert "contradicting.ipynb, as this run printed it, does not hold up to a review" in failure
+    assert "cell 1 (Cell 0): zero-copy vs copy" in failure, failure
+    assert "{'100 B': 'slower', '1k B': 'slower'} agree with no other output" in failure, failure
