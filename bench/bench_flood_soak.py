@@ -6,9 +6,15 @@ outstanding tasks waited out: nothing may pile up.
 It prints, after each flood, its time and rate, and the process's resident memory,
 open file descriptors, threads and child processes; then the change from the first
 flood (one-time set-up, such as the cluster and its first peak, is counted there).
-Last, one flood of 100,000 tasks in a fresh process, and its peak memory.
 
-    python bench/bench_flood_soak.py            # about 15 min on 2 cores
+Then the memory forecast checked: floods of 128, 512, 2,048 and 8,192 tasks in a
+fresh process, from which the advisor (``r.advice()``) forecasts a flood of 100,000;
+last, one flood of 100,000 tasks in another fresh process, its peak memory, and the
+forecast beside what it measured (the rise of this kernel's and the controller's peaks,
+as the advisor reads them).
+
+    python bench/bench_flood_soak.py            # about 20 min on 2 cores
+    python bench/bench_flood_soak.py --floods 0 # the forecast and the 100,000 alone
     python bench/bench_flood_soak.py --quick    # 3 floods of 300; checks the script
 """
 
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
+import math
 import os
 import subprocess
 import sys
@@ -24,14 +30,22 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 from report import report
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.results import ResultSet, load
+from zmqbench_magic.results.words.advice import forecasts
 
 TARGET_MB = 20  # the promise: resident memory within this of the first flood's
+# The forecast's floods (tasks, samples of each), and how close to the measured flood
+# its figure is meant to come.
+FORECAST_FROM = (128, 512, 2048, 8192)
+FORECAST_REPEAT = 3
+WITHIN = 0.3
 
 
 def state() -> dict[str, float]:
@@ -54,11 +68,33 @@ def main(argv: list[str] | None = None) -> int:
         default=100_000,
         help="tasks of one last flood in a fresh process; 0: none",
     )
+    parser.add_argument(
+        "--forecast-from",
+        type=int,
+        nargs="*",
+        default=list(FORECAST_FROM),
+        help="tasks of the floods the memory forecast for --big is made from; none: no forecast",
+    )
     parser.add_argument("--quick", action="store_true", help="3 floods of 300 tasks")
     args = parser.parse_args(argv)
     # Quick: what the test of the script needs, every line printed (a task costs every
     # process of the cluster CPU: more only slows the tests beside it).
     floods, tasks = (3, 300) if args.quick else (args.floods, args.tasks)
+    if floods:
+        _soak(floods, tasks)
+    big = 500 if args.quick else args.big
+    if not big:
+        return 0
+    sizes = [50, 100] if args.quick else args.forecast_from
+    forecast = _forecast(sizes, 1 if args.quick else FORECAST_REPEAT, big) if sizes else None
+    measured = _one_big_flood(big)
+    if forecast is not None:
+        _compare(forecast, measured, big)
+    return 0
+
+
+def _soak(floods: int, tasks: int) -> None:
+    """``floods`` floods of ``tasks`` in this process, and how its resources changed."""
     states = []
     print(f"{floods} floods of {tasks:,} tasks on 2 engines, one sample each, in one process")
     heads = ("flood", 5), ("s", 8), ("tasks/s", 9), ("RSS MB", 9), ("fds", 6), ("threads", 9)
@@ -85,15 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     grown = last["rss_mb"] - first["rss_mb"]
     verdict = "within" if grown <= TARGET_MB else "NOT within"
     print(f"resident memory {verdict} {TARGET_MB} MB of flood 1's ({grown:+.1f} MB)")
-    big = 500 if args.quick else args.big
-    if big:
-        _one_big_flood(big)
-    return 0
 
 
-def _one_big_flood(tasks: int) -> None:
-    """One flood of ``tasks`` in a fresh process (through the CLI): its time, rate and
-    peak resident memory, which is the client's futures for every task in flight."""
+def _flood(tasks: list[int], repeat: int, warmup: int) -> tuple[ResultSet, float, float]:
+    """Floods of ``tasks`` in a fresh process (through the CLI): their result, the time
+    taken in all (cluster start included) and the process's peak resident memory as
+    polled from outside, bytes."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "flood.json"
         command = [
@@ -102,13 +135,13 @@ def _one_big_flood(tasks: int) -> None:
             "zmqbench_magic.cli",
             "flood",
             "-n",
-            str(tasks),
+            *(str(n) for n in tasks),
             "-e",
             "2",
             "-r",
-            "1",
+            str(repeat),
             "--warmup",
-            "0",
+            str(warmup),
             "-q",
             "--json",
             str(out),
@@ -124,12 +157,76 @@ def _one_big_flood(tasks: int) -> None:
         _, stderr = child.communicate()
         if child.returncode:
             raise RuntimeError(stderr.decode())
-        (row,) = json.loads(out.read_text())["rows"]
+        return load(out), took, peak
+
+
+def _forecast(sizes: list[int], repeat: int, big: int) -> dict[str, dict[str, Any]]:
+    """The advisor's forecast for a flood of ``big`` from floods of ``sizes``, per role
+    (:func:`forecasts`' columns), its sentence printed."""
+    result, took, _ = _flood(sizes, repeat, 1)
+    spelled = ", ".join(f"{n:,}" for n in sizes)
+    print(
+        f"\nthe memory forecast: floods of {spelled} tasks, {repeat} sample(s) each after a "
+        f"warm-up, in a fresh process ({took:.0f} s in all)"
+    )
+    print("| tasks | samples | kernel kB/task | controller kB/task |")
+    print("|---|---|---|---|")
+    medians = result.df.groupby("tasks")[["client_kb_per_task", "controller_kb_per_task"]]
+    for tasks, row in medians.median().iterrows():
+        count = int((result.df["tasks"] == tasks).sum())
+        print(
+            f"| {tasks:,} | {count} | {row['client_kb_per_task']:.1f} "
+            f"| {row['controller_kb_per_task']:.1f} |"
+        )
+    (advice,) = [a for a in result.advice() if "in flight" in a]
+    print(f"advice: {advice}")
+    return forecasts(result, big).set_index("role").to_dict("index")
+
+
+def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], big: int) -> None:
+    """The forecast beside the measured rise, with their ratios."""
+    print(f"\nthe forecast for {big:,} tasks (from the floods above) beside the flood measured")
+    print("| process | rise grew as | advice prints | measured rise | measured / advice |")
+    print("|---|---|---|---|---|")
+    for role, fit in forecast.items():
+        rise = measured[role]
+        low, high = fit["low"], fit["high"]
+        figure, ratio = _mb(low), f"{rise / low:.2f}"
+        if low != high:
+            figure, ratio = f"{_mb(low)} to {_mb(high)}", f"{rise / low:.2f} to {rise / high:.2f}"
+        shape = f"tasks^{fit['exponent']:.2f}" if math.isfinite(fit["exponent"]) else "(one size)"
+        print(f"| {_held(role)} | {shape} | {figure} | {_mb(rise)} | {ratio} |")
+    for role, fit in forecast.items():
+        off = measured[role] / fit["fitted"] - 1
+        inside = fit["low"] <= measured[role] <= fit["high"]
+        print(
+            f"{_held(role)}: the fitted figure ({_mb(fit['fitted'])}) is "
+            f"{'within' if abs(off) <= WITHIN else 'NOT within'} {WITHIN:.0%} of the measured "
+            f"rise ({off:+.0%}); the measured rise is {'inside' if inside else 'OUTSIDE'} the "
+            "range the advice prints"
+        )
+
+
+def _held(role: str) -> str:
+    return "this kernel" if role == "client" else f"the {role}"
+
+
+def _mb(amount: float) -> str:
+    return f"{amount / 1e6:,.0f} MB"
+
+
+def _one_big_flood(tasks: int) -> dict[str, float]:
+    """One flood of ``tasks`` in a fresh process: its time, rate and peak resident
+    memory, which is the client's futures for every task in flight; and each role's
+    rise as the advisor reads it (bytes)."""
+    result, took, peak = _flood([tasks], 1, 0)
+    (row,) = result.rows
     print(
         f"\none flood of {tasks:,} tasks in a fresh process: {took:.0f} s in all (cluster "
         f"start included), {row['tasks_per_s']:.0f} tasks/s, sent in {row['sent_s']:.0f} s; "
         f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task"
     )
+    return {role: row[f"{role}_kb_per_task"] * 1e3 * tasks for role in ("client", "controller")}
 
 
 if __name__ == "__main__":

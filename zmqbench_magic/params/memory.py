@@ -1,7 +1,13 @@
 """The queue-memory rules message sizes obey: how many messages a queue holds, what a
-point may hold at once, and sizes to be read with care."""
+point may hold at once, sizes to be read with care, and how a flood's memory grows
+with its tasks."""
 
 from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from .declare import Param
 from .units import KiB, MiB, spell_size
@@ -104,3 +110,89 @@ def available_memory() -> int | None:
     except OSError:
         return None
     return None
+
+
+# A flood's memory forecast (``r.advice()``): past this many times the largest flood
+# measured, a single figure would say more than the floods do, and a range is given.
+FAR_BEYOND = 4
+# The steepest growth a forecast's range reaches: a rise as the square of the tasks
+# (each task's cost growing as the flood) is past anything a flood's records need.
+STEEPEST = 2.0
+
+
+@dataclass(frozen=True)
+class GrowthFit:
+    """How far a process's peak rose with a flood's tasks, over floods of several sizes:
+    ``rise = c tasks ** exponent``, least squares in log space over one point a size
+    (its median rise). Memory per task grows with the flood (the client's result and
+    metadata records, the hub's task records, the buffers of replies not yet read), so
+    a flood of 512 tasks, taken linearly, understates one of 100,000.
+
+    The curve is drawn through the largest flood's own rise, where the figure is
+    surest. ``exponent`` is NaN where fewer than two sizes rose at all; ``steepest``
+    is the upper end of its 95% interval (Student's t over the sizes, at most
+    :data:`STEEPEST`), NaN with fewer than three sizes."""
+
+    smallest: int
+    largest: int
+    per_task: float  # the largest flood's rise per task
+    exponent: float = math.nan
+    steepest: float = math.nan
+
+    def linear(self, tasks: float) -> float:
+        """The rise of a flood of ``tasks``, each costing what one cost at the largest."""
+        return self.per_task * tasks
+
+    def fitted(self, tasks: float, exponent: float | None = None) -> float:
+        """The rise of a flood of ``tasks`` on the fitted curve (linear without one), or
+        on the curve of another ``exponent`` through the largest flood."""
+        power = self.exponent if exponent is None else exponent
+        if math.isnan(power):
+            return self.linear(tasks)
+        return self.per_task * self.largest * (tasks / self.largest) ** power
+
+    def beyond(self, tasks: float) -> bool:
+        """Whether ``tasks`` lies past what the measured floods can tell."""
+        return tasks > FAR_BEYOND * self.largest
+
+    def forecast(self, tasks: float) -> tuple[float, float]:
+        """The rise of a flood of ``tasks``: the fitted figure twice within reach of the
+        measured floods; beyond, the lowest and the highest of the linear figure, the
+        fitted one and the steepest curve's (a fit without an exponent gives no upper
+        bound: infinity)."""
+        if not self.beyond(tasks):
+            return self.fitted(tasks), self.fitted(tasks)
+        if math.isnan(self.exponent):
+            return self.linear(tasks), math.inf
+        figures = [self.linear(tasks), self.fitted(tasks)]
+        if not math.isnan(self.steepest):
+            figures.append(self.fitted(tasks, self.steepest))
+        return min(figures), max(figures)
+
+
+def fit_growth(rises: Mapping[int, float]) -> GrowthFit:
+    """The fit of ``{tasks: median rise}`` (any unit; one entry a flood size measured).
+    Sizes whose peak did not rise cannot be taken in log space and are left out of the
+    exponent; the largest size anchors the curve whatever it rose by."""
+    if not rises:
+        raise ValueError("no flood to fit")
+    largest = max(rises)
+    grew = sorted((n, rise) for n, rise in rises.items() if rise > 0 and n > 0)
+    fit = GrowthFit(min(rises), largest, rises[largest] / largest)
+    if len(grew) < 2:
+        return fit
+    xs = [math.log(n) for n, _ in grew]
+    ys = [math.log(rise) for _, rise in grew]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    fit = dataclasses.replace(fit, exponent=slope)
+    if len(grew) < 3:
+        return fit
+    from scipy import stats  # imported when first needed, as the statistics' own
+
+    freedom = len(grew) - 2
+    residual = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    error = math.sqrt(residual / freedom / spread)
+    upper = slope + float(stats.t.ppf(0.975, freedom)) * error
+    return dataclasses.replace(fit, steepest=min(max(upper, slope), STEEPEST))

@@ -19,8 +19,15 @@ The interval is the order-statistic interval of the samples' median ``o``
 
 How much memory: each task in flight costs the client (and the controller) what their
 peak rose by during the largest flood of a cluster, per task (the median over its
-samples); a flood of :data:`FLOOD_OF` tasks at once needs that many times as much, a
-linear extrapolation, stated as one (ipyparallel #286 went past 16 GB at 660k tasks).
+samples). Memory per task grows with the flood (the client's records of each result,
+the hub's, the buffers of replies not yet read), so a flood of :data:`FLOOD_OF` tasks
+is forecast from how the peak's rise grew over every flood size of the run: a power of
+the tasks fitted in log space (:func:`..params.memory.fit_growth`), drawn through the
+largest flood. Within :data:`..params.memory.FAR_BEYOND` times the largest flood that
+is one figure; past it, the range between each task costing what it did at the largest
+(the lower bound where the rise grew faster than the tasks) and the fitted curve, and
+the sentence names the floods measured (ipyparallel #286 went past 16 GB at 660k tasks;
+``bench/bench_flood_soak.py`` checks the forecast against a flood of 100,000).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...params.backends import BACKENDS
+from ...params.memory import GrowthFit, fit_growth
 from ...params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
 from ...params.units import KiB
 from ..statistics.stats import median_ci
@@ -64,41 +72,86 @@ def advice(result: ResultLike) -> list[str]:
 
 
 def _memory(df: pd.DataFrame) -> list[str]:
-    """One sentence per cluster (and echo's array size) whose largest flood measured
-    the client's memory."""
+    """One sentence per cluster (and echo's array size) whose floods measured the
+    client's memory."""
     advised = [t.name for t in FLOOD_TESTS.values() if t.memory_words]
     flood = df[df["test"].isin(advised)]
     if flood.empty or "client_kb_per_task" not in flood:
         return []
     groups = [c for c in [*_GROUP, "test", "size"] if c in flood]
-    largest = flood[flood["tasks"] == flood.groupby(groups, dropna=False)["tasks"].transform("max")]
     sentences = []
-    for key, group in largest.groupby(groups, sort=False, dropna=False):
+    for key, group in flood.groupby(groups, sort=False, dropna=False):
         where = dict(zip(groups, key, strict=True))
-        per_task = {
-            role: float(group[f"{role}_kb_per_task"].median())
+        largest = group[group["tasks"] == group["tasks"].max()]
+        fits = {
+            role: _growth(group, role)
             for role in MEMORY_ROLES
-            if role != "engines" and group[f"{role}_kb_per_task"].notna().any()
+            if role != "engines" and largest[f"{role}_kb_per_task"].notna().any()
         }
-        if "client" not in per_task:
+        if "client" not in fits:
             continue
-        tasks, samples = int(group["tasks"].iloc[0]), int(group["client_kb_per_task"].count())
+        samples = int(largest["client_kb_per_task"].count())
         test = FLOOD_TESTS[where["test"]]
         of = test.in_words(int(where["size"])) if test.sends_arrays else test.in_words()
-        sentences.append(_memory_sentence(where, per_task, tasks, samples, of))
+        sentences.append(_memory_sentence(where, fits, samples, of))
     return sentences
 
 
+def _growth(group: pd.DataFrame, role: str) -> GrowthFit:
+    """How ``role``'s peak rose with the tasks over every flood size of ``group``, in
+    bytes: the median per task of each size's samples, times its tasks."""
+    per_task = group.groupby("tasks")[f"{role}_kb_per_task"].median().dropna()
+    return fit_growth({int(n): float(kb) * 1e3 * int(n) for n, kb in per_task.items()})
+
+
+def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
+    """Per cluster and role, what the advice forecasts for a flood of ``tasks``: the
+    fit (``smallest``, ``largest`` flood, ``exponent``) and the rise in bytes: each
+    task as at the largest (``linear``), on the fitted curve (``fitted``), and what the
+    advice prints (``low``, ``high``: equal where the floods reach that far, the two
+    figures ``beyond`` it)."""
+    df = result.df
+    if "backend" not in df.columns:
+        df = df.assign(backend=BACKEND.default)
+    flood = df[df["test"].isin([t.name for t in FLOOD_TESTS.values() if t.memory_words])]
+    groups = [c for c in [*_GROUP, "test", "size"] if c in flood]
+    rows = []
+    for key, group in flood.groupby(groups, sort=False, dropna=False):
+        for role in ("client", "controller"):
+            if f"{role}_kb_per_task" not in group or group[f"{role}_kb_per_task"].isna().all():
+                continue
+            fit = _growth(group, role)
+            low, high = fit.forecast(tasks)
+            rows.append(
+                {
+                    **dict(zip(groups, key, strict=True)),
+                    "role": role,
+                    "smallest": fit.smallest,
+                    "largest": fit.largest,
+                    "exponent": fit.exponent,
+                    "steepest": fit.steepest,
+                    "beyond": fit.beyond(tasks),
+                    "linear": fit.linear(tasks),
+                    "fitted": fit.fitted(tasks),
+                    "low": low,
+                    "high": high,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def _memory_sentence(
-    where: dict[str, Any], per_task: dict[str, float], tasks: int, samples: int, of: str
+    where: dict[str, Any], fits: dict[str, GrowthFit], samples: int, of: str
 ) -> str:
-    """What each task in flight cost each process, and a large flood's need from it.
-    A process whose peak did not rise at all is said to show none, not to need "0 B":
-    its figure is below what /proc's whole kilobytes can tell over ``tasks`` tasks,
-    and a zero says nothing of a larger flood."""
-    held = {role: "this kernel" if role == "client" else f"the {role}" for role in per_task}
-    grew = {role: kb for role, kb in per_task.items() if kb > 0}
-    flat = [held[role] for role in per_task if role not in grew]
+    """What each task in flight cost each process at the largest flood, and what a
+    flood of :data:`FLOOD_OF` needs: one figure where the floods measured reach that
+    far, a range beyond (and where they say so). A process whose peak did not rise at
+    all is said to show none, not to need "0 B": its figure is below what /proc's whole
+    kilobytes can tell over ``tasks`` tasks, and a zero says nothing of a larger flood."""
+    tasks = next(iter(fits.values())).largest
+    held = {role: "this kernel" if role == "client" else f"the {role}" for role in fits}
+    grew = {role: fit for role, fit in fits.items() if fit.per_task > 0}
+    flat = [held[role] for role in fits if role not in grew]
     head = f"with {_cluster(where)}, "
     sample_words = f"(medians of {samples} samples of a flood of {tasks:,} {of})"
     none = (
@@ -107,16 +160,61 @@ def _memory_sentence(
     )
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
-    costs = " and ".join(f"{_bytes(kb * 1e3)} in {held[role]}" for role, kb in grew.items())
-    flood_of = " and ".join(
-        f"{_bytes(kb * 1e3 * FLOOD_OF)} more in {held[role]}" for role, kb in grew.items()
-    )
+    costs = " and ".join(f"{_bytes(fit.per_task)} in {held[role]}" for role, fit in grew.items())
+    needs = " and ".join(f"{_needs(fit)} more in {held[role]}" for role, fit in grew.items())
     tail = f"; {none}" if flat else ""
     return (
         f"{head}each task in flight took about {costs} {sample_words}: a flood of "
-        f"{FLOOD_OF:,} {of} at once needs about {flood_of}, if memory grows with the tasks "
-        f"as it did here{tail}"
+        f"{FLOOD_OF:,} {of} at once needs {needs}{tail}{_basis(grew, held, of)}"
     )
+
+
+def _needs(fit: GrowthFit) -> str:
+    """``about 2.6 GB``; beyond the floods measured, ``between 1.6 GB (each task as
+    here) and 5.2 GB (tasks^1.47, ...)``, or ``at least 1.6 GB`` without a fit."""
+    low, high = fit.forecast(FLOOD_OF)
+    if math.isinf(high):
+        return f"at least {_bytes(low)}"
+    if _bytes(low) == _bytes(high):
+        return f"about {_bytes(low)}"
+    figures = [
+        (fit.linear(FLOOD_OF), "each task as here"),
+        (fit.fitted(FLOOD_OF), f"the fit, {_power(fit.exponent)}"),
+    ]
+    if not math.isnan(fit.steepest) and _power(fit.steepest) != _power(fit.exponent):
+        steep = f"{_power(fit.steepest)}, the steepest within the fit's 95% interval"
+        figures.append((fit.fitted(FLOOD_OF, fit.steepest), steep))
+    ends = [min(figures), max(figures)]
+    return "between " + " and ".join(f"{_bytes(amount)} ({how})" for amount, how in ends)
+
+
+def _basis(grew: dict[str, GrowthFit], held: dict[str, str], of: str) -> str:
+    """What the figures rest on, and, past the floods measured, that they go past."""
+    fit = next(iter(grew.values()))
+    span = f"floods of {fit.smallest:,} to {fit.largest:,} {of}"
+    if fit.smallest == fit.largest:
+        span = f"a flood of {fit.largest:,} {of}"
+    shapes = " and ".join(
+        f"{_power(each.exponent)} in {held[role]}"
+        for role, each in grew.items()
+        if not math.isnan(each.exponent)
+    )
+    if not fit.beyond(FLOOD_OF):
+        if not shapes:
+            return ", if memory grows with the tasks as it did here"
+        return f", the peak's rise fitted over {span} ({shapes})"
+    far = f"; {FLOOD_OF / fit.largest:,.0f}x the largest flood measured, past what {span}"
+    if not shapes:
+        return (
+            f"{far} can tell: memory per task may grow with the flood, as floods of several "
+            "sizes would show"
+        )
+    return f"{far} can tell"
+
+
+def _power(exponent: float) -> str:
+    """``tasks^1.20``: how the peak's rise grew with the tasks."""
+    return f"tasks^{exponent:.2f}"
 
 
 def _overheads(df: pd.DataFrame) -> pd.DataFrame:
