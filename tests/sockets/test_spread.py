@@ -144,7 +144,7 @@ def test_subscribers_dealt_over_two_hosts_over_ssh(tmp_path, monkeypatch, no_lef
             assert len(_peers_on(one)) == len(_peers_on(two)) == 2
         wait_until(lambda: not _far_ends_on(one) + _far_ends_on(two), 20, "nothing left there")
         # Through the API: a publisher that waits for room loses nothing, and two
-        # subscribers share each host's link of 1 Gbit/s (a 256 kB burst on top).
+        # subscribers share each host's link of 1 Gbit/s (a bucket of two frames).
         thr = run_throughput(
             remote=remote,
             remote_python=sys.executable,
