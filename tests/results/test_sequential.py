@@ -1,6 +1,7 @@
 """The comparison taken until decided, measured where the answer is known: the rates
 the docs promise (docs/comparing.md, "Until decided"), each asserted on enough
-synthetic comparisons to tell it from a rate twice as bad.
+synthetic comparisons to fail a rule twice as bad with 90% probability or more
+(tests/rates.py works it out).
 
 Each comparison is looked at after every round, and a point stops at its first
 decision, as a run with ``--until decided`` does; the samples follow
@@ -71,8 +72,9 @@ def test_looked_at_after_every_round_false_calls_stay_at_most_5_percent(shift, t
 
 def test_a_shared_drift_through_the_rounds_is_not_a_difference():
     """The machine slowing by 3% over the run, both arms alike: it cancels in each
-    round's ratio, and no call is made (fewer trials: the rate is the twins' above)."""
-    rng, trials, calls = np.random.default_rng(12), 200, 0
+    round's ratio, and no call is made (fewer trials than the twins' above: 400 fail a
+    rule twice as bad with 92% probability)."""
+    rng, trials, calls = np.random.default_rng(12), 400, 0
     drift = np.linspace(1.0, 0.97, LOOKS)
     for _ in range(trials):
         words = []
@@ -136,7 +138,7 @@ def test_twins_are_decided_same_and_an_edge_difference_says_why_it_is_not():
     """Twins are same within ±3% in 40 rounds (within ±1% they need about 100: the
     plan says how many)."""
     rng = np.random.default_rng(16)
-    twins = [word for _ in range(20) for word, _ in _sweep(rng, 0.0, tolerance=0.03)]
+    twins = [word for _ in range(30) for word, _ in _sweep(rng, 0.0, tolerance=0.03)]
     assert_rate_at_least(twins.count("same"), len(twins), 0.95)
     assert 80 < plan(OWN_NOISE * math.sqrt(2), 0.01, POINTS, [0.0])[0][1] < 200
     base, cand = _arms(rng, TOLERANCE.default, 30)
