@@ -3,10 +3,14 @@ each point is decided, leaves the decided points out of the rounds after, and sa
 how many rounds each took; an A/A stays undecided or same; settings with nothing to
 decide are refused before anything starts, in the magic and the shell alike.
 
-Zero-copy against copy at 1 MB is a difference of tens of percent on any machine
-(the copy of a megabyte per message is the work zero-copy leaves out), far beyond the
-1% tolerance. How few rounds it takes depends on how busy the machine is, so the
-rounds are the verdicts bench's figure (docs/benchmarks/verdicts.md), not a bound here.
+The difference decided is zero-copy against copy at 4 MiB, in samples of 0.1 s: the
+copy of 4 MiB per message is the work zero-copy leaves out, and it stays a factor
+however busy the machine (2.4-4.5 over 8 runs taken until decided beside a load of
+13 on 2 cores, decided in 4-6 rounds). At 1 MB in samples of 0.02 s the same busy
+machine needed 16-55 rounds, and a busy run has measured a ratio of 0.99: a margin a
+neighbour can take away. How few rounds it takes depends on how busy the machine is,
+so the rounds are the verdicts bench's figure (docs/benchmarks/verdicts.md), not a
+bound here.
 """
 
 from __future__ import annotations
@@ -27,10 +31,13 @@ from zmqbench_magic.results.words.planning import noise_from_floor
 from zmqbench_magic.results.words.text import verdict_lines
 
 QUICK = {"min_time": 0.02, "warmup": 0, "transport": "tcp"}
+# Where zero-copy is a factor, not a few percent (above): samples long enough that one
+# preempted moment does not make a round.
+LARGE = {**QUICK, "min_time": 0.1}
 
 
-def test_zero_copy_at_1_mb_is_called_faster_and_its_rounds_end_there(no_leftovers):
-    r = run_throughput(size=["1M"], copy=[True, False], until="decided", max_time=300, **QUICK)
+def test_zero_copy_at_4_mib_is_called_faster_and_its_rounds_end_there(no_leftovers):
+    r = run_throughput(size=["4M"], copy=[True, False], until="decided", max_time=300, **LARGE)
     (row,) = r.versus("copy", True, False).to_dict("records")
     assert row["verdict"] == "faster", row
     assert row["n"] >= fewest_rounds(1) and row["ci_low"] > 1.01
@@ -103,7 +110,7 @@ def test_the_shell_decides_and_prints_each_point_s_rounds(tmp_path):
             str(zmqbench),
             "thr",
             "--size",
-            "1M",
+            "4M",
             "--copy",
             "true",
             "false",
@@ -112,7 +119,7 @@ def test_the_shell_decides_and_prints_each_point_s_rounds(tmp_path):
             "--max-time",
             "120",
             "--min-time",
-            "0.02",
+            str(LARGE["min_time"]),
             "--warmup",
             "0",
             "--json",
