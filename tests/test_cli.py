@@ -192,7 +192,10 @@ def test_flood_from_a_shell_stops_its_cluster(tmp_path):
     assert cluster_processes() == []
 
 
-LONG_RUN = ["lat", "--size", "1", "--count", "2000", "--warmup", "0", "-r", "12"]
+# A run the progress line shows in: past its first second on any machine, however fast.
+# Each round trip waits 10 ms idle first, so each of the 12 samples of 20 lasts 0.2 s or
+# more, and samples 6 to 12 begin after the first second (a busy machine only adds).
+LONG_RUN = ["lat", "--size", "1", "--count", "20", "--idle", "10ms", "--warmup", "0", "-r", "12"]
 
 
 def test_progress_in_a_log_is_a_few_plain_lines(tmp_path):

@@ -83,7 +83,12 @@ def test_a_frozen_far_end_shows_in_every_message_it_delayed(loop, monkeypatch, n
     from its actual sends would count only the 50 it could send before the queues
     (high-water mark 50) held it back: either would report a p90 of a round trip
     (~0.1 ms). The bounds are worked out from when the far end was really stopped and
-    resumed, so a thread that wakes late on a busy machine moves them with it."""
+    resumed, so a thread that wakes late on a busy machine moves them with it.
+
+    The freezer's thread acts on the schedule's clock, which a busy machine can make it
+    miss (its stop long before the schedule's first send, its resume after the last):
+    the sample is taken again, up to 5 times, until a stall of at least 150 of its
+    messages has ended within it, and only that one is judged."""
     began = threading.Event()
     paces: list[tuple[float, np.ndarray, np.ndarray]] = []
     name = "_pace" if loop == "python" else "_pace_native"
@@ -107,32 +112,45 @@ def test_a_frozen_far_end_shows_in_every_message_it_delayed(loop, monkeypatch, n
             stall.append(time.perf_counter())  # still stopped then
             os.kill(pid, signal.SIGCONT)
 
+    staged = []  # each try's stall: its start and end, from the schedule's start (s)
     with Link("route", "tcp", "process", "127.0.0.1", 5.0, 50) as link:
         paced_sample(link, Payload.blank(64), 50, True, loop, rate=1000)  # connected, warm
         (pid,) = link.pids()
         monkeypatch.setattr(paced, name, announced)
-        freezer = threading.Thread(target=freeze, args=(pid,))
-        freezer.start()
-        try:
-            row, _ = paced_sample(link, Payload.blank(64), 1000, True, loop, rate=1000)
-        finally:
-            began.set()
-            freezer.join()
-    stopped, resumed = stall
-    start = paces[0][0]
-    intended = start + np.arange(1000) / 1000
-    # A message meant for the stall (2 ms in: the stop reaches the far end a moment
-    # after the signal is sent) is answered only once the far end is back.
-    frozen = (intended >= stopped + 2e-3) & (intended < resumed)
-    # The stall, 0.2 s or more from the schedule's start, ended within the 1 s
-    # schedule (its thread woke at once).
-    assert resumed <= intended[-1], (start, stall)
+        for _ in range(5):
+            began.clear()
+            stall.clear()
+            freezer = threading.Thread(target=freeze, args=(pid,))
+            freezer.start()
+            try:
+                row, _ = paced_sample(link, Payload.blank(64), 1000, True, loop, rate=1000)
+            finally:
+                began.set()
+                freezer.join()
+            stopped, resumed = stall
+            start = paces[-1][0]
+            staged.append((stopped - start, resumed - start))
+            intended = start + np.arange(1000) / 1000
+            # A message meant for the stall (2 ms in: the stop reaches the far end a
+            # moment after the signal is sent) is answered only once the far end is back.
+            frozen = (intended >= stopped + 2e-3) & (intended < resumed)
+            if frozen.sum() >= 150 and resumed <= intended[-1]:
+                break
+    # The stall, 0.2 s or more, met the schedule and ended within it.
+    assert frozen.sum() >= 150 and resumed <= intended[-1], f"stalls: {staged}"
     waited = np.where(frozen, resumed - intended, 0.0) * 1e6  # each one's least wait, µs
     assert row["max_us"] >= waited.max()
     assert row["sample_p90_us"] >= np.percentile(waited, 90) > 30_000, row
-    # A message meant for after the stall does not carry it: were every later message
-    # charged with it, half the sample would show the whole stall.
-    assert row["sample_p50_us"] < (resumed - stopped) * 1e6 / 2, row
+    # A message meant for after the stall does not carry it: each is charged its own
+    # wait from its intended send, and the backlog went out at once (sends closer
+    # together than the schedule's 1 ms), not a stall's length late each. How soon the
+    # later ones are on time again is the machine's: with 2 cores busy five times over,
+    # p50 has read 0.11-0.28 s after a stall of 0.2-0.25 s.
+    _, sent_at, replied_at = paces[-1]
+    own = (replied_at - intended) * 1e6
+    assert row["sample_p50_us"] == pytest.approx(np.percentile(own, 50)), row
+    backlog = np.flatnonzero(frozen)[60:]  # sent once the far end was back
+    assert np.median(np.diff(sent_at[backlog])) < 1e-3, "the backlog was not sent at once"
     # The sender was held back, and says so: past the first 50 (the high-water mark)
     # sent into the stall, and a few more for replies already on their way as it
     # began, nothing more went out until the far end was back.
