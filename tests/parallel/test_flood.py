@@ -23,6 +23,7 @@ from IPython.utils.capture import capture_output
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.clusters.reaper import processes_of
 from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.flood.samples import hub_queues
 from zmqbench_magic.params.taskflood import MEMORY_ROLES
 
 # Every test here runs a real ipyparallel cluster.
@@ -267,8 +268,15 @@ def test_an_engine_lost_from_someone_elses_cluster_is_named_through_its_controll
         victim = client[client.ids[0]].apply_sync(os.getpid)
         killed_at: list[float] = []
 
+        def seen() -> int:
+            """Tasks the hub has been sent: held (queued, running, unassigned) or done."""
+            status = hub_queues(client, 30)
+            held = status.pop("unassigned")
+            return held + sum(q["queue"] + q["tasks"] + q["completed"] for q in status.values())
+
         def kill() -> None:
-            time.sleep(2)  # mid-submission: 20,000 tasks take far longer to send
+            # Mid-submission: a thousand of the 20,000 tasks have reached the hub.
+            wait_until(lambda: seen() > 1000, 120, "1,000 tasks at the hub", every=0.05)
             killed_at.append(time.monotonic())
             os.kill(victim, 9)
 
@@ -332,6 +340,7 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
         import json, time
         from zmqbench_magic.parallel.clusters import own as own_cluster
         from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.flood.samples import hub_queues
         from zmqbench_magic.parallel.clusters.reaper import processes_of
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
         handle = own_cluster.current()
