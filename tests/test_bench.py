@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -147,7 +148,11 @@ def _check_decided_tables(out: str) -> None:
         needed = [int(v) for v in row[1:] if v != "never"]
         assert needed == sorted(needed, reverse=True), row
     assert [int(row[1]) for row in plan] == sorted(int(row[1]) for row in plan)
-    assert "zero-copy vs copy at 1 MB: faster; rounds " in out
+    # The real run's verdict is the machine's to give (a busy one has measured zero-copy
+    # at 1 MB 0.99 of copy); that the line reports a verdict and its rounds is the script's.
+    verdicts = "(faster|slower|same|inconclusive)"
+    real = rf"zero-copy vs copy at 1 MB: {verdicts}; rounds \d+ \(median \d+; the fewest"
+    assert re.search(real, out), out
     assert "A/A at 1 kB (two copy thresholds): 0 of 1 called" in out
 
 
