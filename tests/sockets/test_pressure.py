@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
+from types import SimpleNamespace
 
 import pytest
 from conftest import killed_mid_sample, member_processes
@@ -23,6 +25,8 @@ from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import ThroughputParams
+from zmqbench_magic.sockets.numbering import stamp_of
+from zmqbench_magic.sockets.pattern_loops import _ages
 from zmqbench_magic.sockets.peer import PeerError
 
 # A consumer that works 2 ms on each message, fed 1,000 messages of 64 kB offered at
@@ -362,3 +366,31 @@ def test_a_mandatory_router_names_a_receiver_that_has_gone():
         with pytest.raises(PeerError, match=r"^receiver 2 is gone \(ZMQ_ROUTER_MANDATORY: "):
             router.send(b"message")
         assert router.turn == 0  # the turn moves on only once a message went
+
+
+def test_the_least_late_receivers_age_is_its_own_median_beside_a_slow_one():
+    """Known ages, as two receivers' reports carry them (each read's stamp, then its
+    read time): one reads every message 1 ms after the hub sent it, one 30 ms after.
+    The pooled median is the slow one's (it read more), the least late receiver's is
+    its own 1 ms: a slow subscriber cannot hide how late the others' messages are."""
+    sent_at = array("d", [10.0 + i / 1000 for i in range(300)])
+
+    def receiver(numbers: range, late_s: float) -> SimpleNamespace:
+        stamps = array("Q", [stamp_of(0, n) for n in numbers])
+        read_at = array("d", [sent_at[n] + late_s for n in numbers])
+        return SimpleNamespace(attached=[stamps.tobytes(), read_at.tobytes()])
+
+    fast, slow = receiver(range(0, 300, 3), 0.001), receiver(range(300), 0.030)
+    ages = _ages([fast, slow], {"sent_at": sent_at})
+    assert ages["freshest_peer_age_ms"] == pytest.approx(1.0)
+    assert ages["age_ms"] == pytest.approx(30.0)
+    assert _ages([fast, slow], {}) == {}  # no send times kept: no age known
+
+
+def test_a_slow_subscriber_beside_a_fast_one_reads_older_messages(no_leftovers):
+    """One of two subscribers works 2 ms a message at 2k offered: its queue stays full,
+    so its reads are at least 5 x 2 ms old (as above), while the least late receiver's
+    own median is below the pooled one."""
+    r = run_throughput(pattern="pubsub", peers=2, slow_peers=1, **AGED, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert 0 < row["freshest_peer_age_ms"] <= row["age_ms"], row

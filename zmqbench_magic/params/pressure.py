@@ -80,6 +80,11 @@ AGE_METRICS = (
            "send of it to the receiver's read (after its work on the one before): what a "
            "queue ahead of a slow consumer costs in staleness, and what --conflate saves; "
            "NaN without --sequence true and --rate", "lower", unit="ms"),
+    Metric("freshest_peer_age_ms", "age at read, least late receiver",
+           "the lowest of the receivers' own median ages at read: how late the messages of "
+           "the receiver that keeps up best arrive, beside a slow one (libzmq #3280: does "
+           "one slow subscriber make the others' messages late?); NaN without --sequence "
+           "true and --rate", "lower", unit="ms"),
 )
 # A slow joiner's figures (--pattern joiner); empty at every other pattern.
 JOIN_METRICS = (

@@ -172,7 +172,9 @@ def _hub_paced(
 def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
     """``age_ms``: the median age, in ms, of every message the ``receivers`` read, its
     read time less the hub's send time of its number (the two frames after each
-    report); nothing where the hub kept no send times."""
+    report); ``freshest_peer_age_ms``: the lowest of each receiver's own median age (a
+    slow receiver's late reads cannot hide the others' in it); nothing where the hub
+    kept no send times."""
     if "sent_at" not in hub:
         return {}
     import numpy as np
@@ -185,7 +187,11 @@ def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
         known = numbers < len(sent)  # a stray number has no send time
         ages.append(np.frombuffer(read_at, dtype=np.float64)[known] - sent[numbers[known]])
     every = np.concatenate(ages) if ages else np.empty(0)
-    return {"age_ms": float(np.median(every)) * 1e3 if every.size else math.nan}
+    own = [float(np.median(one)) * 1e3 for one in ages if one.size]
+    return {
+        "age_ms": float(np.median(every)) * 1e3 if every.size else math.nan,
+        "freshest_peer_age_ms": min(own, default=math.nan),
+    }
 
 
 def _hub_send(
