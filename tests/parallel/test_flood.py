@@ -340,7 +340,6 @@ def test_a_killed_kernel_leaves_no_cluster(tmp_path):
         import json, time
         from zmqbench_magic.parallel.clusters import own as own_cluster
         from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.parallel.flood.samples import hub_queues
         from zmqbench_magic.parallel.clusters.reaper import processes_of
         run_taskflood(tasks=4, engines=2, repeat=1, warmup=0)
         handle = own_cluster.current()
