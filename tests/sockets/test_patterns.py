@@ -35,6 +35,7 @@ NEVER_DROP = ("pipeline", "fanin", "pairs")
 FLAT_OUT = [p for p in PATTERNS if p != "joiner"]
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_every_pattern_runs_and_counts_every_message(no_leftovers):
     result = run_throughput(pattern=FLAT_OUT, peers=[1, 2], **QUICK)
     df = result.df
@@ -61,6 +62,7 @@ def test_the_pipeline_of_one_is_the_earlier_run_and_reads_as_before():
     assert (df["slowest_peer_msgs_per_s"] == df["msgs_per_s"]).all()
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_threads_over_inproc_and_the_native_loop(no_leftovers):
     df = run_throughput(
         pattern=["pubsub", "fanin", "pairs", "proxy"],
@@ -126,6 +128,7 @@ def test_a_pubsub_loss_is_the_publishers_count_less_what_each_subscriber_got(no_
     assert row["lost"] == 3 * 20_000 - sum(got)
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_a_subscriber_killed_mid_run_is_named_and_nothing_is_left(no_leftovers):
     error = killed_mid_sample(
         lambda: run_throughput(
@@ -206,6 +209,7 @@ def test_ends_past_the_cores_are_said_before_the_run():
     assert not [c for c in ThroughputParams().cautions() if "scheduler" in c]
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_versus_compares_patterns_and_peers():
     result = run_throughput(pattern=["pipeline", "pubsub"], peers=[1, 2], **QUICK)
     by_pattern = result.versus("pattern", "pipeline", "pubsub")

@@ -89,6 +89,7 @@ def test_a_patterns_peers_and_a_servers_clients_through_a_standing_far_end(no_le
         wait_until(lambda: not _children(_door_pid(log)), 10, "the peers gone after the runs")
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_a_peer_that_dies_on_the_other_host_is_named(no_leftovers):
     with standing_peer(None, "tcp://127.0.0.1:0", None) as (url, log):
         door = _door_pid(log)

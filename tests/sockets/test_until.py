@@ -61,6 +61,7 @@ def test_each_point_is_measured_in_exactly_the_rounds_that_decided_it(no_leftove
     assert r.df["sample"].max() + 1 == table["n"].max()
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_a_paired_a_and_a_is_never_called(no_leftovers):
     """Two copy thresholds that copy sends never look at: same, or undecided when the
     time is spent, with its reason."""
@@ -102,6 +103,7 @@ def test_a_flood_refuses_to_decide_arms_measured_in_separate_blocks():
     )
 
 
+@pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
 def test_the_shell_decides_and_prints_each_point_s_rounds(tmp_path):
     zmqbench = Path(sys.executable).with_name("zmqbench")
     saved = tmp_path / "r.json"
