@@ -53,6 +53,7 @@ def test_throughput_summary_and_files(tmp_path):
     assert "to save the chart" not in done.stderr  # it was saved
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_without_a_chart_file_one_line_says_how_to_get_it_and_png_works(tmp_path):
     quick = ["lat", "-n", "100", "-r", "2", "--warmup", "0", "--size", "1"]
     done = _run(*quick)
@@ -80,6 +81,7 @@ def test_latency_quiet_json(tmp_path):
 ONE_ROUND = ["thr", "-q", "-n", "200", "-r", "1", "--warmup", "0", "--size", "100"]
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_a_second_json_onto_a_saved_run_keeps_it_unless_told(tmp_path):
     saved, rows = tmp_path / "run.json", tmp_path / "run.csv"
     done = _run(*ONE_ROUND, "--json", str(saved), "--csv", str(rows))
@@ -198,6 +200,7 @@ def test_flood_from_a_shell_stops_its_cluster(tmp_path):
 LONG_RUN = ["lat", "--size", "1", "--count", "20", "--idle", "10ms", "--warmup", "0", "-r", "12"]
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_progress_in_a_log_is_a_few_plain_lines(tmp_path):
     log = tmp_path / "stderr.log"
     with log.open("w") as stderr:
@@ -211,6 +214,7 @@ def test_progress_in_a_log_is_a_few_plain_lines(tmp_path):
     assert 1 <= len(lines) <= 4, text  # once it has run a second, then each quarter
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_progress_on_a_terminal_is_one_line_redrawn_in_place():
     import os
     import pty

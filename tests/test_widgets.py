@@ -332,6 +332,7 @@ def test_the_run_button_runs_in_the_background_and_greys_the_controls(no_leftove
     assert "round trip" in svg_of(panel)
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_stop_ends_the_run_between_samples_keeping_whole_rounds(no_leftovers):
     panel = ThroughputPanel(size=["1k", "1M"], count=0, min_time=0.05, repeat=3, warmup=0)
     panel.run(wait=False)

@@ -114,6 +114,7 @@ def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
     assert tight.metadata["notes"][0].startswith("precision not reached within max-time (1 s)")
 
 
+@pytest.mark.slow  # real sockets through the shell or a panel, several seconds: the full run
 def test_zero_copy_and_copy_at_1_mb_are_paired_by_round_and_called_by_their_interval(
     no_leftovers,
 ):
