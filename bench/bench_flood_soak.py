@@ -10,8 +10,9 @@ flood (one-time set-up, such as the cluster and its first peak, is counted there
 Then the memory forecast checked: floods of 128, 512, 2,048 and 8,192 tasks in a
 fresh process, from which the advisor (``r.advice()``) forecasts a flood of 100,000;
 last, one flood of 100,000 tasks in another fresh process, its peak memory, and the
-forecast beside what it measured (the rise of this kernel's and the controller's peaks,
-as the advisor reads them).
+forecast beside what it measured: the rise of this kernel's and the controller's peaks
+in a process that ran no flood before, so none of its memory was reused, which is what
+the flood needed.
 
     python bench/bench_flood_soak.py            # about 20 min on 2 cores
     python bench/bench_flood_soak.py --floods 0 # the forecast and the 100,000 alone
@@ -169,15 +170,15 @@ def _forecast(sizes: list[int], repeat: int, big: int) -> dict[str, dict[str, An
         f"\nthe memory forecast: floods of {spelled} tasks, {repeat} sample(s) each after a "
         f"warm-up, in a fresh process ({took:.0f} s in all)"
     )
-    print("| tasks | samples | kernel kB/task | controller kB/task |")
-    print("|---|---|---|---|")
-    medians = result.df.groupby("tasks")[["client_kb_per_task", "controller_kb_per_task"]]
-    for tasks, row in medians.median().iterrows():
+    print(
+        "| tasks | samples | kernel heap kB/task | kernel peak kB/task | controller peak "
+        "kB/task |"
+    )
+    print("|---|---|---|---|---|")
+    columns = ["client_held_kb_per_task", "client_kb_per_task", "controller_kb_per_task"]
+    for tasks, row in result.df.groupby("tasks")[columns].median().iterrows():
         count = int((result.df["tasks"] == tasks).sum())
-        print(
-            f"| {tasks:,} | {count} | {row['client_kb_per_task']:.1f} "
-            f"| {row['controller_kb_per_task']:.1f} |"
-        )
+        print(f"| {tasks:,} | {count} | " + " | ".join(f"{row[c]:.1f}" for c in columns) + " |")
     (advice,) = [a for a in result.advice() if "in flight" in a]
     print(f"advice: {advice}")
     return forecasts(result, big).set_index("role").to_dict("index")
@@ -218,13 +219,15 @@ def _mb(amount: float) -> str:
 def _one_big_flood(tasks: int) -> dict[str, float]:
     """One flood of ``tasks`` in a fresh process: its time, rate and peak resident
     memory, which is the client's futures for every task in flight; and each role's
-    rise as the advisor reads it (bytes)."""
+    peak's rise (bytes): in a fresh process, what the flood needed."""
     result, took, peak = _flood([tasks], 1, 0)
     (row,) = result.rows
     print(
         f"\none flood of {tasks:,} tasks in a fresh process: {took:.0f} s in all (cluster "
         f"start included), {row['tasks_per_s']:.0f} tasks/s, sent in {row['sent_s']:.0f} s; "
-        f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task"
+        f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task; the "
+        f"kernel's heap held {row['client_held_kb_per_task']:.1f} kB a task more, its peak "
+        f"rose {row['client_kb_per_task']:.1f} kB a task"
     )
     return {role: row[f"{role}_kb_per_task"] * 1e3 * tasks for role in ("client", "controller")}
 

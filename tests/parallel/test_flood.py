@@ -93,6 +93,8 @@ def test_flood_through_function_and_magic(bench):
     # Every role's memory: the kernel, the controller with its schedulers, the engines.
     for role in MEMORY_ROLES:
         assert (df[f"{role}_peak_mb"] > 0).all() and df[f"{role}_kb_per_task"].notna().all()
+    # The kernel's heap held every task's future and result at once: more than nothing.
+    assert (df["client_held_kb_per_task"] > 0).all()
     assert "task_db" not in df.columns  # the default: a column only when asked for
 
 

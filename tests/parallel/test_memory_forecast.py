@@ -91,8 +91,8 @@ def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
     assert (f"{linear / 1e9:.3g}", f"{_rise(FLOOD_OF) / 1e9:.3g}") == ("1.52", "2.85")
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 15.2 kB "
-        "in this kernel and 2 kB in the controller (medians of 3 samples of a flood of 8,192 "
-        "tasks): a flood of 100,000 tasks at once needs between 1.52 GB (each task as here) "
+        "in this kernel's peak and 2 kB in the controller's peak (medians of 3 samples of a "
+        "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB (each task as here) "
         "and 2.85 GB (the fit, tasks^1.25) more in this kernel and about 200 MB more in the "
         "controller; 12x the largest flood measured, past what floods of 128 to 8,192 tasks "
         "can tell"
@@ -107,10 +107,30 @@ def test_a_forecast_within_reach_of_the_floods_is_one_figure():
         sentence
     )
     assert sentence.endswith(
-        ", the peak's rise fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this "
+        ", the growth fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this "
         "kernel and tasks^1.00 in the controller)"
     )
     assert "between" not in sentence and "past what" not in sentence
+
+
+def test_the_kernel_is_read_by_its_heap_where_every_sample_has_it():
+    """A flood after one as large reuses the memory that one freed: its peak rises by
+    a third of what it holds. Where the rows carry the heap's figure the client's
+    forecast is the heap's, and the sentence says where each figure was read."""
+    rows = _rows([128, 512, 2048, 8192])
+    for row in rows:
+        row["client_held_kb_per_task"] = 3 * float(row["client_kb_per_task"])
+    (client,) = forecasts(ResultSet("flood", rows)).query("role == 'client'").to_dict("records")
+    assert client["fitted"] == pytest.approx(3 * _rise(FLOOD_OF))
+    sentence = _memory_advice(rows)
+    assert "took about 45.7 kB in this kernel's heap and 2 kB in the controller's peak" in (
+        sentence
+    )
+    # One sample without it (a file from before the column): the peak for every sample.
+    rows[0]["client_held_kb_per_task"] = float("nan")
+    (client,) = forecasts(ResultSet("flood", rows)).query("role == 'client'").to_dict("records")
+    assert client["fitted"] == pytest.approx(_rise(FLOOD_OF))
+    assert "15.2 kB in this kernel's peak" in _memory_advice(rows)
 
 
 def test_one_flood_size_far_below_gives_a_lower_bound_only():

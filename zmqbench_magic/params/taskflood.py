@@ -306,6 +306,11 @@ FLOOD_METRICS = (
                    unit="kB/task"),
         )
     ),
+    Metric("client_held_kb_per_task", "client heap per task",
+           "the client (this kernel): how many more bytes its objects held (glibc's in use "
+           "plus Python's small objects) once every result was in than as the sample began, "
+           "per task; unlike its peak's rise, memory an earlier flood freed and this one "
+           "reused counts; NaN where the allocators do not tell", "lower", unit="kB/task"),
     Metric("reply_overlap", "replies while sending",
            "share of replies the client received before its last submit returned: they "
            "compete with submission (ipyparallel #534)", unit="fraction"),

@@ -13,7 +13,6 @@ and memory levels off over long sweeps.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import itertools
 import math
@@ -26,6 +25,7 @@ import ipyparallel as ipp
 import numpy as np
 
 from ...method.control import Progress, StopFlag, check_stop, say_doing
+from ...method.heap import give_back_freed, held_bytes
 from ...method.load import with_other_load
 from ...params.taskflood import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, PUSH_TEST, FloodTest
 from ..anatomy import reply_overlap, stage_times, stamps
@@ -120,6 +120,7 @@ def _timed(
     pulse = _Pulse(wait, tasks)
     submitted = pulse.submitted
     try:
+        held_before = held_bytes()
         start = now()
         for count in range(1, (calls or tasks) + 1):
             submitted.append((clock(), submit()))
@@ -129,6 +130,8 @@ def _timed(
         sent_at = clock()
         _wait(pulse)
         roundtrip = now() - start
+        # Read while every result is still held: what the flood's tasks hold at once.
+        held = held_bytes() - held_before
     finally:
         _forget_broadcast_originals(wait.client, [result for _, result in submitted])
     pending = [result for _, result in submitted]
@@ -137,6 +140,7 @@ def _timed(
         "sent_s": sent,
         "roundtrip_s": roundtrip,
         "tasks_per_s": tasks / roundtrip,
+        "client_held_kb_per_task": held / 1e3 / tasks,
         **stage_times(times, wait.other_hosts),
         "reply_overlap": reply_overlap(times, sent_at),
     }
@@ -357,26 +361,7 @@ def settle(handle: ClusterHandle, timeout: float) -> None:
         client.purge_local_results("all")  # raises while anything is outstanding
         client.history.clear()
         handle.settled = True
-    _give_back_freed_memory()
-
-
-def _give_back_freed_memory() -> None:
-    """Hand the freed heap back to the system. A flood's futures are made on the
-    client's IO thread and freed on this one, and glibc keeps such freed memory in
-    its per-thread arenas: resident memory would creep up over many floods although
-    nothing is alive (tracemalloc sees no growth)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, looked up once; None where there is no glibc."""
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
+    give_back_freed()
 
 
 def _drain(client: Any, timeout: float) -> None:

@@ -17,11 +17,16 @@ of duration ``d`` need ``c >= 9 o / d``. ``o`` per engine comes from each sample
 The interval is the order-statistic interval of the samples' median ``o``
 (:func:`..statistics.stats.median_ci`), scaled: the uncertainty is the measurement's own.
 
-How much memory: each task in flight costs the client (and the controller) what their
-peak rose by during the largest flood of a cluster, per task (the median over its
-samples). Memory per task grows with the flood (the client's records of each result,
-the hub's, the buffers of replies not yet read), so a flood of :data:`FLOOD_OF` tasks
-is forecast from how the peak's rise grew over every flood size of the run: a power of
+How much memory: each task in flight costs the client what its heap held more once
+every result was in (``client_held_kb_per_task``, :mod:`...method.heap`), and the
+controller what its peak rose by, during the largest flood of a cluster, per task (the
+median over its samples). The client's figure is its heap's, not its peak's: a flood
+that follows one as large reuses the memory that one freed, and its peak rises by a
+third of what the flood holds. The controller is another process, whose heap cannot be
+read from here: its figure is a floor after a flood as large. Where a result has no
+heap figure (a file from before it, an allocator that does not tell) the client's
+peak is read too. Memory per task may grow with the flood, so a flood of :data:`FLOOD_OF` tasks
+is forecast from how that grew over every flood size of the run: a power of
 the tasks fitted in log space (:func:`..params.memory.fit_growth`), drawn through the
 largest flood. Within :data:`..params.memory.FAR_BEYOND` times the largest flood that
 is one figure; past it, the range between each task costing what it did at the largest
@@ -86,21 +91,37 @@ def _memory(df: pd.DataFrame) -> list[str]:
         fits = {
             role: _growth(group, role)
             for role in MEMORY_ROLES
-            if role != "engines" and largest[f"{role}_kb_per_task"].notna().any()
+            if role != "engines" and largest[_per_task_column(group, role)].notna().any()
         }
         if "client" not in fits:
             continue
-        samples = int(largest["client_kb_per_task"].count())
+        samples = int(largest[_per_task_column(group, "client")].count())
         test = FLOOD_TESTS[where["test"]]
         of = test.in_words(int(where["size"])) if test.sends_arrays else test.in_words()
-        sentences.append(_memory_sentence(where, fits, samples, of))
+        places = {role: _place(group, role) for role in fits}
+        sentences.append(_memory_sentence(where, fits, samples, of, places))
     return sentences
 
 
+def _per_task_column(group: pd.DataFrame, role: str) -> str:
+    """The column a role's memory per task is read from: the client's heap where every
+    sample of ``group`` has it, else the role's peak's rise."""
+    held = f"{role}_held_kb_per_task"
+    if held in group and group[held].notna().all():
+        return held
+    return f"{role}_kb_per_task"
+
+
+def _place(group: pd.DataFrame, role: str) -> str:
+    """Where a role's figure was read: ``this kernel's heap``, ``the controller's peak``."""
+    whose = "this kernel's" if role == "client" else f"the {role}'s"
+    return f"{whose} {'heap' if 'held' in _per_task_column(group, role) else 'peak'}"
+
+
 def _growth(group: pd.DataFrame, role: str) -> GrowthFit:
-    """How ``role``'s peak rose with the tasks over every flood size of ``group``, in
+    """How ``role``'s memory grew with the tasks over every flood size of ``group``, in
     bytes: the median per task of each size's samples, times its tasks."""
-    per_task = group.groupby("tasks")[f"{role}_kb_per_task"].median().dropna()
+    per_task = group.groupby("tasks")[_per_task_column(group, role)].median().dropna()
     return fit_growth({int(n): float(kb) * 1e3 * int(n) for n, kb in per_task.items()})
 
 
@@ -118,7 +139,8 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
     rows = []
     for key, group in flood.groupby(groups, sort=False, dropna=False):
         for role in ("client", "controller"):
-            if f"{role}_kb_per_task" not in group or group[f"{role}_kb_per_task"].isna().all():
+            column = _per_task_column(group, role)
+            if column not in group or group[column].isna().all():
                 continue
             fit = _growth(group, role)
             low, high = fit.forecast(tasks)
@@ -141,26 +163,31 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
 
 
 def _memory_sentence(
-    where: dict[str, Any], fits: dict[str, GrowthFit], samples: int, of: str
+    where: dict[str, Any],
+    fits: dict[str, GrowthFit],
+    samples: int,
+    of: str,
+    places: dict[str, str],
 ) -> str:
-    """What each task in flight cost each process at the largest flood, and what a
-    flood of :data:`FLOOD_OF` needs: one figure where the floods measured reach that
-    far, a range beyond (and where they say so). A process whose peak did not rise at
-    all is said to show none, not to need "0 B": its figure is below what /proc's whole
-    kilobytes can tell over ``tasks`` tasks, and a zero says nothing of a larger flood."""
+    """What each task in flight cost each process at the largest flood (``places``:
+    where each role's figure was read), and what a flood of :data:`FLOOD_OF` needs:
+    one figure where the floods measured reach that far, a range beyond (and where they
+    say so). A process that did not grow at all is said to show none, not to need
+    "0 B": a peak's figure is below what /proc's whole kilobytes can tell over
+    ``tasks`` tasks, and a zero says nothing of a larger flood."""
     tasks = next(iter(fits.values())).largest
     held = {role: "this kernel" if role == "client" else f"the {role}" for role in fits}
     grew = {role: fit for role, fit in fits.items() if fit.per_task > 0}
-    flat = [held[role] for role in fits if role not in grew]
+    flat = [places[role] for role in fits if role not in grew]
     head = f"with {_cluster(where)}, "
     sample_words = f"(medians of {samples} samples of a flood of {tasks:,} {of})"
     none = (
-        f"no rise in the peak resident memory of {' or '.join(flat)} (under "
-        f"{_bytes(KiB / tasks)} a task, one kilobyte over the flood)"
+        f"no growth in {' or '.join(flat)} (under {_bytes(KiB / tasks)} a task, one "
+        "kilobyte over the flood)"
     )
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
-    costs = " and ".join(f"{_bytes(fit.per_task)} in {held[role]}" for role, fit in grew.items())
+    costs = " and ".join(f"{_bytes(fit.per_task)} in {places[role]}" for role, fit in grew.items())
     needs = " and ".join(f"{_needs(fit)} more in {held[role]}" for role, fit in grew.items())
     tail = f"; {none}" if flat else ""
     return (
@@ -202,7 +229,7 @@ def _basis(grew: dict[str, GrowthFit], held: dict[str, str], of: str) -> str:
     if not fit.beyond(FLOOD_OF):
         if not shapes:
             return ", if memory grows with the tasks as it did here"
-        return f", the peak's rise fitted over {span} ({shapes})"
+        return f", the growth fitted over {span} ({shapes})"
     far = f"; {FLOOD_OF / fit.largest:,.0f}x the largest flood measured, past what {span}"
     if not shapes:
         return (
@@ -213,7 +240,7 @@ def _basis(grew: dict[str, GrowthFit], held: dict[str, str], of: str) -> str:
 
 
 def _power(exponent: float) -> str:
-    """``tasks^1.20``: how the peak's rise grew with the tasks."""
+    """``tasks^1.20``: how the memory grew with the tasks."""
     return f"tasks^{exponent:.2f}"
 
 
