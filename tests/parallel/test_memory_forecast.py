@@ -92,10 +92,10 @@ def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 15.2 kB "
         "in this kernel's peak and 2 kB in the controller's peak (medians of 3 samples of a "
-        "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB (each task as here) "
-        "and 2.85 GB (the fit, tasks^1.25) more in this kernel and about 200 MB more in the "
-        "controller; 12x the largest flood measured, past what floods of 128 to 8,192 tasks "
-        "can tell"
+        "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB "
+        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel and about "
+        "200 MB more in the controller; 12x the largest flood measured, past what floods of "
+        "128 to 8,192 tasks can tell"
     )
 
 
