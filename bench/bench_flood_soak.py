@@ -171,8 +171,7 @@ def _forecast(sizes: list[int], repeat: int, big: int) -> dict[str, dict[str, An
         f"warm-up, in a fresh process ({took:.0f} s in all)"
     )
     print(
-        "| tasks | samples | kernel heap kB/task | kernel peak kB/task | controller peak "
-        "kB/task |"
+        "| tasks | samples | kernel heap kB/task | kernel peak kB/task | controller peak kB/task |"
     )
     print("|---|---|---|---|---|")
     columns = ["client_held_kb_per_task", "client_kb_per_task", "controller_kb_per_task"]
