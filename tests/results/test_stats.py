@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from zmqbench_magic.results.statistics.analysis import (
 )
 from zmqbench_magic.results.statistics.histogram import RELATIVE_ERROR, LogHistogram
 from zmqbench_magic.results.statistics.stats import (
+    RatioTest,
     holm,
     median_ci,
     paired_ratio_test,
@@ -216,6 +218,9 @@ def test_compare_gives_verdicts_from_the_metric_direction():
     assert "wider than the ±1.0% tolerance" in table.loc[2, "reason"]
     assert table.loc[2, "ci_low"] < 1.0 < table.loc[2, "ci_high"]
     assert base.compare(cand, tolerance=0.05).loc[2, "verdict"] == "same"
+    # The tolerance the reason names takes the interval whole: "same" there.
+    reach = float(re.search(r"a tolerance of ±([\d.]+)%", table.loc[2, "reason"])[1]) / 100
+    assert base.compare(cand, tolerance=reach + 0.001).loc[2, "verdict"] == "same"
     assert table.loc[0, "ratio"] == pytest.approx(1.3, rel=0.03)
     assert (table["ci_low"] <= table["ratio"]).all() and (table["ratio"] <= table["ci_high"]).all()
     assert table.loc[0, "p_value"] < 0.01 and table.loc[2, "p_value"] > 0.05
@@ -328,3 +333,14 @@ def test_a_noise_floor_of_100_percent_or_more_tells_no_decrease_from_noise(floor
         assert (lower, higher) == ("inconclusive", "faster"), test.__name__
     with pytest.raises(ValueError, match="tolerance must be a fraction from 0 up"):
         unpaired_ratio_test(base, base, -0.1)
+
+
+def test_an_interval_wholly_on_one_side_of_1_is_not_told_to_widen_the_band():
+    """1.005 to 1.080 with a ±1% band: no tolerance calls it faster, and only one of
+    8% would take it as the same; more rounds are what it needs."""
+    test = RatioTest(1.04, 1.005, 1.08, 0.95, 0.2, 8, 0.004, True)
+    (verdict,) = judge([test], "higher", 0.01)
+    assert verdict.word == "inconclusive"
+    assert verdict.reason.endswith("wholly above 1 and into the band: more rounds narrow it")
+    below = RatioTest(0.96, 0.92, 0.995, 0.95, 0.2, 8, 0.004, True)
+    assert "wholly below 1" in judge([below], "higher", 0.01)[0].reason

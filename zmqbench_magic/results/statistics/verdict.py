@@ -100,10 +100,20 @@ def _missing(
         )
     half = (test.high - test.low) / 2
     if half > tolerance:
-        return (
+        wide = (
             f"the interval ({test.low:.3f} to {test.high:.3f}, ±{half:.1%}) is wider than "
-            f"the ±{tolerance:.1%} tolerance: more rounds narrow it, or allow a larger "
-            "tolerance"
+            f"the ±{tolerance:.1%} tolerance"
+        )
+        if test.low > 1 or test.high < 1:
+            # A larger tolerance only moves the band's edge further into the interval.
+            side = "above" if test.low > 1 else "below"
+            return f"{wide}, wholly {side} 1 and into the band: more rounds narrow it"
+        reach = max(1 - test.low, test.high - 1)
+        if test.level < CONFIDENCE - 1e-9:  # "same" needs the full level, whatever the band
+            return f"{wide}: more rounds narrow it"
+        return (
+            f"{wide}: more rounds narrow it, or a tolerance of ±{reach:.1%} would take it "
+            "as a whole"
         )
     return (
         f"the ratio is at the edge of the ±{tolerance:.1%} tolerance: its interval "

@@ -354,7 +354,7 @@ def versus_line(
     line, the points grouped by verdict; "" where the run did not measure both.
 
     >>> versus_line(r, "transport", "tcp", "ipc")  # doctest: +SKIP
-    'ipc vs tcp, mean_us paired by round (±1.0% tolerance): faster at 1 B, 1k B; ...'
+    'ipc vs tcp, sample_mean_us paired by round (±1.0% tolerance): faster at 1 B, 1k B; ...'
     """
     df = result.df
     if column not in df.columns or not {baseline, candidate} <= set(df[column]):
