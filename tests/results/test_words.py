@@ -6,10 +6,11 @@ import re
 
 import numpy as np
 import pytest
+import zmq
 
 from zmqbench_magic.params import KINDS
 from zmqbench_magic.results import ResultSet
-from zmqbench_magic.results.words.text import versus_line
+from zmqbench_magic.results.words.text import socket_where, versus_line
 
 
 def _two_undecided_sizes() -> ResultSet:
@@ -111,3 +112,12 @@ def test_every_printed_figure_lies_inside_its_printed_interval(kind):
         assert shown and interval, line
         low, high = _read(interval["low"]), _read(interval["high"])
         assert low <= _read(shown["value"]) <= high, line
+
+
+def test_a_point_names_its_copy_threshold_where_it_is_not_pyzmqs_default():
+    """01's crossover sweep runs zero-copy at threshold 0 beside pyzmq's default: the
+    two points must not read alike."""
+    point = {"transport": "tcp", "size": 100, "copy": False, "pattern": "pipeline"}
+    assert socket_where({**point, "copy_threshold": 0})[-1] == "copy threshold 0 B"
+    assert socket_where({**point, "copy_threshold": zmq.COPY_THRESHOLD})[-1] == ""
+    assert socket_where(point)[-1] == ""  # a file from before the column

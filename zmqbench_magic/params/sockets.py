@@ -97,6 +97,7 @@ COPY_THRESHOLD = Param(
     "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
     "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
     "copy threshold", "size", unit="B", low=0, high=1 * GiB, sweep=True,
+    phrase="copy threshold {} B",
 )
 COUNT = Param(
     "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...params import COPY, HWM, IDLE, IO_THREADS, KINDS
+from ...params import COPY, COPY_THRESHOLD, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
 from ...params.patterns import crowd_words
@@ -132,13 +132,17 @@ def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
 def socket_where(point: Mapping[str, Any]) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
     pattern and its peers where they are not one pipeline (a server's clients where
-    they are more than one), and the loop, the I/O threads, the interpreter and the
+    they are more than one), and the loop, the I/O threads, pyzmq's copy threshold
+    where it is not pyzmq's default, the interpreter and the
     offered rate, the receivers' work and the high-water mark where they are given."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
     words.append(crowd_words(point))
     extra = []
     if point.get("io_threads", 1) != 1:
         extra.append(IO_THREADS.words(point["io_threads"]))
+    threshold = point.get("copy_threshold", COPY_THRESHOLD.default)
+    if not pd.isna(threshold) and threshold != COPY_THRESHOLD.default:
+        extra.append(COPY_THRESHOLD.words(threshold))
     if point.get("loop", "python") != "python":
         extra.append(f"{point['loop']} loop")
     if point.get("python", "kernel") != "kernel":
