@@ -504,3 +504,12 @@ def test_clients_draw_p50_to_p999_against_their_number():
     assert '"field": "clients"' in spec
     for title in ("median", "p90", "p99", "p99.9"):
         assert f"{title} round trip" in spec, title
+
+
+def test_a_comparisons_rows_are_named_in_the_parameters_words():
+    """A row reads as the options and the text spell the point (``inproc 1k B
+    zero-copy``), not as a row of raw values (``inproc 1024 False``)."""
+    chart = chart_of("comparison", 2).to_dict()
+    rows = {row["point"] for data in chart["datasets"].values() for row in data if "point" in row}
+    assert rows and all(" B " in row and ("copy" in row) for row in rows), rows
+    assert not any("False" in row or "True" in row for row in rows), rows

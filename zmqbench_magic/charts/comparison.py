@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
-from ..params import COLUMN_TITLES
+from ..params import COLUMN_TITLES, PARAMS
 from ..results.statistics.compare import point_columns
 from .layout import HEIGHT, WIDTH, legend, picked, selector, titled
 
@@ -16,7 +19,8 @@ def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
     1 (no difference); colour gives the verdict, the tooltip why a point is
     inconclusive."""
     keys = point_columns(table)
-    frame = table.assign(point=table[keys].astype(str).agg(" ".join, axis=1) if keys else "all")
+    named = [table[key].map(_words_of(key)) for key in keys]
+    frame = table.assign(point=pd.concat(named, axis=1).agg(" ".join, axis=1) if keys else "all")
     base = alt.Chart(frame, width=WIDTH, height=max(HEIGHT // 2, 22 * len(frame)))
     verdict = alt.Color(
         "verdict:N",
@@ -70,3 +74,19 @@ def comparison_chart(table: pd.DataFrame) -> alt.TopLevelMixin:
     return titled(
         band + bars + points + even, f"Comparison of {COLUMN_TITLES.get(metric, metric)}", note
     )
+
+
+def _words_of(column: str) -> Callable[[Any], str]:
+    """How a point's value of ``column`` reads on the chart's rows: its parameter's
+    words (``1k B``, ``zero-copy``, ``pipeline``), a value of anything else as it is."""
+    param = PARAMS.get(column)
+    if param is None:
+        return str
+
+    def words(value: Any) -> str:
+        try:
+            return param.words(value)
+        except (TypeError, ValueError, IndexError):  # a value the parameter never takes
+            return str(value)
+
+    return words
