@@ -93,9 +93,9 @@ def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
         "with 2 engines (lb view, leastload scheme), each task in flight took about 15.2 kB "
         "in this kernel's peak and 2 kB in the controller's peak (medians of 3 samples of a "
         "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB "
-        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel and about "
-        "200 MB more in the controller; 12x the largest flood measured, past what floods of "
-        "128 to 8,192 tasks can tell"
+        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel's peak and "
+        "about 200 MB more in the controller's peak; 12x the largest flood measured, past what "
+        "floods of 128 to 8,192 tasks can tell"
     )
 
 
@@ -103,9 +103,10 @@ def test_a_forecast_within_reach_of_the_floods_is_one_figure():
     """A flood of 32,768 tasks is measured: 100,000 is 3x that, one figure on the
     fitted curve (1.6 kB x 100,000^1.25 = 2.85 GB)."""
     sentence = _memory_advice(_rows([128, 512, 2048, 8192, 32768]))
-    assert "needs about 2.85 GB more in this kernel and about 200 MB more in the controller" in (
-        sentence
+    needs = (
+        "needs about 2.85 GB more in this kernel's peak and about 200 MB more in the controller's"
     )
+    assert needs in sentence
     assert sentence.endswith(
         ", the growth fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this "
         "kernel and tasks^1.00 in the controller)"

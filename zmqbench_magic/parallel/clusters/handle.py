@@ -243,32 +243,10 @@ class ClusterHandle:
     def _disconnect(self) -> None:
         """Close the client, then its tunnel (the client's sockets go through it)."""
         with contextlib.suppress(Exception):
-            close_client(self.client)
+            self.client.close()
         if self.tunnel is not None:
             self.tunnel.close()
             self.tunnel = None
-
-
-def close_client(client: ipp.Client) -> None:
-    """Close an ipyparallel client, its sockets' streams first.
-
-    ``Client.close()`` stops its IO thread, then closes each socket under the stream
-    that still watches it; when that stream is cleaned up later, pyzmq warns that it
-    unregisters a closed socket's file descriptor ("Unregistering FD ... after closing
-    socket"), which may by then be another socket's. So each stream is closed first, on
-    the IO thread that owns it, queued before the thread's stop: the stream unregisters
-    its socket and closes it, and ``close()`` finds them all closed."""
-    loop = getattr(client, "_io_loop", None)
-    if loop is not None and not getattr(client, "_closed", True):
-        streams = [getattr(client, name) for name in dir(client) if name.endswith("_stream")]
-
-        def close_streams() -> None:
-            for stream in streams:
-                if stream is not None and not stream.closed():
-                    stream.close()
-
-        loop.add_callback(close_streams)
-    client.close()
 
 
 def wait_for_count(

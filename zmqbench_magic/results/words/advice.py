@@ -188,7 +188,7 @@ def _memory_sentence(
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
     costs = " and ".join(f"{_bytes(fit.per_task)} in {places[role]}" for role, fit in grew.items())
-    needs = " and ".join(f"{_needs(fit)} more in {held[role]}" for role, fit in grew.items())
+    needs = " and ".join(f"{_needs(fit)} more in {places[role]}" for role, fit in grew.items())
     tail = f"; {none}" if flat else ""
     return (
         f"{head}each task in flight took about {costs} {sample_words}: a flood of "
