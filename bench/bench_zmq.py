@@ -1,6 +1,7 @@
 """zmqbench_magic vs a bare pyzmq loop written the pyzmq-perf way, and vs code no
 one here wrote (pyzmq's ``perf/perf.py``, libzmq's ``perf/`` C tools), in one run;
-and the project's native loop (``loop="native"``) beside libzmq's C tools.
+and the project's native loop (``loop="native"``) beside libzmq's C tools, copying as
+the other figures do and copying nothing, as the C tools do.
 
 For each size, both measure tcp PUSH/PULL throughput (delivered msgs/s) and REQ/REP
 round-trip latency at the same settings: the same count, copy=True, high-water mark
@@ -38,10 +39,10 @@ from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import high_water_mark
 from zmqbench_magic.params.units import format_size
 
-SIZES = (1, 100, 64 * 1024, 1024 * 1024)
+SIZES = (1, 100, 4 * 1024, 64 * 1024, 1024 * 1024)
 # Messages / round trips per sample: each sample lasts roughly 0.2-0.5 s here.
-THR_COUNT = {1: 200_000, 100: 200_000, 64 * 1024: 8_000, 1024 * 1024: 800}
-LAT_COUNT = {1: 3_000, 100: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
+THR_COUNT = {1: 200_000, 100: 200_000, 4 * 1024: 100_000, 64 * 1024: 8_000, 1024 * 1024: 800}
+LAT_COUNT = {1: 3_000, 100: 3_000, 4 * 1024: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
 BARE = Path(__file__).with_name("bare_perf.py")
 
 
@@ -130,14 +131,21 @@ def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     return 2 * _number_after(remote.stdout, "average latency")
 
 
-def project_throughput(count: int, size: int, loop: str = "python") -> float:
-    result = run_throughput(size=size, count=count, repeat=1, warmup=1, loop=loop)
+def project_throughput(count: int, size: int, loop: str = "python", copy: bool = True) -> float:
+    result = run_throughput(size=size, count=count, repeat=1, warmup=1, loop=loop, **_copying(copy))
     return float(result.df["msgs_per_s"].iloc[0])
 
 
-def project_latency(count: int, size: int, loop: str = "python") -> float:
-    result = run_latency(size=size, count=count, repeat=1, warmup=1, loop=loop)
+def project_latency(count: int, size: int, loop: str = "python", copy: bool = True) -> float:
+    result = run_latency(size=size, count=count, repeat=1, warmup=1, loop=loop, **_copying(copy))
     return float(result.df["sample_mean_us"].iloc[0])
+
+
+def _copying(copy: bool) -> dict[str, object]:
+    """A copying run, or one that copies nothing at any size (pyzmq's threshold 0),
+    as libzmq's C tools: local_lat echoes the message it received and remote_lat sends
+    the one it got back; local_thr and remote_thr build each message in place."""
+    return {"copy": copy} if copy else {"copy": False, "copy_threshold": 0}
 
 
 def measure(figures: dict, count: int, size: int, rounds: int) -> dict[str, list[float]]:
@@ -173,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             "project": project,
             "bare pyzmq": partial(_bare, test),
             "native": partial(project, loop="native"),
+            "native 0-copy": partial(project, loop="native", copy=False),
             "asyncio": partial(project, loop="asyncio"),
             "bare asyncio": partial(_bare, test, awaited=True),
         }
@@ -181,10 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.libzmq_perf:
             figures["libzmq C"] = partial(libzmq_perf, args.libzmq_perf, test)
         header = "".join(f"{name:>14}" for name in figures)
-        versus_c = "native/C" if args.libzmq_perf else ""
-        print(
-            f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{'async':>8}{versus_c:>10}"
-        )
+        versus_c = f"{'native/C':>10}{'0-copy/C':>10}" if args.libzmq_perf else ""
+        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{'async':>8}{versus_c}")
         for size in SIZES:
             count = max(counts[size] // scale, 10)
             values = measure(figures, count, size, rounds)
@@ -193,9 +200,12 @@ def main(argv: list[str] | None = None) -> int:
             spread = (max(ratios) - min(ratios)) / statistics.median(ratios) if rounds > 1 else 0
             cells = "".join(f"{m:>14{unit}}" for m in medians.values())
             ratio = medians["project"] / medians["bare pyzmq"]
-            native_c = (
-                f"{medians['native'] / medians['libzmq C']:>10.2f}" if args.libzmq_perf else ""
-            )
+            native_c = ""
+            if args.libzmq_perf:
+                native_c = "".join(
+                    f"{medians[name] / medians['libzmq C']:>10.2f}"
+                    for name in ("native", "native 0-copy")
+                )
             awaited = medians["asyncio"] / medians["bare asyncio"]
             print(
                 f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}"

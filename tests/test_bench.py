@@ -33,7 +33,7 @@ def _run_bench(name: str, *args: str, timeout: int = 300, env: dict[str, str] | 
 def test_bench_quick_prints_a_ratio_per_figure_and_size():
     out = _run_bench("bench_zmq.py")
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("throughput", "latency"))]
-    assert len(rows) == 8  # 4 sizes x (throughput, latency)
+    assert len(rows) == 10  # 5 sizes x (throughput, latency)
     # The project against the bare loop, and its asyncio loop against a bare asyncio one.
     ratios = [float(row[-3]) for row in rows] + [float(row[-1]) for row in rows]
     assert all(ratio > 0 for ratio in ratios)
