@@ -36,6 +36,7 @@ from typing import Any
 import psutil
 from report import report
 
+from zmqbench_magic.method.heap import held_bytes
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.results import ResultSet, load
@@ -53,6 +54,8 @@ def state() -> dict[str, float]:
     me = psutil.Process()
     return {
         "rss_mb": me.memory_info().rss / 2**20,
+        # What is alive, whatever the allocators keep resident around it.
+        "heap_mb": held_bytes() / 2**20,
         "fds": len(os.listdir("/proc/self/fd")),
         "threads": threading.active_count(),
         "children": len(me.children(recursive=True)),
@@ -98,7 +101,15 @@ def _soak(floods: int, tasks: int) -> None:
     """``floods`` floods of ``tasks`` in this process, and how its resources changed."""
     states = []
     print(f"{floods} floods of {tasks:,} tasks on 2 engines, one sample each, in one process")
-    heads = ("flood", 5), ("s", 8), ("tasks/s", 9), ("RSS MB", 9), ("fds", 6), ("threads", 9)
+    heads = (
+        ("flood", 5),
+        ("s", 8),
+        ("tasks/s", 9),
+        ("RSS MB", 9),
+        ("heap MB", 9),
+        ("fds", 6),
+        ("threads", 9),
+    )
     print("".join(f"{head:>{width}}" for head, width in heads) + f"{'children':>10}")
     try:
         for number in range(1, floods + 1):
@@ -109,7 +120,8 @@ def _soak(floods: int, tasks: int) -> None:
             states.append(now)
             rate = result.df["tasks_per_s"].iloc[0]
             print(
-                f"{number:>5}{took:>8.1f}{rate:>9.0f}{now['rss_mb']:>9.1f}{now['fds']:>6.0f}"
+                f"{number:>5}{took:>8.1f}{rate:>9.0f}{now['rss_mb']:>9.1f}{now['heap_mb']:>9.1f}"
+                f"{now['fds']:>6.0f}"
                 f"{now['threads']:>9.0f}{now['children']:>10.0f}"
             )
     finally:
@@ -122,6 +134,13 @@ def _soak(floods: int, tasks: int) -> None:
     grown = last["rss_mb"] - first["rss_mb"]
     verdict = "within" if grown <= TARGET_MB else "NOT within"
     print(f"resident memory {verdict} {TARGET_MB} MB of flood 1's ({grown:+.1f} MB)")
+    alive = last["heap_mb"] - first["heap_mb"]
+    verdict = "within" if alive <= TARGET_MB else "NOT within"
+    print(
+        f"the heap (what is alive) {verdict} {TARGET_MB} MB of flood 1's ({alive:+.1f} MB): "
+        f"{'a leak' if alive > TARGET_MB else 'no leak'}; the rest of the resident change is "
+        "memory freed and kept by the allocators"
+    )
 
 
 def _flood(tasks: list[int], repeat: int, warmup: int) -> tuple[ResultSet, float, float]:

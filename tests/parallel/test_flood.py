@@ -4,6 +4,7 @@ an existing cluster, stop, interrupt, a killed kernel, bad input."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from IPython.utils.capture import capture_output
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.clusters.reaper import processes_of
-from zmqbench_magic.parallel.flood import run_taskflood
+from zmqbench_magic.parallel.flood import run_taskflood, samples
 from zmqbench_magic.parallel.flood.samples import hub_queues
 from zmqbench_magic.params.taskflood import MEMORY_ROLES
 
@@ -93,8 +94,9 @@ def test_flood_through_function_and_magic(bench):
     # Every role's memory: the kernel, the controller with its schedulers, the engines.
     for role in MEMORY_ROLES:
         assert (df[f"{role}_peak_mb"] > 0).all() and df[f"{role}_kb_per_task"].notna().all()
-    # The kernel's heap held every task's future and result at once: more than nothing.
-    assert (df["client_held_kb_per_task"] > 0).all()
+    # The kernel's heap is read (glibc and CPython here). Its figure is not asserted:
+    # with the collector on, a flood of a few tasks may free more garbage than it holds.
+    assert df["client_held_kb_per_task"].notna().all()
     assert "task_db" not in df.columns  # the default: a column only when asked for
 
 
@@ -171,6 +173,22 @@ def test_another_scheme_restarts_the_controller_and_says_so(ip):
     assert set(result.df["scheme"]) == {"pure"}
     assert "scheme pure needs a new controller" in result.metadata["notes"][0]
     assert "note: scheme pure needs a new controller" in str(result)
+
+
+def test_a_flood_runs_with_the_garbage_collector_on_as_a_users_session(monkeypatch):
+    """A flood's futures and messages leave cyclic garbage only the collector frees:
+    with it off, a flood would hold more than a user's, more the longer it ran."""
+    seen = []
+    waiting = samples._wait
+
+    def watched(pulse):
+        seen.append(gc.isenabled())
+        return waiting(pulse)
+
+    monkeypatch.setattr(samples, "_wait", watched)
+    result = run_taskflood(tasks=8, engines=1, repeat=2, warmup=0)
+    assert seen == [True, True]
+    assert result.metadata["gc"].startswith("on, as in any session")
 
 
 def test_direct_view_deals_tasks_to_every_engine():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from nbval.plugin import get_sanitize_patterns
 
-from zmqbench_magic.params.memory import FAR_BEYOND, fit_growth
+from zmqbench_magic.params.memory import FAR_BEYOND, STEEPEST, fit_growth
 from zmqbench_magic.results import ResultSet
 from zmqbench_magic.results.words.advice import FLOOD_OF, forecasts
 
@@ -159,3 +159,17 @@ def test_every_form_of_the_forecast_is_masked_alike_for_the_notebooks():
         _memory_advice(_rows([1000])),
     ]
     assert len({sanitized(f"advice: {form}\n") for form in forms}) == 1
+
+
+def test_a_fit_steeper_than_any_floods_records_need_is_drawn_at_the_steepest():
+    """Noise over small floods fitted tasks^4: the figure is drawn as tasks^2 (each
+    task's cost growing as the flood), and the words say the fit was taken so."""
+    sizes = [128, 512, 2048]
+    fit = fit_growth({n: n**4 for n in sizes})
+    assert fit.exponent == pytest.approx(4.0) and fit.curve == STEEPEST
+    assert fit.fitted(2048 * 16) == pytest.approx(2048**4 * 16**2)
+    rows = _rows(sizes)
+    for row in rows:
+        row["client_kb_per_task"] = float(row["tasks"]) ** 3 / 1e3  # rise = tasks^4 bytes
+    sentence = _memory_advice(rows)
+    assert "the fit's tasks^4.00 taken as tasks^2.00, past what a flood's records need" in sentence

@@ -14,6 +14,7 @@ the summary flags samples above 0.25.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -80,14 +81,17 @@ class CpuMeter:
 
 
 def with_other_load(
-    sample: Callable[[], dict[str, Any]], helper_pids: Iterable[int] = ()
+    sample: Callable[[], dict[str, Any]],
+    helper_pids: Iterable[int] = (),
+    collect: bool = False,
 ) -> dict[str, Any]:
-    """One sample's row, taken with the garbage collector off, and the rest of the
+    """One sample's row, taken with the garbage collector off (``collect``: left as it
+    is, for a sample whose garbage is part of what it measures), and the rest of the
     machine's load while it ran (``other_load``; ``helper_pids`` are the sample's own
     helper processes: engines, workers)."""
     meter = CpuMeter(lambda: helper_pids)
     meter.start()
-    with gc_off():
+    with contextlib.nullcontext() if collect else gc_off():
         row = sample()
     return {**row, "other_load": meter.stop()}
 

@@ -143,10 +143,16 @@ class GrowthFit:
         """The rise of a flood of ``tasks``, each costing what one cost at the largest."""
         return self.per_task * tasks
 
+    @property
+    def curve(self) -> float:
+        """The exponent the fitted figure is drawn with: the fit's, at most
+        :data:`STEEPEST` (noise over a few small floods can fit anything)."""
+        return min(self.exponent, STEEPEST)
+
     def fitted(self, tasks: float, exponent: float | None = None) -> float:
         """The rise of a flood of ``tasks`` on the fitted curve (linear without one), or
         on the curve of another ``exponent`` through the largest flood."""
-        power = self.exponent if exponent is None else exponent
+        power = self.curve if exponent is None else exponent
         if math.isnan(power):
             return self.linear(tasks)
         return self.per_task * self.largest * (tasks / self.largest) ** power

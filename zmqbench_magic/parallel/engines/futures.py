@@ -146,8 +146,11 @@ class FuturesSession:
         mark = self._stages_mark()
         meter = flood_meter(self._controller_pids, lambda: self.pids)
         try:
+            # The collector on, as for ipyparallel's floods (flood.samples.bounded).
             row = with_other_load(
-                lambda: meter.around(lambda: self._measure(point), point["tasks"]), self.pids
+                lambda: meter.around(lambda: self._measure(point), point["tasks"]),
+                self.pids,
+                collect=True,
             )
         except (WorkerLost, TimeoutError) as exc:
             where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"

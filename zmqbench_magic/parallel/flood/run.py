@@ -186,7 +186,7 @@ class _FloodRun:
             self.rows,
             list(self.params.points()),
             lambda point: describe(point, self.test),
-            "off in the timed loops (client)",
+            "on, as in any session: a flood's garbage is part of what it costs",
             advice=_MORE_SAMPLES,
         )
 

@@ -208,7 +208,13 @@ def _needs(fit: GrowthFit) -> str:
         (fit.linear(FLOOD_OF), "each task as here"),
         (fit.fitted(FLOOD_OF), f"the fit, {_power(fit.exponent)}"),
     ]
-    if not math.isnan(fit.steepest) and _power(fit.steepest) != _power(fit.exponent):
+    if fit.curve < fit.exponent:
+        figures[1] = (
+            fit.fitted(FLOOD_OF),
+            f"the fit's {_power(fit.exponent)} taken as {_power(fit.curve)}, past what a "
+            "flood's records need",
+        )
+    if not math.isnan(fit.steepest) and _power(fit.steepest) != _power(fit.curve):
         steep = f"{_power(fit.steepest)}, the steepest within the fit's 95% interval"
         figures.append((fit.fitted(FLOOD_OF, fit.steepest), steep))
     ends = [min(figures), max(figures)]
