@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import math
 import os
 import subprocess
@@ -52,6 +53,7 @@ WITHIN = 0.3
 
 def state() -> dict[str, float]:
     me = psutil.Process()
+    gc.collect()  # the heap's figure is then what is alive, not garbage yet to collect
     return {
         "rss_mb": me.memory_info().rss / 2**20,
         # What is alive, whatever the allocators keep resident around it.
