@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import itertools
 import math
 import time
@@ -120,6 +121,10 @@ def _timed(
     pulse = _Pulse(wait, tasks)
     submitted = pulse.submitted
     try:
+        # The collector runs during the flood, as in any session; garbage left by what
+        # came before (a warm-up, the last sample) is collected first, or its freeing
+        # would count against this flood's heap.
+        gc.collect()
         held_before = held_bytes()
         start = now()
         for count in range(1, (calls or tasks) + 1):
