@@ -220,25 +220,25 @@ def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
     (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 20.5 kB "
-        "in this kernel and 1.25 MB in the controller (medians of 6 samples of a flood of "
-        "1,000 tasks): a flood of 100,000 tasks at once needs about 2.05 GB more in this "
-        "kernel and about 125 GB more in the controller; 100x the largest flood measured, "
-        "past what floods of 10 to 1,000 tasks can tell"
+        "in this kernel's peak and 1.25 MB in the controller's peak (medians of 6 samples of "
+        "a flood of 1,000 tasks): a flood of 100,000 tasks at once needs about 2.05 GB more "
+        "in this kernel's peak and about 125 GB more in the controller's peak; 100x the "
+        "largest flood measured, past what floods of 10 to 1,000 tasks can tell"
     )
     # Where the controller could not be measured (Dask's runs in the kernel): left out.
     for row in rows:
         row["controller_kb_per_task"] = float("nan")
     (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
-    assert "in the controller" not in sentence and "2.05 GB more in this kernel;" in sentence
+    assert "the controller" not in sentence and "2.05 GB more in this kernel's peak;" in sentence
     # A kernel whose peak never rose (a process pool's futures): no "0 B" and no flood
     # of it, but what the figure can and cannot tell.
     for row in rows:
         row["client_kb_per_task"] = 0.0
     (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
     assert sentence == (
-        "with 2 engines (lb view, leastload scheme), each task in flight showed no rise in the "
-        "peak resident memory of this kernel (under 1.02 B a task, one kilobyte over the "
-        "flood) (medians of 6 samples of a flood of 1,000 tasks)"
+        "with 2 engines (lb view, leastload scheme), each task in flight showed no growth in "
+        "this kernel's peak (under 1.02 B a task, one kilobyte over the flood) (medians of 6 "
+        "samples of a flood of 1,000 tasks)"
     )
 
 
