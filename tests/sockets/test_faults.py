@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import ThroughputParams
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.link import Link, PeerError
 
 
 def _at_once(_process: psutil.Process) -> bool:
@@ -136,3 +136,15 @@ def test_an_interrupt_in_an_endless_sample_is_one_line(
         "progress was dropped"
     ]
     assert "Traceback" not in captured.stderr
+
+
+def test_a_far_end_left_without_commands_ends_and_says_why(no_leftovers):
+    """A process far end whose driver says nothing for its timeout leaves on its own,
+    and the driver's next command is refused at once with that far end's reason, not
+    after a timeout of its own."""
+    with Link("sink", "tcp", "process", "127.0.0.1", 0.5, 1000) as link:
+        assert link._process is not None
+        assert link._process.wait(timeout=30) == 0
+        with pytest.raises(PeerError, match="ended before it took a command") as caught:
+            link.command(cmd="sink", count=1, copy=True, frames=1, loop="python")
+    assert "(exit code 0: no command within 0.5 s)" in str(caught.value)

@@ -234,11 +234,15 @@ class Link:
         return f"{self.transport} {self.role} peer ({where})"
 
     def command(self, **message: Any) -> None:
-        """Send one control message to the far end."""
-        try:
-            self.ctrl.send(json.dumps(message).encode())
-        except zmq.Again:
-            raise self._failure("did not accept a command") from None
+        """Send one control message to the far end, waiting at most ``timeout`` for it
+        to take it and noticing at once if the far end has ended."""
+        deadline = time.monotonic() + self.timeout
+        while not self.ctrl.poll(_LIVENESS_POLL_MS, zmq.POLLOUT):
+            if not self.alive():
+                raise self._failure("ended before it took a command")
+            if time.monotonic() > deadline:
+                raise self._failure("did not accept a command")
+        self.ctrl.send(json.dumps(message).encode(), zmq.NOBLOCK)
 
     def reply(self, timeout: float | None = None) -> dict[str, Any]:
         """The far end's next control message, waiting at most ``timeout`` seconds and

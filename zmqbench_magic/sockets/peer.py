@@ -106,8 +106,12 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     try:
         _send(ctrl, {"ready": os.getpid()})
         _answer_commands(ctrl, data)
-    except (zmq.ContextTerminated, zmq.Again):
-        pass  # the driver went away or stopped us: nothing to report to
+    except zmq.ContextTerminated:
+        pass  # the driver stopped a thread far end: nothing to report to
+    except zmq.Again:
+        # A silent driver: maybe gone, maybe stalled. One that is still there reads
+        # this last line of a process far end's as the reason it ended.
+        print(f"no message on the data socket within {data.rcvtimeo / 1000:g} s", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the driver
         _report_error(ctrl, f"{type(exc).__name__}: {exc}")
     finally:
@@ -117,7 +121,11 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
 
 def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     while True:
-        command = json.loads(ctrl.recv())
+        try:
+            command = json.loads(ctrl.recv())
+        except zmq.Again:
+            print(f"no command within {ctrl.rcvtimeo / 1000:g} s", file=sys.stderr)
+            return
         if command["cmd"] == "quit":
             return
         loop = _LOOPS[command["cmd"], command.get("loop", "python")]
