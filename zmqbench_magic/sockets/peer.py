@@ -111,7 +111,9 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     except zmq.Again:
         # A silent driver: maybe gone, maybe stalled. One that is still there reads
         # this last line of a process far end's as the reason it ended.
-        print(f"no message on the data socket within {data.rcvtimeo / 1000:g} s", file=sys.stderr)
+        print(
+            f"no message on the data socket within {int(data.rcvtimeo) / 1000:g} s", file=sys.stderr
+        )
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the driver
         _report_error(ctrl, f"{type(exc).__name__}: {exc}")
     finally:
@@ -124,7 +126,7 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         try:
             command = json.loads(ctrl.recv())
         except zmq.Again:
-            print(f"no command within {ctrl.rcvtimeo / 1000:g} s", file=sys.stderr)
+            print(f"no command within {int(ctrl.rcvtimeo) / 1000:g} s", file=sys.stderr)
             return
         if command["cmd"] == "quit":
             return
