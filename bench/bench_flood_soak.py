@@ -219,18 +219,27 @@ def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], bi
     for where, fit, rise in checks:
         low, high = fit["low"], fit["high"]
         figure, ratio = _mb(low), f"{rise / low:.2f}"
-        if low != high:
+        if math.isinf(high):
+            figure = f"at least {_mb(low)}"
+        elif low != high:
             figure, ratio = f"{_mb(low)} to {_mb(high)}", f"{rise / low:.2f} to {rise / high:.2f}"
-        shape = f"tasks^{fit['exponent']:.2f}" if math.isfinite(fit["exponent"]) else "(one size)"
+        shape = f"tasks^{fit['exponent']:.2f}" if math.isfinite(fit["exponent"]) else "(a floor)"
         print(f"| {where} | {shape} | {figure} | {_mb(rise)} | {ratio} |")
     for where, fit, rise in checks:
-        off = rise / fit["fitted"] - 1
         inside = fit["low"] <= rise <= fit["high"]
+        if math.isinf(fit["high"]):
+            print(
+                f"{where}: the floor ({_mb(fit['low'])}) is {'below' if inside else 'ABOVE'} "
+                "the measured rise"
+            )
+            continue
+        # The forecast's error, as a share of what was measured.
+        off = fit["fitted"] / rise - 1
         print(
             f"{where}: the fitted figure ({_mb(fit['fitted'])}) is "
             f"{'within' if abs(off) <= WITHIN else 'NOT within'} {WITHIN:.0%} of the measured "
-            f"rise ({off:+.0%}); the measured rise is {'inside' if inside else 'OUTSIDE'} the "
-            "range the advice prints"
+            f"rise ({off:+.0%} of it); the measured rise is {'inside' if inside else 'OUTSIDE'} "
+            "the range the advice prints"
         )
 
 

@@ -190,12 +190,40 @@ def test_the_advisor_works_out_a_known_flood_by_hand():
     assert "from 6 samples of a flood of 128 tiny tasks" in sentence, sentence
 
 
+def test_the_map_advice_reads_its_longest_tasks_whose_overhead_grew():
+    """Maps of 1 ms sleeps at 1/6 efficiency (5 ms of overhead a task) and of 100 ms
+    sleeps at 100/115 (15 ms: the sleeps overshoot in proportion): tasks must last
+    9 x 15 = 135 ms, read from the longest tasks alone; the 5 ms of the short ones would
+    advise 45 ms, which the 100 ms map itself (87%) shows is not enough."""
+    rows = [
+        {
+            "test": "map",
+            "backend": "ipyparallel",
+            "tasks": 16,
+            "engines": 2,
+            "view": "lb",
+            "scheme": "leastload",
+            "chunksize": 1,
+            "duration": duration,
+            "efficiency": duration / (duration + overhead),
+            "sample": i,
+            "tasks_per_s": 10.0,
+        }
+        for duration, overhead in ((0.001, 0.005), (0.1, 0.015))
+        for i in range(6)
+    ]
+    (sentence,) = ResultSet("flood", rows).advice()
+    assert "tasks must last at least 135 ms" in sentence, sentence
+    assert "overhead 15 ms of engine time per task, from 6 samples of a map of 100 ms " in sentence
+    assert sentence.endswith("sleeps, the longest measured)")
+
+
 def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
     """Six samples of a 1,000-task flood whose client rose 18 to 23 kB a task (median
-    20.5): 100,000 tasks at once need 2.05 GB more in the kernel. The controller's
-    1,000 to 1,500 kB (median 1.25 MB) make 125 GB. The engines' figure is no advice.
-    Floods of 10 tasks rose as much a task: the rise was linear, so the range past the
-    floods measured is one figure, and the sentence says how far past them it is."""
+    20.5): 100,000 tasks at once need at least 2.05 GB more in the kernel. The
+    controller's 1,000 to 1,500 kB (median 1.25 MB) make at least 125 GB. The engines'
+    figure is no advice. Both are peaks, which reuse of freed memory holds down: floors,
+    each task as at the largest flood, not fitted over the sizes."""
     rows = [
         {
             "test": "flood",
@@ -221,9 +249,10 @@ def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 20.5 kB "
         "in this kernel's peak and 1.25 MB in the controller's peak (medians of 6 samples of "
-        "a flood of 1,000 tasks): a flood of 100,000 tasks at once needs about 2.05 GB more "
-        "in this kernel's peak and about 125 GB more in the controller's peak; 100x the "
-        "largest flood measured, past what floods of 10 to 1,000 tasks can tell"
+        "a flood of 1,000 tasks): a flood of 100,000 tasks at once needs at least 2.05 GB "
+        "more in this kernel's peak and at least 125 GB more in the controller's peak; a "
+        "peak's figure is a floor, each task as at the largest flood: memory freed by an "
+        "earlier flood is reused before a peak rises"
     )
     # Where the controller could not be measured (Dask's runs in the kernel): left out.
     for row in rows:

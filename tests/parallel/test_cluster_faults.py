@@ -7,7 +7,9 @@ of the cluster left running."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -185,6 +187,25 @@ def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     assert "replaced it and took the sample again" in note
     assert len(own_cluster.current().engine_ids()) == 2
     assert victim not in own_cluster.current().engine_of_pid
+    _left_nothing()
+
+
+@pytest.mark.slow  # a real cluster
+def test_an_engine_silent_for_seconds_is_kept_by_the_hub():
+    """An engine held still for 5 s (SIGSTOP: as a machine busy enough starves one)
+    misses 20 heartbeats of 250 ms; ipyparallel's 10 allowed would have unregistered it
+    from a healthy cluster. Set to 40, it is still there when it wakes, and floods."""
+    run_taskflood(tasks=4, engines=2, **ONE_ROUND)
+    handle = own_cluster.current()
+    victim = next(iter(handle.engine_of_pid))
+    os.kill(victim, signal.SIGSTOP)
+    try:
+        time.sleep(5)  # the silence itself: what is asserted follows it
+    finally:
+        os.kill(victim, signal.SIGCONT)
+    result = run_taskflood(tasks=16, engines=2, **ONE_ROUND)
+    assert len(result.df) == 1 and victim in own_cluster.current().engine_of_pid
+    assert len(own_cluster.current().engine_ids()) == 2
     _left_nothing()
 
 

@@ -192,7 +192,9 @@ def _kill_a_worker_mid_flood(backend: str, monkeypatch: pytest.MonkeyPatch) -> s
 def test_a_dask_flood_looking_out_for_its_tasks_leaves_nothing_waiting_per_look():
     """Each quarter-second look at a sample's tasks adds at most one waiter to the
     client's loop, not one per task: 20 looks at 2,000 tasks not yet run added 40,000
-    (gigabytes a minute, on a busy machine, in a flood of 20,000)."""
+    (gigabytes a minute, on a busy machine, in a flood of 20,000). The client's own
+    tasks come and go meanwhile (a busy machine's run counted one more): the bound
+    allows them as many again, three orders of magnitude below one per task."""
     from zmqbench_magic.parallel.engines import session_for
 
     async def tasks_on_the_loop() -> int:
@@ -205,7 +207,7 @@ def test_a_dask_flood_looking_out_for_its_tasks_leaves_nothing_waiting_per_look(
         for _ in range(20):
             assert session._wait(futures, 0.01) < len(futures)
         added = session.client.sync(tasks_on_the_loop) - before
-        assert added <= 20, f"{added} tasks were left on the client's loop by 20 looks"
+        assert added <= 40, f"{added} tasks were left on the client's loop by 20 looks"
         session.client.cancel(futures)
     finally:
         session.close()

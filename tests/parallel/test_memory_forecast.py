@@ -1,6 +1,7 @@
-"""A flood's memory forecast on known answers: floods of several sizes whose peak rose as
-a known power of the tasks, fitted and extrapolated, a single figure within reach of the
-floods measured and a range past it."""
+"""A flood's memory forecast on known answers: floods of several sizes whose kernel heap
+grew as a known power of the tasks, fitted and extrapolated, a single figure within
+reach of the floods measured and a range past it; a peak's rise, which reuse of freed
+memory holds down, forecast as a floor and never fitted."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ def _rise(tasks: float) -> float:
 
 
 def _rows(sizes: list[int], noise: tuple[float, ...] = (0.9, 1.0, 1.1)) -> list[dict[str, object]]:
-    """Samples of floods of ``sizes`` whose kernel rose by :func:`_rise` (times each
-    ``noise`` factor, one sample each: the median is the rise itself) and whose
-    controller rose linearly, 2 kB a task."""
+    """Samples of floods of ``sizes`` whose kernel's heap held :func:`_rise` more (times
+    each ``noise`` factor, one sample each: the median is the rise itself) while its
+    peak rose a third of that (reuse), and whose controller's peak rose 2 kB a task."""
     return [
         {
             "test": "flood",
@@ -38,7 +39,8 @@ def _rows(sizes: list[int], noise: tuple[float, ...] = (0.9, 1.0, 1.1)) -> list[
             "scheme": "leastload",
             "sample": i,
             "tasks_per_s": 400.0,
-            "client_kb_per_task": _rise(tasks) * factor / tasks / 1e3,
+            "client_held_kb_per_task": _rise(tasks) * factor / tasks / 1e3,
+            "client_kb_per_task": _rise(tasks) * factor / tasks / 1e3 / 3,
             "controller_kb_per_task": 2.0 * factor,
             "engines_kb_per_task": 1.0,
         }
@@ -85,17 +87,19 @@ def test_the_medians_of_each_size_are_fitted_not_the_largest_alone():
 def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
     """100,000 tasks is 12x a flood of 8,192: the range from each task's cost at 8,192
     (15.2 kB x 100,000 = 1.52 GB) to the fitted curve (1.6 kB x 100,000^1.25 = 2.85 GB);
-    the controller's rise was linear (exponent 1): both ends are one figure."""
+    the controller's peak gives a floor, each task as at 8,192."""
     sentence = _memory_advice(_rows([128, 512, 2048, 8192]))
     linear = _rise(8192) / 8192 * FLOOD_OF
     assert (f"{linear / 1e9:.3g}", f"{_rise(FLOOD_OF) / 1e9:.3g}") == ("1.52", "2.85")
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 15.2 kB "
-        "in this kernel's peak and 2 kB in the controller's peak (medians of 3 samples of a "
+        "in this kernel's heap and 2 kB in the controller's peak (medians of 3 samples of a "
         "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB "
-        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel's peak and "
-        "about 200 MB more in the controller's peak; 12x the largest flood measured, past what "
-        "floods of 128 to 8,192 tasks can tell"
+        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel's heap and "
+        "at least 200 MB more in the controller's peak; 12x the largest flood measured, past "
+        "what floods of 128 to 8,192 tasks can tell"
+        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
+        "earlier flood is reused before a peak rises"
     )
 
 
@@ -104,12 +108,14 @@ def test_a_forecast_within_reach_of_the_floods_is_one_figure():
     fitted curve (1.6 kB x 100,000^1.25 = 2.85 GB)."""
     sentence = _memory_advice(_rows([128, 512, 2048, 8192, 32768]))
     needs = (
-        "needs about 2.85 GB more in this kernel's peak and about 200 MB more in the controller's"
+        "needs about 2.85 GB more in this kernel's heap and at least 200 MB more in the "
+        "controller's peak"
     )
     assert needs in sentence
     assert sentence.endswith(
-        ", the growth fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this "
-        "kernel and tasks^1.00 in the controller)"
+        ", the growth fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this kernel)"
+        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
+        "earlier flood is reused before a peak rises"
     )
     assert "between" not in sentence and "past what" not in sentence
 
@@ -117,21 +123,39 @@ def test_a_forecast_within_reach_of_the_floods_is_one_figure():
 def test_the_kernel_is_read_by_its_heap_where_every_sample_has_it():
     """A flood after one as large reuses the memory that one freed: its peak rises by
     a third of what it holds. Where the rows carry the heap's figure the client's
-    forecast is the heap's, and the sentence says where each figure was read."""
+    forecast is the heap's fit, and the sentence says where each figure was read; with
+    one sample without it (a file from before the column) the peak is read for every
+    sample, and its figure is a floor, not a fit."""
     rows = _rows([128, 512, 2048, 8192])
-    for row in rows:
-        row["client_held_kb_per_task"] = 3 * float(row["client_kb_per_task"])
     (client,) = forecasts(ResultSet("flood", rows)).query("role == 'client'").to_dict("records")
-    assert client["fitted"] == pytest.approx(3 * _rise(FLOOD_OF))
-    sentence = _memory_advice(rows)
-    assert "took about 45.7 kB in this kernel's heap and 2 kB in the controller's peak" in (
-        sentence
+    assert client["read"] == "heap" and client["fitted"] == pytest.approx(_rise(FLOOD_OF))
+    assert "15.2 kB in this kernel's heap and 2 kB in the controller's peak" in (
+        _memory_advice(rows)
     )
-    # One sample without it (a file from before the column): the peak for every sample.
     rows[0]["client_held_kb_per_task"] = float("nan")
     (client,) = forecasts(ResultSet("flood", rows)).query("role == 'client'").to_dict("records")
-    assert client["fitted"] == pytest.approx(_rise(FLOOD_OF))
-    assert "15.2 kB in this kernel's peak" in _memory_advice(rows)
+    peak_per_task = _rise(8192) / 8192 / 3
+    assert client["read"] == "peak" and math.isnan(client["exponent"])
+    assert (client["low"], client["high"]) == (pytest.approx(peak_per_task * FLOOD_OF), math.inf)
+    sentence = _memory_advice(rows)
+    assert "5.07 kB in this kernel's peak" in sentence
+    assert "at least 507 MB more in this kernel's peak and" in sentence
+    assert "a peak's figure is a floor, each task as at the largest flood" in sentence
+
+
+def test_a_peak_that_fell_with_the_flood_is_never_fitted_below_what_it_used():
+    """Reuse can make a larger flood's peak rise less a task than a smaller one's (a
+    negative power, fitted): the controller's forecast is its largest flood's rise per
+    task times the tasks, never a curve that falls below what was measured."""
+    rows = _rows([128, 512, 2048, 8192])
+    for row in rows:
+        row["controller_kb_per_task"] = 40.0 * (128 / float(row["tasks"])) ** 0.5
+    (controller,) = (
+        forecasts(ResultSet("flood", rows)).query("role == 'controller'").to_dict("records")
+    )
+    at_largest = 40.0 * (128 / 8192) ** 0.5 * 1e3  # bytes a task
+    assert controller["low"] == pytest.approx(at_largest * FLOOD_OF)
+    assert controller["high"] == math.inf and math.isnan(controller["exponent"])
 
 
 def test_one_flood_size_far_below_gives_a_lower_bound_only():
@@ -140,6 +164,8 @@ def test_one_flood_size_far_below_gives_a_lower_bound_only():
     assert sentence.endswith(
         "; 100x the largest flood measured, past what a flood of 1,000 tasks can tell: memory "
         "per task may grow with the flood, as floods of several sizes would show"
+        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
+        "earlier flood is reused before a peak rises"
     )
 
 
@@ -170,6 +196,7 @@ def test_a_fit_steeper_than_any_floods_records_need_is_drawn_at_the_steepest():
     assert fit.fitted(2048 * 16) == pytest.approx(2048**4 * 16**2)
     rows = _rows(sizes)
     for row in rows:
-        row["client_kb_per_task"] = float(row["tasks"]) ** 3 / 1e3  # rise = tasks^4 bytes
+        row["client_held_kb_per_task"] = float(row["tasks"]) ** 3 / 1e3  # rise = tasks^4 bytes
     sentence = _memory_advice(rows)
-    assert "the fit's tasks^4.00 taken as tasks^2.00, past what a flood's records need" in sentence
+    cut = "the fit, tasks^4.00, cut to tasks^2.00: steeper is past what a flood's records need"
+    assert cut in sentence

@@ -131,7 +131,7 @@ def test_the_advice_reads_which_tests_it_applies_to_from_their_records(monkeypat
     (memory,) = advised("echo", mbit_per_s=10.0)
     assert "of 128 echoes of 1k B arrays" in memory
     (size,) = advised("map", efficiency=0.5)
-    assert "from 6 samples of a map of sleeps" in size
+    assert "from 6 samples of a map of 10 ms sleeps, the longest measured" in size
     assert advised("push", mbit_per_s=10.0) == []
     # A record that says otherwise is followed: push advised as a flood is.
     as_flood = dataclasses.replace(

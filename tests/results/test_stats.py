@@ -344,3 +344,14 @@ def test_an_interval_wholly_on_one_side_of_1_is_not_told_to_widen_the_band():
     assert verdict.reason.endswith("wholly above 1 and into the band: more rounds narrow it")
     below = RatioTest(0.96, 0.92, 0.995, 0.95, 0.2, 8, 0.004, True)
     assert "wholly below 1" in judge([below], "higher", 0.01)[0].reason
+
+
+def test_an_interval_reaching_past_twice_or_zero_is_told_only_rounds_help():
+    """0.4 to 2.3 around 1: a tolerance that took it whole would be ±130%, a band that
+    takes in a ratio of zero; the reason names rounds alone. 0.9 to 1.2 names both."""
+    wide = RatioTest(1.1, 0.4, 2.3, 0.95, 0.5, 8, 0.004, True)
+    (verdict,) = judge([wide], "higher", 0.01)
+    assert verdict.reason.endswith(": only more rounds narrow it"), verdict.reason
+    narrow = RatioTest(1.05, 0.9, 1.2, 0.95, 0.5, 8, 0.004, True)
+    (verdict,) = judge([narrow], "higher", 0.01)
+    assert verdict.reason.endswith("or a tolerance of ±20.0% would take it as a whole")

@@ -4,9 +4,8 @@ A flood's memory per task cannot be read from resident memory alone after an ear
 flood. Freed memory mostly stays resident (Python's small-object arenas free a whole
 arena only when every object in it is gone, and glibc keeps what its arenas cannot
 trim), and the next flood reuses it before the process grows. So a flood that follows
-one as large shows its peak rising by a third of what a first one shows: 9 to 11 kB a
-task against 32 kB for floods of 8,192 tasks here, while the bytes held grew by
-31.5 kB a task every time.
+one as large shows its peak rising by a fraction of what it holds
+(``bench/bench_flood_soak.py`` prints both a task, flood size by flood size).
 
 :func:`held_bytes` counts the bytes allocated and not yet freed, whatever pages they
 sit on: glibc's bytes in use (``mallinfo2``: the heap's chunks and its own mmaps; what
@@ -54,22 +53,25 @@ class _MallInfo2(ctypes.Structure):
 
 
 @functools.cache
-def _libc() -> Any:
-    """glibc, looked up once; None where there is none."""
+def libc() -> Any:
+    """The C library, looked up once (its ``mallinfo2`` made to return its struct);
+    None where there is none."""
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name) if name else None
+        found = ctypes.CDLL(name) if name else None
     except OSError:
         return None
+    if hasattr(found, "mallinfo2"):
+        found.mallinfo2.restype = _MallInfo2
+    return found
 
 
 def malloc_in_use() -> float:
     """Bytes glibc's allocator has handed out and not had back (NaN without
     ``mallinfo2``, whose older ``mallinfo`` wraps at 2 GiB)."""
-    mallinfo2 = getattr(_libc(), "mallinfo2", None)
+    mallinfo2 = getattr(libc(), "mallinfo2", None)
     if mallinfo2 is None:
         return math.nan
-    mallinfo2.restype = _MallInfo2
     info = mallinfo2()
     return float(info.uordblks + info.hblkhd)
 
@@ -109,9 +111,9 @@ def give_back_freed() -> None:
     client's IO thread and freed on this one, and glibc keeps such freed memory in
     its per-thread arenas: resident memory would creep up over many floods although
     nothing is alive (tracemalloc sees no growth)."""
-    trim = getattr(_libc(), "malloc_trim", None)
+    trim = getattr(libc(), "malloc_trim", None)
     if trim is not None:
         trim(0)
 
 
-__all__ = ["give_back_freed", "held_bytes", "malloc_in_use", "python_small_objects"]
+__all__ = ["give_back_freed", "held_bytes", "libc", "malloc_in_use", "python_small_objects"]

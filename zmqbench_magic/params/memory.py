@@ -130,8 +130,9 @@ class GrowthFit:
 
     The curve is drawn through the largest flood's own rise, where the figure is
     surest. ``exponent`` is NaN where fewer than two sizes rose at all; ``steepest``
-    is the upper end of its 95% interval (Student's t over the sizes, at most
-    :data:`STEEPEST`), NaN with fewer than three sizes."""
+    is the upper end of its 95% interval (Student's t over the sizes, never below the
+    fit), NaN with fewer than three sizes. Either is drawn at most :data:`STEEPEST`
+    (:meth:`drawn`)."""
 
     smallest: int
     largest: int
@@ -143,16 +144,22 @@ class GrowthFit:
         """The rise of a flood of ``tasks``, each costing what one cost at the largest."""
         return self.per_task * tasks
 
+    @staticmethod
+    def drawn(exponent: float) -> float:
+        """The exponent a curve is drawn with: at most :data:`STEEPEST` (noise over a
+        few small floods can fit anything)."""
+        return min(exponent, STEEPEST)
+
     @property
     def curve(self) -> float:
-        """The exponent the fitted figure is drawn with: the fit's, at most
-        :data:`STEEPEST` (noise over a few small floods can fit anything)."""
-        return min(self.exponent, STEEPEST)
+        """The exponent the fitted figure is drawn with."""
+        return self.drawn(self.exponent)
 
     def fitted(self, tasks: float, exponent: float | None = None) -> float:
         """The rise of a flood of ``tasks`` on the fitted curve (linear without one), or
-        on the curve of another ``exponent`` through the largest flood."""
-        power = self.curve if exponent is None else exponent
+        on the curve of another ``exponent`` (drawn at most :data:`STEEPEST`) through
+        the largest flood."""
+        power = self.curve if exponent is None else self.drawn(exponent)
         if math.isnan(power):
             return self.linear(tasks)
         return self.per_task * self.largest * (tasks / self.largest) ** power
@@ -201,4 +208,4 @@ def fit_growth(rises: Mapping[int, float]) -> GrowthFit:
     residual = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in zip(xs, ys, strict=True))
     error = math.sqrt(residual / freedom / spread)
     upper = slope + float(stats.t.ppf(0.975, freedom)) * error
-    return dataclasses.replace(fit, steepest=min(max(upper, slope), STEEPEST))
+    return dataclasses.replace(fit, steepest=max(upper, slope))

@@ -11,6 +11,7 @@ so that one loop paces and one loop works.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,6 +98,29 @@ JOIN_METRICS = (
            "saw: those sent before its subscription arrived", "lower", unit="msgs"),
 )
 # fmt: on
+# A slow joiner connects once this share of a sample's messages has been published,
+JOIN_AFTER = 0.25
+# and is given this long after it to connect, subscribe and hear messages: a join takes
+# milliseconds on an idle machine, but a sample that ended before a busy one's join got
+# there measured nothing (a subscriber with 0 messages).
+JOIN_ROOM_S = 0.5
+
+
+def joiner_count(rate: float) -> int:
+    """The fewest messages a slow joiner's sample at ``rate`` may publish: enough for
+    :data:`JOIN_ROOM_S` after the subscriber joins."""
+    return math.ceil(rate * JOIN_ROOM_S / (1 - JOIN_AFTER))
+
+
+def paced_count(rate: float, min_time: float, pattern: str = "") -> int:
+    """A paced sample's count: it lasts count / rate whatever the machine, so no trial
+    sample is needed to find one lasting ``min_time`` (and a slow joiner's trials of
+    ten messages would end before it joined); a joiner's, at least
+    :func:`joiner_count`."""
+    count = max(math.ceil(rate * min_time), 2)
+    return max(count, joiner_count(rate)) if pattern == "joiner" else count
+
+
 # An open-loop sample "held" its rate when it answered (sent) at least this share of it.
 HELD_FRACTION = 0.95
 
@@ -154,6 +178,16 @@ def check_joiner(params: Any) -> None:
             "--peers and --sequence"
         )
         raise ValueError(msg)
+    fastest = max(params.rate)
+    if params.count and params.count < joiner_count(fastest):
+        after_ms = params.count * (1 - JOIN_AFTER) / fastest * 1e3
+        msg = (
+            f"--pattern joiner at --rate {RATE.label(fastest)}: count {params.count:,} leaves "
+            f"the subscriber {after_ms:.3g} ms after it joins; give at least "
+            f"{joiner_count(fastest):,} ({JOIN_ROOM_S:g} s), or leave the count out to have "
+            "it set by each rate"
+        )
+        raise ValueError(msg)
 
 
 # The patterns whose receivers a conflating socket can be: each hears the hub alone.
@@ -203,5 +237,7 @@ __all__ = [
     "check_joiner",
     "check_pressure",
     "held",
+    "joiner_count",
+    "paced_count",
     "under_pressure",
 ]

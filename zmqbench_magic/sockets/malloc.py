@@ -3,8 +3,7 @@ the OS and faulted in again."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+from ..method.heap import libc
 
 # The far end is an instrument: it should cost what a warmed, long-running process
 # (or libzmq's C echo, which allocates nothing) costs. A fresh process does not: glibc
@@ -26,11 +25,7 @@ _MALLOPT = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3}
 def steady_malloc() -> None:
     """:data:`STEADY_MALLOC` applied to this process at run time (glibc's ``mallopt``),
     for a far end no driver started (``zmqbench peer``)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        return  # not glibc: its allocator is what it is
+    mallopt = getattr(libc(), "mallopt", None)  # None: not glibc, its allocator is its own
     if mallopt is not None:
         for setting, number in _MALLOPT.items():
             mallopt(number, int(STEADY_MALLOC[setting]))

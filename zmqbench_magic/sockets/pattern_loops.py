@@ -27,6 +27,7 @@ from typing import Any
 
 from ..method.control import gc_off
 from ..method.load import CpuMeter
+from ..params.pressure import JOIN_AFTER
 from .crowd import Crowd, Member
 from .loops import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
 from .member_loops import receive
@@ -214,8 +215,6 @@ def _hub_send(
     return {"sent": count, "burst": burst, "burst_elapsed": burst_elapsed, "elapsed": elapsed}
 
 
-# A slow joiner connects once this share of a sample's messages has been published.
-_JOIN_AFTER = 0.25
 # The hub starts publishing this long after the joiner is armed with its time to join.
 _LEAD_S = 0.05
 
@@ -232,7 +231,7 @@ def joiner_sample(
     assert crowd.data is not None
     (joiner,) = crowd.receivers
     schedule = Schedule(rate, start=time.perf_counter() + _LEAD_S)
-    joins_at = schedule.start + math.ceil(count * _JOIN_AFTER) / rate
+    joins_at = schedule.start + math.ceil(count * JOIN_AFTER) / rate
     crowd.arm([joiner], cmd="join", url=crowd.hub_url, at=joins_at, count=count, copy=copy)
     sent_at: array[float] = array("d")
     numbered = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)

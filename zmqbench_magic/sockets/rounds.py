@@ -17,6 +17,7 @@ from ..method.calibrate import calibrate
 from ..method.resident import MemoryMeter, this_process
 from ..params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
 from ..params.patterns import crowd_shape, crowd_words
+from ..params.pressure import paced_count
 from ..params.units import format_size
 from .client_loops import clients_sample
 from .crowd import Crowd
@@ -192,10 +193,13 @@ class FarEnd:
 
 
 def _calibrated(one: Any, min_time: float, point: Mapping[str, Any]) -> int:
-    """A count whose sample lasts ``min_time``: measured, or for pauses before each
-    round trip, as many pauses as fill it (calibrating would sit through ten or more)."""
+    """A count whose sample lasts ``min_time``: measured; for pauses before each round
+    trip, as many pauses as fill it (calibrating would sit through ten or more); at an
+    offered rate, what the pace sends in it (:func:`..params.pressure.paced_count`)."""
     if point.get("idle"):
         return max(1, math.ceil(min_time / point["idle"]))
+    if point.get("rate"):
+        return paced_count(point["rate"], min_time, point.get("pattern", ""))
     return calibrate(one, min_time)
 
 

@@ -333,8 +333,8 @@ def bounded(
     """One sample, with the rest of the machine's load (``other_load``;
     ``helper_pids`` are the cluster's own processes) measured. The garbage collector
     runs as in any session: a flood's futures and messages leave cyclic garbage that
-    only it frees, 8 kB a task at 32,768 tasks here, so with it off a flood holds far
-    more than a user's would, more the longer it runs.
+    only it frees, so with it off a flood holds more than a user's would, more the
+    longer it runs.
 
     Afterwards, or after an error, a stop or an interrupt, what is still outstanding is
     aborted and waited out and the client's caches emptied: the cluster is left idle

@@ -111,6 +111,9 @@ def _missing(
         reach = max(1 - test.low, test.high - 1)
         if test.level < CONFIDENCE - 1e-9:  # "same" needs the full level, whatever the band
             return f"{wide}: more rounds narrow it"
+        if reach >= 1:
+            # A band past ±100% takes in a ratio of 0: no tolerance anyone would set.
+            return f"{wide}: only more rounds narrow it"
         return (
             f"{wide}: more rounds narrow it, or a tolerance of ±{reach:.1%} would take it "
             "as a whole"

@@ -12,7 +12,8 @@ of duration ``d`` need ``c >= 9 o / d``. ``o`` per engine comes from each sample
 
 - a flood of tiny tasks (the largest task count of a cluster): ``o = engines /
   tasks_per_s``, the engine time each task's overhead takes when nothing else runs;
-- a map of sleeps (chunksize 1, duration > 0): ``o = d (1 / efficiency - 1)``.
+- a map of sleeps (chunksize 1, duration > 0), at its longest duration:
+  ``o = d (1 / efficiency - 1)``.
 
 The interval is the order-statistic interval of the samples' median ``o``
 (:func:`..statistics.stats.median_ci`), scaled: the uncertainty is the measurement's own.
@@ -24,15 +25,20 @@ median over its samples). The client's figure is its heap's, not its peak's: a f
 that follows one as large reuses the memory that one freed, and its peak rises by a
 third of what the flood holds. The controller is another process, whose heap cannot be
 read from here: its figure is a floor after a flood as large. Where a result has no
-heap figure (a file from before it, an allocator that does not tell) the client's
-peak is read too. Memory per task may grow with the flood, so a flood of :data:`FLOOD_OF` tasks
-is forecast from how that grew over every flood size of the run: a power of
-the tasks fitted in log space (:func:`..params.memory.fit_growth`), drawn through the
-largest flood. Within :data:`..params.memory.FAR_BEYOND` times the largest flood that
-is one figure; past it, the range between each task costing what it did at the largest
-(the lower bound where the rise grew faster than the tasks) and the fitted curve, and
-the sentence names the floods measured (ipyparallel #286 went past 16 GB at 660k tasks;
-``bench/bench_flood_soak.py`` checks the forecast against a flood of 100,000).
+heap figure (a file from before it, an allocator that does not tell, another backend's
+client) the client's peak is read too.
+
+A heap's figure grows with the flood, so a flood of :data:`FLOOD_OF` tasks is forecast
+from how it grew over every flood size of the run: a power of the tasks fitted in log
+space (:func:`..params.memory.fit_growth`), drawn through the largest flood. Within
+:data:`..params.memory.FAR_BEYOND` times the largest flood that is one figure; past it,
+the range between each task costing what it did at the largest (the lower bound where
+the rise grew faster than the tasks), the fitted curve and the steepest of its 95%
+interval, and the sentence names the floods measured (ipyparallel #286 went past 16 GB
+at 660k tasks; ``bench/bench_flood_soak.py`` checks the forecast against a flood of
+100,000). A peak's figure is not fitted: what reuse held back differs from flood to
+flood, so its rises over sizes trace the allocator, not the tasks; it is forecast as
+a floor, each task as at the largest flood.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...params.backends import BACKENDS
-from ...params.memory import GrowthFit, fit_growth
+from ...params.memory import FAR_BEYOND, GrowthFit, fit_growth
 from ...params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
 from ...params.units import KiB
 from ..statistics.stats import median_ci
@@ -99,7 +105,8 @@ def _memory(df: pd.DataFrame) -> list[str]:
         test = FLOOD_TESTS[where["test"]]
         of = test.in_words(int(where["size"])) if test.sends_arrays else test.in_words()
         places = {role: _place(group, role) for role in fits}
-        sentences.append(_memory_sentence(where, fits, samples, of, places))
+        smallest = int(group["tasks"].min())
+        sentences.append(_memory_sentence(where, fits, samples, of, places, smallest))
     return sentences
 
 
@@ -115,22 +122,33 @@ def _per_task_column(group: pd.DataFrame, role: str) -> str:
 def _place(group: pd.DataFrame, role: str) -> str:
     """Where a role's figure was read: ``this kernel's heap``, ``the controller's peak``."""
     whose = "this kernel's" if role == "client" else f"the {role}'s"
-    return f"{whose} {'heap' if 'held' in _per_task_column(group, role) else 'peak'}"
+    return f"{whose} {'peak' if _is_peak(_per_task_column(group, role)) else 'heap'}"
 
 
 def _growth(group: pd.DataFrame, role: str) -> GrowthFit:
     """How ``role``'s memory grew with the tasks over every flood size of ``group``, in
-    bytes: the median per task of each size's samples, times its tasks."""
-    per_task = group.groupby("tasks")[_per_task_column(group, role)].median().dropna()
+    bytes: the median per task of each size's samples, times its tasks. A peak's rise
+    is fitted at the largest flood alone: memory an earlier flood freed is reused before
+    a peak rises, by as much as the allocator happens to keep, so its rises over sizes
+    trace the reuse (they have fitted negative powers), not the growth."""
+    column = _per_task_column(group, role)
+    per_task = group.groupby("tasks")[column].median().dropna()
+    if _is_peak(column):
+        per_task = per_task[per_task.index == per_task.index.max()]
     return fit_growth({int(n): float(kb) * 1e3 * int(n) for n, kb in per_task.items()})
 
 
+def _is_peak(column: str) -> bool:
+    return "_held_" not in column
+
+
 def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
-    """Per cluster and role, what the advice forecasts for a flood of ``tasks``: the
-    fit (``smallest``, ``largest`` flood, ``exponent``) and the rise in bytes: each
-    task as at the largest (``linear``), on the fitted curve (``fitted``), and what the
-    advice prints (``low``, ``high``: equal where the floods reach that far, the two
-    figures ``beyond`` it)."""
+    """Per cluster and role, what the advice forecasts for a flood of ``tasks``: where
+    it was ``read`` (``heap`` or ``peak``), the fit (``smallest``, ``largest`` flood,
+    ``exponent``) and the rise in bytes: each task as at the largest (``linear``), on
+    the fitted curve (``fitted``), and what the advice prints (``low``, ``high``: equal
+    where the floods reach that far, the two figures ``beyond`` it; a peak's is a
+    floor, ``high`` infinite)."""
     df = result.df
     if "backend" not in df.columns:
         df = df.assign(backend=BACKEND.default)
@@ -144,10 +162,13 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
                 continue
             fit = _growth(group, role)
             low, high = fit.forecast(tasks)
+            if _is_peak(column):
+                low, high = fit.linear(tasks), math.inf  # a floor (_needs)
             rows.append(
                 {
                     **dict(zip(groups, key, strict=True)),
                     "role": role,
+                    "read": "peak" if _is_peak(column) else "heap",
                     "smallest": fit.smallest,
                     "largest": fit.largest,
                     "exponent": fit.exponent,
@@ -168,13 +189,14 @@ def _memory_sentence(
     samples: int,
     of: str,
     places: dict[str, str],
+    smallest: int,
 ) -> str:
     """What each task in flight cost each process at the largest flood (``places``:
     where each role's figure was read), and what a flood of :data:`FLOOD_OF` needs:
     one figure where the floods measured reach that far, a range beyond (and where they
-    say so). A process that did not grow at all is said to show none, not to need
-    "0 B": a peak's figure is below what /proc's whole kilobytes can tell over
-    ``tasks`` tasks, and a zero says nothing of a larger flood."""
+    say so), a floor from a peak. A process that did not grow at all is said to show
+    none, not to need "0 B": a peak's figure is below what /proc's whole kilobytes can
+    tell over ``tasks`` tasks, and a zero says nothing of a larger flood."""
     tasks = next(iter(fits.values())).largest
     held = {role: "this kernel" if role == "client" else f"the {role}" for role in fits}
     grew = {role: fit for role, fit in fits.items() if fit.per_task > 0}
@@ -188,55 +210,78 @@ def _memory_sentence(
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
     costs = " and ".join(f"{_bytes(fit.per_task)} in {places[role]}" for role, fit in grew.items())
-    needs = " and ".join(f"{_needs(fit)} more in {places[role]}" for role, fit in grew.items())
+    peaks = {role for role in grew if places[role].endswith("peak")}
+    needs = " and ".join(
+        f"{_needs(fit, floor=role in peaks)} more in {places[role]}" for role, fit in grew.items()
+    )
     tail = f"; {none}" if flat else ""
+    fitted = {role: fit for role, fit in grew.items() if role not in peaks}
+    span = (
+        f"floods of {smallest:,} to {tasks:,} {of}"
+        if smallest < tasks
+        else f"a flood of {tasks:,} {of}"
+    )
+    floors = (
+        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
+        "earlier flood is reused before a peak rises"
+        if peaks
+        else ""
+    )
     return (
         f"{head}each task in flight took about {costs} {sample_words}: a flood of "
-        f"{FLOOD_OF:,} {of} at once needs {needs}{tail}{_basis(grew, held, of)}"
+        f"{FLOOD_OF:,} {of} at once needs {needs}{tail}{_basis(fitted, held, span, tasks)}"
+        f"{floors}"
     )
 
 
-def _needs(fit: GrowthFit) -> str:
+def _needs(fit: GrowthFit, floor: bool = False) -> str:
     """``about 2.6 GB``; beyond the floods measured, ``between 1.6 GB (each task as
-    here) and 5.2 GB (tasks^1.47, ...)``, or ``at least 1.6 GB`` without a fit."""
+    here) and 5.2 GB (tasks^1.47, ...)``, or ``at least 1.6 GB`` without a fit or as
+    a ``floor``."""
     low, high = fit.forecast(FLOOD_OF)
+    if floor:
+        return f"at least {_bytes(fit.linear(FLOOD_OF))}"
     if math.isinf(high):
         return f"at least {_bytes(low)}"
     if _bytes(low) == _bytes(high):
         return f"about {_bytes(low)}"
     figures = [
         (fit.linear(FLOOD_OF), "each task as here"),
-        (fit.fitted(FLOOD_OF), f"the fit, {_power(fit.exponent)}"),
+        (fit.fitted(FLOOD_OF), _curve_words("the fit", fit.exponent)),
     ]
-    if fit.curve < fit.exponent:
-        figures[1] = (
-            fit.fitted(FLOOD_OF),
-            f"the fit's {_power(fit.exponent)} taken as {_power(fit.curve)}, past what a "
-            "flood's records need",
-        )
-    if not math.isnan(fit.steepest) and _power(fit.steepest) != _power(fit.curve):
-        steep = f"{_power(fit.steepest)}, the steepest within the fit's 95% interval"
+    if not math.isnan(fit.steepest) and _power(fit.drawn(fit.steepest)) != _power(fit.curve):
+        steep = _curve_words("the steepest within the fit's 95% interval", fit.steepest)
         figures.append((fit.fitted(FLOOD_OF, fit.steepest), steep))
     ends = [min(figures), max(figures)]
     return "between " + " and ".join(f"{_bytes(amount)} ({how})" for amount, how in ends)
 
 
-def _basis(grew: dict[str, GrowthFit], held: dict[str, str], of: str) -> str:
-    """What the figures rest on, and, past the floods measured, that they go past."""
-    fit = next(iter(grew.values()))
-    span = f"floods of {fit.smallest:,} to {fit.largest:,} {of}"
-    if fit.smallest == fit.largest:
-        span = f"a flood of {fit.largest:,} {of}"
+def _curve_words(what: str, exponent: float) -> str:
+    """``the fit, tasks^1.47``; a curve steeper than any drawn is said to be cut."""
+    drawn = GrowthFit.drawn(exponent)
+    if drawn < exponent:
+        return (
+            f"{what}, {_power(exponent)}, cut to {_power(drawn)}: steeper is past what a "
+            "flood's records need"
+        )
+    return f"{what}, {_power(exponent)}"
+
+
+def _basis(fitted: dict[str, GrowthFit], held: dict[str, str], span: str, largest: int) -> str:
+    """What the fitted figures rest on (``span``: the floods measured), and, past the
+    floods measured, that they go past. Floors alone need neither."""
+    if not fitted:
+        return ""
     shapes = " and ".join(
         f"{_power(each.exponent)} in {held[role]}"
-        for role, each in grew.items()
+        for role, each in fitted.items()
         if not math.isnan(each.exponent)
     )
-    if not fit.beyond(FLOOD_OF):
+    if FAR_BEYOND * largest >= FLOOD_OF:
         if not shapes:
             return ", if memory grows with the tasks as it did here"
         return f", the growth fitted over {span} ({shapes})"
-    far = f"; {FLOOD_OF / fit.largest:,.0f}x the largest flood measured, past what {span}"
+    far = f"; {FLOOD_OF / largest:,.0f}x the largest flood measured, past what {span}"
     if not shapes:
         return (
             f"{far} can tell: memory per task may grow with the flood, as floods of several "
@@ -278,16 +323,22 @@ def _from_task_rate(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _from_efficiency(rows: pd.DataFrame) -> pd.DataFrame:
-    """Maps of sleeps, one to a task (chunksize 1, duration > 0): ``o = d (1 /
-    efficiency - 1)``."""
+    """Maps of sleeps, one to a task (chunksize 1, duration > 0), at the longest
+    duration of each cluster: ``o = d (1 / efficiency - 1)``. The longest, because
+    what a task costs beyond its nominal duration grows with it (a sleep overshoots in
+    proportion, and a longer map pays more of its slowest engine's tail): shorter maps
+    read less overhead than the tasks the advice is for will pay."""
     mapped = rows[rows["chunksize"] == 1]
     if "duration" in mapped:
         mapped = mapped[mapped["duration"] > 0]
     if mapped.empty:
         return mapped
+    groups = [c for c in _GROUP if c in mapped]
+    longest = mapped.groupby(groups, dropna=False)["duration"].transform("max")
+    mapped = mapped[mapped["duration"] == longest]
     return mapped.assign(
         overhead_s=(mapped["duration"] * (1 / mapped["efficiency"] - 1)).clip(lower=0),
-        source="map of sleeps",
+        source="map of " + mapped["duration"].map(_ms) + " sleeps, the longest measured",
     )
 
 
