@@ -61,7 +61,7 @@ def libc() -> Any:
         found = ctypes.CDLL(name) if name else None
     except OSError:
         return None
-    if hasattr(found, "mallinfo2"):
+    if found is not None and hasattr(found, "mallinfo2"):
         found.mallinfo2.restype = _MallInfo2
     return found
 
