@@ -218,6 +218,9 @@ def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], bi
     ]
     for where, fit, rise in checks:
         low, high = fit["low"], fit["high"]
+        if math.isnan(low):  # a peak's rise: the advice gives it a task, and no forecast
+            print(f"| {where} | (not forecast) | – | {_mb(rise)} | – |")
+            continue
         figure, ratio = _mb(low), f"{rise / low:.2f}"
         if math.isinf(high):
             figure = f"at least {_mb(low)}"
@@ -226,11 +229,17 @@ def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], bi
         shape = f"tasks^{fit['exponent']:.2f}" if math.isfinite(fit["exponent"]) else "(a floor)"
         print(f"| {where} | {shape} | {figure} | {_mb(rise)} | {ratio} |")
     for where, fit, rise in checks:
+        if math.isnan(fit["low"]):
+            print(
+                f"{where}: not forecast; each task as at the largest flood would have read "
+                f"{_mb(fit['linear'])}"
+            )
+            continue
         inside = fit["low"] <= rise <= fit["high"]
         if math.isinf(fit["high"]):
             print(
-                f"{where}: the floor ({_mb(fit['low'])}) is {'below' if inside else 'ABOVE'} "
-                "the measured rise"
+                f"{where}: the lower bound ({_mb(fit['low'])}) is "
+                f"{'below' if inside else 'ABOVE'} the measured rise"
             )
             continue
         # The forecast's error, as a share of what was measured.

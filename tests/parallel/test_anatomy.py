@@ -220,10 +220,9 @@ def test_the_map_advice_reads_its_longest_tasks_whose_overhead_grew():
 
 def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
     """Six samples of a 1,000-task flood whose client rose 18 to 23 kB a task (median
-    20.5): 100,000 tasks at once need at least 2.05 GB more in the kernel. The
-    controller's 1,000 to 1,500 kB (median 1.25 MB) make at least 125 GB. The engines'
-    figure is no advice. Both are peaks, which reuse of freed memory holds down: floors,
-    each task as at the largest flood, not fitted over the sizes."""
+    20.5) and a controller that rose 1,000 to 1,500 kB (median 1.25 MB); the engines'
+    figure is no advice. Both are peaks, which reuse of freed memory holds down by as
+    much as the allocator kept: given a task, not forecast for 100,000 tasks."""
     rows = [
         {
             "test": "flood",
@@ -249,16 +248,15 @@ def test_the_memory_advice_extrapolates_a_known_flood_by_hand():
     assert sentence == (
         "with 2 engines (lb view, leastload scheme), each task in flight took about 20.5 kB "
         "in this kernel's peak and 1.25 MB in the controller's peak (medians of 6 samples of "
-        "a flood of 1,000 tasks): a flood of 100,000 tasks at once needs at least 2.05 GB "
-        "more in this kernel's peak and at least 125 GB more in the controller's peak; a "
-        "peak's figure is a floor, each task as at the largest flood: memory freed by an "
-        "earlier flood is reused before a peak rises"
+        "a flood of 1,000 tasks); this kernel's peak and the controller's peak are not "
+        "forecast: memory an earlier flood freed is reused before a peak rises, by as much "
+        "as the allocator kept, so a peak's rise a task does not scale to a larger flood"
     )
     # Where the controller could not be measured (Dask's runs in the kernel): left out.
     for row in rows:
         row["controller_kb_per_task"] = float("nan")
     (sentence,) = [a for a in ResultSet("flood", rows).advice() if "in flight" in a]
-    assert "the controller" not in sentence and "2.05 GB more in this kernel's peak;" in sentence
+    assert "the controller" not in sentence and "this kernel's peak is not forecast" in sentence
     # A kernel whose peak never rose (a process pool's futures): no "0 B" and no flood
     # of it, but what the figure can and cannot tell.
     for row in rows:

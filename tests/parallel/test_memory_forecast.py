@@ -87,7 +87,7 @@ def test_the_medians_of_each_size_are_fitted_not_the_largest_alone():
 def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
     """100,000 tasks is 12x a flood of 8,192: the range from each task's cost at 8,192
     (15.2 kB x 100,000 = 1.52 GB) to the fitted curve (1.6 kB x 100,000^1.25 = 2.85 GB);
-    the controller's peak gives a floor, each task as at 8,192."""
+    the controller's peak is given a task and not forecast."""
     sentence = _memory_advice(_rows([128, 512, 2048, 8192]))
     linear = _rise(8192) / 8192 * FLOOD_OF
     assert (f"{linear / 1e9:.3g}", f"{_rise(FLOOD_OF) / 1e9:.3g}") == ("1.52", "2.85")
@@ -95,11 +95,11 @@ def test_a_forecast_far_past_the_floods_measured_is_a_range_naming_them():
         "with 2 engines (lb view, leastload scheme), each task in flight took about 15.2 kB "
         "in this kernel's heap and 2 kB in the controller's peak (medians of 3 samples of a "
         "flood of 8,192 tasks): a flood of 100,000 tasks at once needs between 1.52 GB "
-        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel's heap and "
-        "at least 200 MB more in the controller's peak; 12x the largest flood measured, past "
-        "what floods of 128 to 8,192 tasks can tell"
-        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
-        "earlier flood is reused before a peak rises"
+        "(each task as here) and 2.85 GB (the fit, tasks^1.25) more in this kernel's heap; "
+        "12x the largest flood measured, past what floods of 128 to 8,192 tasks can tell"
+        "; the controller's peak is not forecast: memory an earlier flood freed is reused "
+        "before a peak rises, by as much as the allocator kept, so a peak's rise a task does "
+        "not scale to a larger flood"
     )
 
 
@@ -107,15 +107,13 @@ def test_a_forecast_within_reach_of_the_floods_is_one_figure():
     """A flood of 32,768 tasks is measured: 100,000 is 3x that, one figure on the
     fitted curve (1.6 kB x 100,000^1.25 = 2.85 GB)."""
     sentence = _memory_advice(_rows([128, 512, 2048, 8192, 32768]))
-    needs = (
-        "needs about 2.85 GB more in this kernel's heap and at least 200 MB more in the "
-        "controller's peak"
-    )
+    needs = "needs about 2.85 GB more in this kernel's heap, the growth fitted"
     assert needs in sentence
     assert sentence.endswith(
         ", the growth fitted over floods of 128 to 32,768 tasks (tasks^1.25 in this kernel)"
-        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
-        "earlier flood is reused before a peak rises"
+        "; the controller's peak is not forecast: memory an earlier flood freed is reused "
+        "before a peak rises, by as much as the allocator kept, so a peak's rise a task does "
+        "not scale to a larger flood"
     )
     assert "between" not in sentence and "past what" not in sentence
 
@@ -136,17 +134,18 @@ def test_the_kernel_is_read_by_its_heap_where_every_sample_has_it():
     (client,) = forecasts(ResultSet("flood", rows)).query("role == 'client'").to_dict("records")
     peak_per_task = _rise(8192) / 8192 / 3
     assert client["read"] == "peak" and math.isnan(client["exponent"])
-    assert (client["low"], client["high"]) == (pytest.approx(peak_per_task * FLOOD_OF), math.inf)
+    assert math.isnan(client["low"]) and math.isnan(client["high"])
+    assert client["linear"] == pytest.approx(peak_per_task * FLOOD_OF)
     sentence = _memory_advice(rows)
-    assert "5.07 kB in this kernel's peak" in sentence
-    assert "at least 507 MB more in this kernel's peak and" in sentence
-    assert "a peak's figure is a floor, each task as at the largest flood" in sentence
+    assert "5.07 kB in this kernel's peak" in sentence and "needs" not in sentence
+    assert "this kernel's peak and the controller's peak are not forecast" in sentence
 
 
-def test_a_peak_that_fell_with_the_flood_is_never_fitted_below_what_it_used():
+def test_a_peak_that_fell_with_the_flood_is_not_forecast():
     """Reuse can make a larger flood's peak rise less a task than a smaller one's (a
-    negative power, fitted): the controller's forecast is its largest flood's rise per
-    task times the tasks, never a curve that falls below what was measured."""
+    negative power, fitted, fell below what the measured flood used; scaled linearly,
+    it is no floor either): the controller's rise a task at its largest flood is given,
+    and no figure for 100,000 tasks."""
     rows = _rows([128, 512, 2048, 8192])
     for row in rows:
         row["controller_kb_per_task"] = 40.0 * (128 / float(row["tasks"])) ** 0.5
@@ -154,8 +153,10 @@ def test_a_peak_that_fell_with_the_flood_is_never_fitted_below_what_it_used():
         forecasts(ResultSet("flood", rows)).query("role == 'controller'").to_dict("records")
     )
     at_largest = 40.0 * (128 / 8192) ** 0.5 * 1e3  # bytes a task
-    assert controller["low"] == pytest.approx(at_largest * FLOOD_OF)
-    assert controller["high"] == math.inf and math.isnan(controller["exponent"])
+    assert controller["linear"] == pytest.approx(at_largest * FLOOD_OF)
+    assert math.isnan(controller["low"]) and math.isnan(controller["high"])
+    assert math.isnan(controller["exponent"])
+    assert "5 kB in the controller's peak" in _memory_advice(rows)
 
 
 def test_one_flood_size_far_below_gives_a_lower_bound_only():
@@ -164,8 +165,9 @@ def test_one_flood_size_far_below_gives_a_lower_bound_only():
     assert sentence.endswith(
         "; 100x the largest flood measured, past what a flood of 1,000 tasks can tell: memory "
         "per task may grow with the flood, as floods of several sizes would show"
-        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
-        "earlier flood is reused before a peak rises"
+        "; the controller's peak is not forecast: memory an earlier flood freed is reused "
+        "before a peak rises, by as much as the allocator kept, so a peak's rise a task does "
+        "not scale to a larger flood"
     )
 
 

@@ -117,7 +117,10 @@ class DaskSession(FuturesSession):
                         processes=True,
                         host="127.0.0.1",
                         dashboard_address=None,
-                        silence_logs=logging.ERROR,
+                        # Its workers' own logs too: one heartbeat that met a
+                        # scheduler closing wrote an ERROR into a notebook's cell, and
+                        # the run names a lost worker in its own words.
+                        silence_logs=logging.CRITICAL,
                         death_timeout=START_TIMEOUT_S,
                     )
             except RuntimeError as exc:

@@ -36,9 +36,11 @@ the range between each task costing what it did at the largest (the lower bound 
 the rise grew faster than the tasks), the fitted curve and the steepest of its 95%
 interval, and the sentence names the floods measured (ipyparallel #286 went past 16 GB
 at 660k tasks; ``bench/bench_flood_soak.py`` checks the forecast against a flood of
-100,000). A peak's figure is not fitted: what reuse held back differs from flood to
-flood, so its rises over sizes trace the allocator, not the tasks; it is forecast as
-a floor, each task as at the largest flood.
+100,000). A peak's figure is given per task at the largest flood and not forecast:
+what reuse held back differs from flood to flood, so its rises over sizes trace the
+allocator, not the tasks (fitted, they fell below what the measured flood used), and
+its rise a task fell with the flood's size in that bench, so scaled to a larger flood it
+is not even a floor.
 """
 
 from __future__ import annotations
@@ -147,8 +149,8 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
     it was ``read`` (``heap`` or ``peak``), the fit (``smallest``, ``largest`` flood,
     ``exponent``) and the rise in bytes: each task as at the largest (``linear``), on
     the fitted curve (``fitted``), and what the advice prints (``low``, ``high``: equal
-    where the floods reach that far, the two figures ``beyond`` it; a peak's is a
-    floor, ``high`` infinite)."""
+    where the floods reach that far, the two figures ``beyond`` it; NaN for a peak,
+    which the advice does not forecast)."""
     df = result.df
     if "backend" not in df.columns:
         df = df.assign(backend=BACKEND.default)
@@ -163,7 +165,7 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
             fit = _growth(group, role)
             low, high = fit.forecast(tasks)
             if _is_peak(column):
-                low, high = fit.linear(tasks), math.inf  # a floor (_needs)
+                low = high = math.nan  # not forecast (_memory_sentence)
             rows.append(
                 {
                     **dict(zip(groups, key, strict=True)),
@@ -194,7 +196,7 @@ def _memory_sentence(
     """What each task in flight cost each process at the largest flood (``places``:
     where each role's figure was read), and what a flood of :data:`FLOOD_OF` needs:
     one figure where the floods measured reach that far, a range beyond (and where they
-    say so), a floor from a peak. A process that did not grow at all is said to show
+    say so); a peak's rise is not forecast. A process that did not grow at all is said to show
     none, not to need "0 B": a peak's figure is below what /proc's whole kilobytes can
     tell over ``tasks`` tasks, and a zero says nothing of a larger flood."""
     tasks = next(iter(fits.values())).largest
@@ -210,37 +212,40 @@ def _memory_sentence(
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
     costs = " and ".join(f"{_bytes(fit.per_task)} in {places[role]}" for role, fit in grew.items())
-    peaks = {role for role in grew if places[role].endswith("peak")}
-    needs = " and ".join(
-        f"{_needs(fit, floor=role in peaks)} more in {places[role]}" for role, fit in grew.items()
-    )
-    tail = f"; {none}" if flat else ""
-    fitted = {role: fit for role, fit in grew.items() if role not in peaks}
-    span = (
-        f"floods of {smallest:,} to {tasks:,} {of}"
-        if smallest < tasks
-        else f"a flood of {tasks:,} {of}"
-    )
-    floors = (
-        "; a peak's figure is a floor, each task as at the largest flood: memory freed by an "
-        "earlier flood is reused before a peak rises"
+    peaks = [places[role] for role in grew if places[role].endswith("peak")]
+    fitted = {role: fit for role, fit in grew.items() if not places[role].endswith("peak")}
+    forecast = ""
+    if fitted:
+        needs = " and ".join(
+            f"{_needs(fit)} more in {places[role]}" for role, fit in fitted.items()
+        )
+        span = (
+            f"floods of {smallest:,} to {tasks:,} {of}"
+            if smallest < tasks
+            else f"a flood of {tasks:,} {of}"
+        )
+        forecast = (
+            f": a flood of {FLOOD_OF:,} {of} at once needs {needs}"
+            f"{_basis(fitted, held, span, tasks)}"
+        )
+    unforecast = (
+        f"; {' and '.join(peaks)} {'is' if len(peaks) == 1 else 'are'} not forecast: memory "
+        "an earlier flood freed is reused "
+        "before a peak rises, by as much as the allocator kept, so a peak's rise a task "
+        "does not scale to a larger flood"
         if peaks
         else ""
     )
+    tail = f"; {none}" if flat else ""
     return (
-        f"{head}each task in flight took about {costs} {sample_words}: a flood of "
-        f"{FLOOD_OF:,} {of} at once needs {needs}{tail}{_basis(fitted, held, span, tasks)}"
-        f"{floors}"
+        f"{head}each task in flight took about {costs} {sample_words}{forecast}{tail}{unforecast}"
     )
 
 
-def _needs(fit: GrowthFit, floor: bool = False) -> str:
+def _needs(fit: GrowthFit) -> str:
     """``about 2.6 GB``; beyond the floods measured, ``between 1.6 GB (each task as
-    here) and 5.2 GB (tasks^1.47, ...)``, or ``at least 1.6 GB`` without a fit or as
-    a ``floor``."""
+    here) and 5.2 GB (tasks^1.47, ...)``, or ``at least 1.6 GB`` without a fit."""
     low, high = fit.forecast(FLOOD_OF)
-    if floor:
-        return f"at least {_bytes(fit.linear(FLOOD_OF))}"
     if math.isinf(high):
         return f"at least {_bytes(low)}"
     if _bytes(low) == _bytes(high):
