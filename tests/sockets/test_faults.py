@@ -148,3 +148,13 @@ def test_a_far_end_left_without_commands_ends_and_says_why(no_leftovers):
         with pytest.raises(PeerError, match="ended before it took a command") as caught:
             link.command(cmd="sink", count=1, copy=True, frames=1, loop="python")
     assert "(exit code 0: no command within 0.5 s)" in str(caught.value)
+
+
+def test_a_thread_far_end_left_without_commands_ends_silently(no_leftovers, capfd):
+    """The same silence in a thread far end (the kernel's own process) ends it without
+    a word on stderr: that stream is the user's cell."""
+    with Link("sink", "tcp", "thread", "127.0.0.1", 0.5, 1000) as link:
+        assert link._thread is not None
+        link._thread.join(timeout=30)
+        assert not link._thread.is_alive()
+    assert "within" not in capfd.readouterr().err

@@ -109,11 +109,7 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     except zmq.ContextTerminated:
         pass  # the driver stopped a thread far end: nothing to report to
     except zmq.Again:
-        # A silent driver: maybe gone, maybe stalled. One that is still there reads
-        # this last line of a process far end's as the reason it ended.
-        print(
-            f"no message on the data socket within {int(data.rcvtimeo) / 1000:g} s", file=sys.stderr
-        )
+        _say_why(f"no message on the data socket within {int(data.rcvtimeo) / 1000:g} s")
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the driver
         _report_error(ctrl, f"{type(exc).__name__}: {exc}")
     finally:
@@ -121,12 +117,20 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         data.close(linger=0)
 
 
+def _say_why(reason: str) -> None:
+    """Why a far end leaves on its own, when its driver went silent (maybe gone, maybe
+    stalled): the last line of a process far end's stderr, which a driver still there
+    quotes. A thread far end says nothing: its stderr is the user's cell."""
+    if threading.current_thread() is threading.main_thread():
+        print(reason, file=sys.stderr)
+
+
 def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     while True:
         try:
             command = json.loads(ctrl.recv())
         except zmq.Again:
-            print(f"no command within {int(ctrl.rcvtimeo) / 1000:g} s", file=sys.stderr)
+            _say_why(f"no command within {int(ctrl.rcvtimeo) / 1000:g} s")
             return
         if command["cmd"] == "quit":
             return
