@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+import time
 from array import array
 from types import SimpleNamespace
 
 import pytest
-from conftest import killed_mid_sample, member_processes
+from conftest import killed_mid_sample, member_processes, sampling, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
@@ -108,6 +110,32 @@ def test_nodrop_turns_a_pubs_drops_into_waiting(no_leftovers):
     r = run_throughput(pattern="pubsub", nodrop=True, sequence=True, **SLOW, **ONCE)
     (row,) = r.df.to_dict("records")
     assert row["lost"] == 0 and row["received"] == 1000 and row["blocked_share"] > 0
+
+
+def test_nodrop_waits_out_a_subscriber_held_off_the_cpu(no_leftovers):
+    """The subscriber stopped for a second mid-sample (SIGSTOP: a starved process),
+    four times the hub's quarter-second send timeout: with --nodrop the PUB waits it
+    out and loses nothing. A PUB's POLLOUT says nothing of a NODROP queue's room, and a
+    blocking send that timed out once escaped as zmq.Again, failing the run."""
+    stopped = []
+
+    def freeze() -> None:
+        victim = wait_until(lambda: next(iter(member_processes()), None), 30, "the subscriber")
+        wait_until(lambda: sampling(victim), 60, "the subscriber in its sample", every=0.005)
+        victim.suspend()
+        stopped.append(victim.pid)
+        try:
+            time.sleep(1.0)  # the stall itself: what is asserted is what the run lost
+        finally:
+            victim.resume()
+
+    thread = threading.Thread(target=freeze, daemon=True)
+    thread.start()
+    r = run_throughput(pattern="pubsub", nodrop=True, sequence=True, **SLOW, **ONCE)
+    thread.join(30)
+    assert stopped, "the subscriber was never stopped"
+    (row,) = r.df.to_dict("records")
+    assert row["lost"] == 0 and row["received"] == 1000
 
 
 def test_paced_senders_of_a_fanin(no_leftovers):

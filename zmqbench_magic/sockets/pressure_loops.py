@@ -85,7 +85,14 @@ def paced_sends(
             blocked_at, since = now(), time.monotonic()
             while not sock.poll(_ROOM_POLL_MS, zmq.POLLOUT):
                 stalled(since)
-            send_one(i, 0)
+            while True:
+                try:
+                    send_one(i, 0)  # waits for room, up to the socket's send timeout
+                    break
+                except zmq.Again:
+                    # A PUB's POLLOUT promises no room in a NODROP queue: a subscriber
+                    # held off the CPU longer than the send timeout is waited for again.
+                    stalled(since)
             schedule.blocked += now() - blocked_at
     schedule.ended = now()
 
