@@ -56,22 +56,38 @@ def _new_process(kind: str, besides: set[int]) -> Callable[[], psutil.Process | 
     return find
 
 
-def _kill_when(
-    find: Callable[[], psutil.Process | None],
-    ready: Callable[[], bool] = lambda: True,
-) -> tuple[threading.Thread, list[float]]:
-    """SIGKILL what ``find`` finds once ``ready()``; the moment is kept in the list."""
-    killed_at: list[float] = []
+class _Killer:
+    """SIGKILLs what ``find`` finds once ``ready()``, from a thread; ``killed_at`` keeps
+    the moment. ``finish()`` joins it, and calls off a kill whose moment never came, so
+    that it cannot land in a later test's cluster."""
 
-    def kill() -> None:
-        victim = wait_until(find, 120, "a process to kill", every=0.005)
-        wait_until(ready, 120, "the moment to kill", every=0.005)
-        killed_at.append(time.monotonic())
-        victim.kill()
+    def __init__(
+        self,
+        find: Callable[[], psutil.Process | None],
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.killed_at: list[float] = []
+        self._called_off = threading.Event()
+        self._thread = threading.Thread(target=self._kill, args=(find, ready), daemon=True)
+        self._thread.start()
 
-    thread = threading.Thread(target=kill, daemon=True)
-    thread.start()
-    return thread, killed_at
+    def _kill(self, find: Callable[[], psutil.Process | None], ready: Callable[[], bool]) -> None:
+        victim = None
+        while victim is None and not self._called_off.wait(0.005):
+            victim = find()
+        while victim is not None and not ready():
+            if self._called_off.wait(0.005):
+                return
+        if victim is not None:
+            self.killed_at.append(time.monotonic())
+            victim.kill()
+
+    def __enter__(self) -> _Killer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._called_off.set()
+        self._thread.join(5)
 
 
 def _completed() -> int:
@@ -100,9 +116,15 @@ def _noticed(err: BaseException) -> float:
 
 
 def _mid_submission() -> bool:
-    """The flood is being submitted: thousands of tasks sent, thousands to go."""
+    """The flood is under way: more than a thousand of its tasks submitted (the
+    client's history, emptied after each sample), not all answered. Counted by what was
+    sent rather than what is outstanding, which a fast cluster keeps below a thousand
+    by answering as fast as tasks come."""
     handle = own_cluster.current()
-    return handle is not None and len(handle.client.outstanding) > 1000
+    if handle is None:
+        return False
+    client = handle.client
+    return len(client.history) > 1000 and bool(client.outstanding)
 
 
 @pytest.mark.slow  # a real cluster
@@ -110,10 +132,12 @@ def test_an_engine_killed_mid_submission_of_20000_tasks_is_named_at_once():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     engine_ids = dict(own_cluster.current().engine_of_pid)
     victim = next(iter(engine_ids))
-    killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
-    with pytest.raises(RuntimeError) as err:
+    with (
+        _Killer(lambda: psutil.Process(victim), _mid_submission) as killer,
+        pytest.raises(RuntimeError) as err,
+    ):
         run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
-    killer.join(5)
+    killed_at = killer.killed_at
     said = str(err.value)
     assert _noticed(err.value) >= killed_at[0], f"noticed before the kill: {said}"
     who = f"engine {engine_ids[victim]} (pid {victim}, on this machine)"
@@ -134,10 +158,9 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
     if when == "resize":
         run_taskflood(tasks=4, engines=1, **ONE_ROUND)
         before = {p.pid for p in cluster_processes()}
-    killer, killed_at = _kill_when(_new_process("engine", before))
-    with pytest.raises(RuntimeError) as err:
+    with _Killer(_new_process("engine", before)) as killer, pytest.raises(RuntimeError) as err:
         run_taskflood(tasks=4, engines=2, **ONE_ROUND)
-    killer.join(5)
+    killed_at = killer.killed_at
     said = str(err.value)
     assert killed_at, f"no engine was killed: {said}"
     # The watch named it (not the cluster's start-up timeout, which says otherwise).
@@ -151,10 +174,12 @@ def test_an_engine_killed_while_the_cluster_starts_or_resizes_is_named_with_its_
 @pytest.mark.slow  # a real cluster
 def test_a_controller_killed_mid_flood_is_named_at_once():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
-    killer, killed_at = _kill_when(_new_process("controller", set()), _mid_submission)
-    with pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err:
+    with (
+        _Killer(_new_process("controller", set()), _mid_submission) as killer,
+        pytest.raises(RuntimeError, match=r"the controller \(pid \d+\) exited: ") as err,
+    ):
         run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
-    killer.join(5)
+    killed_at = killer.killed_at
     assert _noticed(err.value) >= killed_at[0], str(err.value)
     assert SIGKILLED in str(err.value) and "the cluster was stopped" in str(err.value)
     _left_nothing()
@@ -164,11 +189,13 @@ def test_a_controller_killed_mid_flood_is_named_at_once():
 def test_a_scheduler_of_the_controller_killed_mid_flood_is_named_at_once():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     controller = psutil.Process(own_cluster.current().cluster.controller.pid)
-    killer, killed_at = _kill_when(lambda: controller.children()[-1], _mid_submission)
     named = r"a scheduler of the controller \(pid \d+\) exited"
-    with pytest.raises(RuntimeError, match=named) as err:
+    with (
+        _Killer(lambda: controller.children()[-1], _mid_submission) as killer,
+        pytest.raises(RuntimeError, match=named) as err,
+    ):
         run_taskflood(tasks=20_000, engines=2, **ONE_ROUND)
-    killer.join(5)
+    killed_at = killer.killed_at
     assert _noticed(err.value) >= killed_at[0], str(err.value)
     assert "the cluster was stopped" in str(err.value)
     _left_nothing()
@@ -178,9 +205,9 @@ def test_a_scheduler_of_the_controller_killed_mid_flood_is_named_at_once():
 def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     victim = next(iter(own_cluster.current().engine_of_pid))
-    killer, killed_at = _kill_when(lambda: psutil.Process(victim), _mid_submission)
-    result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
-    killer.join(5)
+    with _Killer(lambda: psutil.Process(victim), _mid_submission) as killer:
+        result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
+    killed_at = killer.killed_at
     assert killed_at, "the engine was never killed"
     assert len(result.df) == 2  # the lost sample was taken again
     (note,) = [n for n in result.metadata["notes"] if SIGKILLED in n]
@@ -367,3 +394,32 @@ def test_an_engine_death_reported_as_a_tasks_result_counts_as_a_lost_engine():
     except ValueError:
         own = error.unwrap_exception(error.wrap_exception())
     assert not _engine_died(own)
+
+
+def test_the_wait_for_the_hub_after_an_abort_ends_when_it_empties_or_stops_falling(monkeypatch):
+    """The rule alone, on the hub's answers given in turn: it follows a count that falls
+    to nothing, and leaves a count that stays (someone else's tasks on a shared
+    cluster) once it has stood still for the allowed time, not the stall timeout."""
+    from zmqbench_magic.parallel.flood import samples
+
+    monkeypatch.setattr(samples, "LOOK_S", 0.01)
+    monkeypatch.setattr(samples, "_HUB_STILL_S", 0.2)
+
+    def hub_answering(counts: list[int]) -> list[int]:
+        asked: list[int] = []
+
+        def queues(client: object, timeout: float) -> dict[object, object]:
+            held = counts[min(len(asked), len(counts) - 1)]
+            asked.append(held)
+            return {"unassigned": 0, 0: {"queue": held, "tasks": 0, "completed": 0}}
+
+        monkeypatch.setattr(samples, "hub_queues", queues)
+        return asked
+
+    asked = hub_answering([245, 120, 3, 0])
+    samples._wait_for_the_hub(None, timeout=60)
+    assert asked == [245, 120, 3, 0]
+    asked = hub_answering([7])
+    started = time.monotonic()
+    samples._wait_for_the_hub(None, timeout=60)
+    assert 0.2 <= time.monotonic() - started < 60 and set(asked) == {7} and len(asked) > 2
