@@ -206,7 +206,7 @@ def test_with_continue_a_lost_engine_is_replaced_and_the_run_goes_on():
     run_taskflood(tasks=16, engines=2, **ONE_ROUND)
     victim = next(iter(own_cluster.current().engine_of_pid))
     with _Killer(lambda: psutil.Process(victim), _mid_submission) as killer:
-        result = run_taskflood(tasks=3000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
+        result = run_taskflood(tasks=2000, engines=2, repeat=2, warmup=0, on_engine_loss="continue")
     killed_at = killer.killed_at
     assert killed_at, "the engine was never killed"
     assert len(result.df) == 2  # the lost sample was taken again

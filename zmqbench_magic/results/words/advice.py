@@ -107,8 +107,9 @@ def _memory(df: pd.DataFrame) -> list[str]:
         test = FLOOD_TESTS[where["test"]]
         of = test.in_words(int(where["size"])) if test.sends_arrays else test.in_words()
         places = {role: _place(group, role) for role in fits}
+        peaks = {role for role in fits if _is_peak(_per_task_column(group, role))}
         smallest = int(group["tasks"].min())
-        sentences.append(_memory_sentence(where, fits, samples, of, places, smallest))
+        sentences.append(_memory_sentence(where, fits, samples, of, places, peaks, smallest))
     return sentences
 
 
@@ -191,14 +192,16 @@ def _memory_sentence(
     samples: int,
     of: str,
     places: dict[str, str],
+    peak_roles: set[str],
     smallest: int,
 ) -> str:
     """What each task in flight cost each process at the largest flood (``places``:
-    where each role's figure was read), and what a flood of :data:`FLOOD_OF` needs:
-    one figure where the floods measured reach that far, a range beyond (and where they
-    say so); a peak's rise is not forecast. A process that did not grow at all is said to show
-    none, not to need "0 B": a peak's figure is below what /proc's whole kilobytes can
-    tell over ``tasks`` tasks, and a zero says nothing of a larger flood."""
+    where each role's figure was read; ``peak_roles``: those read at a peak), and what
+    a flood of :data:`FLOOD_OF` needs: one figure where the floods measured reach that
+    far, a range beyond (and where they say so); a peak's rise is not forecast. A
+    process that did not grow at all is said to show none, not to need "0 B": a peak's
+    figure is below what /proc's whole kilobytes can tell over ``tasks`` tasks, and a
+    zero says nothing of a larger flood."""
     tasks = next(iter(fits.values())).largest
     held = {role: "this kernel" if role == "client" else f"the {role}" for role in fits}
     grew = {role: fit for role, fit in fits.items() if fit.per_task > 0}
@@ -212,8 +215,8 @@ def _memory_sentence(
     if not grew:
         return f"{head}each task in flight showed {none} {sample_words}"
     costs = " and ".join(f"{_bytes(fit.per_task)} in {places[role]}" for role, fit in grew.items())
-    peaks = [places[role] for role in grew if places[role].endswith("peak")]
-    fitted = {role: fit for role, fit in grew.items() if not places[role].endswith("peak")}
+    peaks = [places[role] for role in grew if role in peak_roles]
+    fitted = {role: fit for role, fit in grew.items() if role not in peak_roles}
     forecast = ""
     if fitted:
         needs = " and ".join(
