@@ -12,6 +12,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Callable
+from typing import Any
 
 import ipyparallel as ipp
 import numpy as np
@@ -98,6 +101,52 @@ def test_flood_through_function_and_magic(bench):
     # with the collector on, a flood of a few tasks may free more garbage than it holds.
     assert df["client_held_kb_per_task"].notna().all()
     assert "task_db" not in df.columns  # the default: a column only when asked for
+
+
+@pytest.mark.slow  # a real cluster
+def test_a_floods_outputs_are_all_read_before_the_next_sample(monkeypatch):
+    """Each task's engine publishes its status on IOPub, busy and then idle, which the
+    client's IO thread reads after the replies: thousands were still queued when a
+    large flood's last reply was in, and drained during the next sample, whose heap
+    then read low. A sample ends once every one of its tasks' messages is read:
+    counted here as they are, two a task, when the sample hands the cluster on. Each
+    is handed to the client 3 s late, so that the backlog a flood of tens of
+    thousands leaves here comes of a thousand tasks on any machine."""
+    run_taskflood(tasks=16, engines=2, repeat=1, warmup=0)
+    client = own_cluster.current().client
+    read, hooked, at_the_end = [0], threading.Event(), []
+    settle = samples.settle
+
+    def ended(*args: Any) -> None:
+        at_the_end.append(read[0])
+        settle(*args)
+
+    monkeypatch.setattr(samples, "settle", ended)
+
+    def read_late(message: list[Any]) -> None:
+        client._io_loop.call_later(3, counted, message)
+
+    def counted(message: list[Any]) -> None:
+        read[0] += 1
+        client._dispatch_iopub(message)
+
+    def hook(handler: Callable[[list[Any]], None]) -> None:
+        # On the IO thread, which reads the stream: a handler swapped from here could
+        # race a message.
+        def swap() -> None:
+            client._iopub_stream.on_recv(handler, copy=False)
+            hooked.set()
+
+        hooked.clear()
+        client._io_loop.add_callback(swap)
+        assert hooked.wait(10), "the client's IO thread did not take the handler"
+
+    hook(read_late)
+    try:
+        run_taskflood(tasks=1000, engines=2, repeat=1, warmup=0)
+        assert at_the_end == [2 * 1000]
+    finally:
+        hook(client._dispatch_iopub)
 
 
 def test_each_task_database_gets_a_controller_and_dict_keeps_each_echoed_array():

@@ -140,14 +140,14 @@ class Crowd:
         try:
             self._start()
         except BaseException:
-            self.close()
+            self.close(hurry=True)
             raise
 
     def __enter__(self) -> Crowd:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        codes = self.close()
+        codes = self.close(hurry=kind is not None)
         failed = [(m, c) for m, c in codes if c != 0]
         if kind is None and failed:
             who, code = failed[0]
@@ -377,16 +377,17 @@ class Crowd:
         return self._tempdir
 
     # Stopping -------------------------------------------------------------------
-    def close(self) -> list[tuple[Member, int | None]]:
+    def close(self, hurry: bool = False) -> list[tuple[Member, int | None]]:
         """Stop every far end and release everything; each process's exit code (None:
-        killed). Safe to call more than once."""
+        killed). Safe to call more than once. In a ``hurry`` (an error or an interrupt
+        on its way), a far end is not waited out (:func:`.link.stop_process`)."""
         if self.ctx.closed:
             return []
         for member in self.members:
             if member.alive():
                 with contextlib.suppress(zmq.ZMQError):
                     member.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
-        codes = [(m, stop_process(m.process)) for m in self.members if m.process is not None]
+        codes = [(m, stop_process(m.process, hurry)) for m in self.members if m.process is not None]
         self._close_sockets()
         # Terminating the context makes the threads' blocking calls return at once.
         self.ctx.term()
@@ -410,7 +411,7 @@ class Crowd:
 @atexit.register
 def _close_open_crowds() -> None:
     for crowd in list(_open_crowds):
-        crowd.close()
+        crowd.close(hurry=True)  # left open: its run was abandoned
 
 
 __all__ = ["HUB_SOCKET", "MEMBERS", "Crowd", "Member"]

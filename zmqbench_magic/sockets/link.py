@@ -43,6 +43,11 @@ _LIVENESS_POLL_MS = 100
 # looks whether the far end is still there (then waits again, up to ``timeout``).
 LIVENESS_S = 0.25
 _STOP_GRACE_S = 2.0
+# A far end stopped in a hurry (an error or an interrupt is on its way to the user) is
+# given this long to quit before it is terminated: one busy with a sample reads no
+# command until the sample ends or its own timeout passes, and would hold the user's
+# Ctrl-C for the whole grace.
+_HURRIED_QUIT_S = 0.2
 # A far end whose connection has just dropped is seen to have exited within this (its
 # exit closes its sockets before it ends); not the timeout, which a far end waiting
 # on a silent driver spends before it leaves on its own.
@@ -116,14 +121,14 @@ class Link:
                 self._start_peer(ctrl_url, data_url, hwm)
             self.reply(max(timeout, START_FLOOR_S))  # {"ready": pid}
         except BaseException:
-            self.close()
+            self.close(hurry=True)
             raise
 
     def __enter__(self) -> Link:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        self.close()
+        self.close(hurry=kind is not None)
         if kind is None and self._process is not None and self.exit_code != 0:
             # Its samples were taken by a far end that then failed: not to be trusted.
             how = "had to be killed" if self.exit_code is None else how_it_ended(self.exit_code)
@@ -304,8 +309,9 @@ class Link:
             detail = f" ({how_it_ended(self._process.returncode)}{stderr_tail(self._process)})"
         return kind(f"the {self.describe()} {what}{detail}")
 
-    def close(self) -> None:
-        """Stop the far end and release everything; safe to call more than once."""
+    def close(self, hurry: bool = False) -> None:
+        """Stop the far end and release everything; safe to call more than once. In a
+        ``hurry`` (:func:`stop_process`), a far end is not waited out."""
         if self.ctx.closed:
             return
         if self.alive():
@@ -313,7 +319,7 @@ class Link:
             with contextlib.suppress(zmq.ZMQError, AttributeError):
                 self.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
         if self._process is not None:
-            self.exit_code = stop_process(self._process)
+            self.exit_code = stop_process(self._process, hurry)
         for sock in (getattr(self, "ctrl", None), getattr(self, "data", None)):
             if sock is not None:
                 sock.close(linger=0)
@@ -420,15 +426,21 @@ def how_it_ended(code: int) -> str:
     return f"killed by signal {-code} ({name})"
 
 
-def stop_process(process: subprocess.Popen[bytes]) -> int | None:
+def stop_process(process: subprocess.Popen[bytes], hurry: bool = False) -> int | None:
     """Wait for the far end to quit (kill it if it will not); its exit code, or None
-    when it had to be killed."""
+    when it had to be killed. In a ``hurry`` it is given :data:`_HURRIED_QUIT_S`, then
+    terminated (SIGTERM's default ends it at once; the driver removes the ipc files)."""
     try:
-        code: int | None = process.wait(_STOP_GRACE_S)
+        code: int | None = process.wait(_HURRIED_QUIT_S if hurry else _STOP_GRACE_S)
     except subprocess.TimeoutExpired:
+        code = None
+    if code is None and hurry:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = process.wait(_STOP_GRACE_S)
+    if code is None:
         process.kill()
         process.wait(_STOP_GRACE_S)
-        code = None
     if process.stderr is not None:
         process.stderr.close()
     return code
@@ -437,4 +449,4 @@ def stop_process(process: subprocess.Popen[bytes]) -> int | None:
 @atexit.register
 def _close_open_links() -> None:
     for link in list(_open_links):
-        link.close()
+        link.close(hurry=True)  # left open: its run was abandoned

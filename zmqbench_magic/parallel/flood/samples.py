@@ -137,6 +137,7 @@ def _timed(
         roundtrip = now() - start
         # Read while every result is still held: what the flood's tasks hold at once.
         held = held_bytes() - held_before
+        _wait_for_outputs([result for _, result in submitted], wait.timeout)
     finally:
         _forget_broadcast_originals(wait.client, [result for _, result in submitted])
     pending = [result for _, result in submitted]
@@ -149,6 +150,20 @@ def _timed(
         **stage_times(times, wait.other_hosts),
         "reply_overlap": reply_overlap(times, sent_at),
     }
+
+
+def _wait_for_outputs(results: list[Any], timeout: float) -> None:
+    """Wait, outside the timed span, until the client has read every task's output
+    (its engine's idle status on IOPub, which ends it). Those come on another socket,
+    which the client's IO thread reads after the replies: after a flood of tens of
+    thousands of tasks, thousands are still queued when the last reply is in, and they
+    would drain during the next sample, whose heap would then read low (negative at
+    512 tasks after 32,768). Gives up after ``timeout`` (an engine lost now never says
+    idle)."""
+    deadline = time.monotonic() + timeout
+    for result in results:
+        if not result.wait_for_output(max(deadline - time.monotonic(), 0.0)):
+            return
 
 
 def _forget_broadcast_originals(client: Any, results: list[Any]) -> None:
