@@ -110,8 +110,9 @@ def test_a_floods_outputs_are_all_read_before_the_next_sample(monkeypatch):
     large flood's last reply was in, and drained during the next sample, whose heap
     then read low. A sample ends once every one of its tasks' messages is read:
     counted here as they are, two a task, when the sample hands the cluster on. Each
-    is handed to the client 3 s late, so that the backlog a flood of tens of
-    thousands leaves here comes of a thousand tasks on any machine."""
+    is handed to the client 0.4 s late (less than the second the wait allows with
+    none read), so that a backlog such as a flood of tens of thousands leaves here
+    comes of a thousand tasks on any machine."""
     run_taskflood(tasks=16, engines=2, repeat=1, warmup=0)
     client = own_cluster.current().client
     read, hooked, at_the_end = [0], threading.Event(), []
@@ -124,7 +125,7 @@ def test_a_floods_outputs_are_all_read_before_the_next_sample(monkeypatch):
     monkeypatch.setattr(samples, "settle", ended)
 
     def read_late(message: list[Any]) -> None:
-        client._io_loop.call_later(3, counted, message)
+        client._io_loop.call_later(0.4, counted, message)
 
     def counted(message: list[Any]) -> None:
         read[0] += 1

@@ -106,6 +106,9 @@ SAMPLERS: dict[FloodTest, Callable[[FloodTest, _Targets, Mapping[str, Any]], Sam
 }
 
 
+# How long the wait for a sample's outputs goes on with none of them read.
+_OUTPUTS_STILL_S = 1.0
+
 Submitted = list[tuple[float, Any]]  # when the client was asked (epoch s), the result
 
 
@@ -158,11 +161,12 @@ def _wait_for_outputs(results: list[Any], timeout: float) -> None:
     which the client's IO thread reads after the replies: after a flood of tens of
     thousands of tasks, thousands are still queued when the last reply is in, and they
     would drain during the next sample, whose heap would then read low (negative at
-    512 tasks after 32,768). Gives up after ``timeout`` (an engine lost now never says
-    idle)."""
-    deadline = time.monotonic() + timeout
+    512 tasks after 32,768). Gives up once :data:`_OUTPUTS_STILL_S` passes with no
+    output read: some never come (an engine lost now; a broadcast's, which its engines
+    publish under the broadcast's own id, not the one ipyparallel waits on)."""
+    still_for = min(timeout, _OUTPUTS_STILL_S)
     for result in results:
-        if not result.wait_for_output(max(deadline - time.monotonic(), 0.0)):
+        if not result.wait_for_output(still_for):
             return
 
 
