@@ -8,16 +8,15 @@ open file descriptors, threads and child processes; then the change from the fir
 flood (one-time set-up, such as the cluster and its first peak, is counted there).
 
 Then the memory forecast checked: floods of 128 to 32,768 tasks in a fresh process,
-from which the advisor (``r.advice()``) forecasts a flood of 100,000 (the kernel's heap
-a task grows past 8,192 tasks, which floods of up to 8,192 cannot show: see
-docs/benchmarks/flood_soak.md);
+from which the advisor (``r.advice()``) forecasts a flood of 100,000 (the floods
+closest to it see most of what grows with a flood: see docs/benchmarks/flood_soak.md);
 last, one flood of 100,000 tasks in another fresh process, its peak memory, and the
 forecast beside what it measured: the rise of this kernel's and the controller's peaks
 in a process that ran no flood before, so none of its memory was reused, which is what
 the flood needed.
 
     python bench/bench_flood_soak.py            # about 30 min on 2 cores
-    python bench/bench_flood_soak.py --floods 0 # the forecast and the 100,000 alone (15)
+    python bench/bench_flood_soak.py --floods 0 # the forecast and the 100,000: ~15 min
     python bench/bench_flood_soak.py --quick    # 3 floods of 300; checks the script
 """
 
