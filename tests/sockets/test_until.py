@@ -25,7 +25,7 @@ from IPython.core.error import UsageError
 
 import zmqbench_magic
 from zmqbench_magic import run_throughput
-from zmqbench_magic.params import FloodParams
+from zmqbench_magic.params import TOLERANCE, FloodParams
 from zmqbench_magic.results.statistics.sequential import fewest_rounds
 from zmqbench_magic.results.words.planning import noise_from_floor
 from zmqbench_magic.results.words.text import verdict_lines
@@ -34,6 +34,8 @@ QUICK = {"min_time": 0.02, "warmup": 0, "transport": "tcp"}
 # Where zero-copy is a factor, not a few percent (above): samples long enough that one
 # preempted moment does not make a round.
 LARGE = {**QUICK, "min_time": 0.1}
+# A band no A/A on this machine leans beyond in every round.
+WIDE = 0.25
 
 
 def test_zero_copy_at_4_mib_is_called_faster_and_its_rounds_end_there(no_leftovers):
@@ -62,18 +64,34 @@ def test_each_point_is_measured_in_exactly_the_rounds_that_decided_it(no_leftove
 
 
 @pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
-def test_a_paired_a_and_a_is_never_called(no_leftovers):
-    """Two copy thresholds that copy sends never look at: same, or undecided when the
-    time is spent, with its reason."""
+def test_a_paired_a_and_a_ends_where_its_rounds_decide_and_is_not_called_beyond_a_wide_band(
+    no_leftovers,
+):
+    """Two copy thresholds that copy sends never look at. At the 1% band an A/A may be
+    called in up to 5% of runs by design (the rate over many runs is measured in
+    ``bench/bench_verdicts.py``), and a load that lands on one arm's samples twice in a
+    row on a busy machine can call one here: so this asserts what every run must show.
+    The run stops at the round that decides it, or at its time with the reason; its word
+    follows its own interval; beyond ±25% every round would have to lean that far the
+    same way."""
     r = run_throughput(
         size=["1k"], copy_threshold=[65536, 65537], until="decided", max_time=8, **QUICK
     )
     (row,) = r.versus("copy_threshold", 65536, 65537).to_dict("records")
-    assert row["verdict"] in ("same", "inconclusive"), row
+    # Each arm was measured in exactly the rounds the verdict rests on.
+    assert (r.df.groupby("copy_threshold").size() == row["n"]).all(), row
+    (notes,) = (meta["notes"] for meta in r.runs.values())
     if row["verdict"] == "inconclusive":
-        assert row["reason"].startswith(f"undecided after {row['n']} round(s): ")
-        (notes,) = (meta["notes"] for meta in r.runs.values())
+        assert row["reason"].startswith(f"undecided after {row['n']} round(s): "), row
         assert "max-time (8 s) spent after" in " ".join(notes)
+    elif row["verdict"] == "same":
+        assert 1 - TOLERANCE.default <= row["ci_low"] <= row["ci_high"] <= 1 + TOLERANCE.default
+    else:
+        assert row["verdict"] in ("faster", "slower"), row
+        outside = row["ci_low"] > 1 + TOLERANCE.default or row["ci_high"] < 1 - TOLERANCE.default
+        assert outside, row
+    wide = r.versus("copy_threshold", 65536, 65537, tolerance=WIDE)
+    assert set(wide["verdict"]) <= {"same", "inconclusive"}, wide.to_dict("records")
 
 
 @pytest.mark.parametrize(
