@@ -11,9 +11,11 @@ Then the memory forecast checked: floods of 128 to 32,768 tasks in a fresh proce
 from which the advisor (``r.advice()``) forecasts a flood of 100,000 (the floods
 closest to it see most of what grows with a flood: see docs/benchmarks/flood_soak.md);
 last, one flood of 100,000 tasks in another fresh process, its peak memory, and the
-forecast beside what it measured: the rise of this kernel's and the controller's peaks
-in a process that ran no flood before, so none of its memory was reused, which is what
-the flood needed.
+forecast beside what it measured: the kernel's heap, read as the forecast's floods read
+it (once every task's output was in), and the rise of this kernel's and the
+controller's peaks in a process that ran no flood before, so none of its memory was
+reused, which is what the flood needed, its outputs still unread at the last reply
+included.
 
     python bench/bench_flood_soak.py            # about 30 min on 2 cores
     python bench/bench_flood_soak.py --floods 0 # the forecast and the 100,000: ~15 min
@@ -193,13 +195,16 @@ def _forecast(sizes: list[int], repeat: int, big: int) -> dict[str, dict[str, An
         f"warm-up, in a fresh process ({took:.0f} s in all)"
     )
     print(
-        "| tasks | samples | kernel heap kB/task | kernel peak kB/task | controller peak kB/task |"
+        "| tasks | samples | kernel heap kB/task | kernel peak kB/task | controller peak kB/task "
+        "| outputs unread at the last reply |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     columns = ["client_held_kb_per_task", "client_kb_per_task", "controller_kb_per_task"]
-    for tasks, row in result.df.groupby("tasks")[columns].median().iterrows():
+    medians = result.df.groupby("tasks")[[*columns, "outputs_unread"]].median()
+    for tasks, row in medians.iterrows():
         count = int((result.df["tasks"] == tasks).sum())
-        print(f"| {tasks:,} | {count} | " + " | ".join(f"{row[c]:.1f}" for c in columns) + " |")
+        figures = " | ".join(f"{row[c]:.1f}" for c in columns)
+        print(f"| {tasks:,} | {count} | {figures} | {row['outputs_unread']:.1%} |")
     (advice,) = [a for a in result.advice() if "in flight" in a]
     print(f"advice: {advice}")
     return forecasts(result, big).set_index("role").to_dict("index")
@@ -207,8 +212,9 @@ def _forecast(sizes: list[int], repeat: int, big: int) -> dict[str, dict[str, An
 
 def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], big: int) -> None:
     """The forecast beside what the flood measured, with their ratios: like for like
-    (the kernel's heap beside its heap, the controller's peak beside its peak), and
-    the kernel's forecast beside its peak's rise, what the machine had to provide."""
+    (the kernel's heap beside its heap, both read once every output was in; the
+    controller's peak beside its peak), and the kernel's forecast beside its peak's
+    rise, what the machine had to provide, unread outputs and all."""
     print(f"\nthe forecast for {big:,} tasks (from the floods above) beside the flood measured")
     print("| read in | grew as | advice prints | measured | measured / advice |")
     print("|---|---|---|---|---|")
@@ -267,8 +273,9 @@ def _one_big_flood(tasks: int) -> dict[str, float]:
         f"\none flood of {tasks:,} tasks in a fresh process: {took:.0f} s in all (cluster "
         f"start included), {row['tasks_per_s']:.0f} tasks/s, sent in {row['sent_s']:.0f} s; "
         f"peak RSS {peak / 2**20:,.0f} MB, {peak / tasks / 1024:.0f} kB per task; the "
-        f"kernel's heap held {row['client_held_kb_per_task']:.1f} kB a task more, its peak "
-        f"rose {row['client_kb_per_task']:.1f} kB a task"
+        f"kernel's heap held {row['client_held_kb_per_task']:.1f} kB a task more once every "
+        f"output was read ({row['outputs_unread']:.1%} of them were unread at the last "
+        f"reply), its peak rose {row['client_kb_per_task']:.1f} kB a task"
     )
     rises = {role: row[f"{role}_kb_per_task"] * 1e3 * tasks for role in ("client", "controller")}
     return {**rises, "client_held": row["client_held_kb_per_task"] * 1e3 * tasks}

@@ -100,6 +100,8 @@ def test_flood_through_function_and_magic(bench):
     # The kernel's heap is read (glibc and CPython here). Its figure is not asserted:
     # with the collector on, a flood of a few tasks may free more garbage than it holds.
     assert df["client_held_kb_per_task"].notna().all()
+    # Every output came, so the share still unread at the last reply is known.
+    assert df["outputs_unread"].between(0, 1).all()
     assert "task_db" not in df.columns  # the default: a column only when asked for
 
 

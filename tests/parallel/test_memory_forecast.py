@@ -202,3 +202,24 @@ def test_a_fit_steeper_than_any_floods_records_need_is_drawn_at_the_steepest():
     sentence = _memory_advice(rows)
     cut = "the fit, tasks^4.00, cut to tasks^2.00: steeper is past what a flood's records need"
     assert cut in sentence
+
+
+def test_the_outputs_unread_at_the_last_reply_are_said_beside_the_heaps_figure():
+    """The heap is read once every output is in: what was still unread at the largest
+    flood's last reply is said beside it, as the median share of its samples, and
+    nothing where none was measured or a peak (which saw them) is read."""
+    rows = _rows([128, 512, 2048, 8192])
+    for row, share in zip(rows, [0.0, 0.0, 0.0] * 3 + [0.10, 0.12, 0.50], strict=True):
+        row["outputs_unread"] = share
+    said = _memory_advice(rows)
+    assert said.endswith(
+        "; at the last reply 12% of that flood's task outputs were still unread, held on "
+        "top until read (a longer flood leaves a larger share)"
+    ), said
+    for row in rows:
+        row["outputs_unread"] = 0.001 if row["tasks"] == 8192 else 0.5
+    assert "unread" not in _memory_advice(rows)
+    for row in rows:
+        row["outputs_unread"] = 0.2
+        row["client_held_kb_per_task"] = float("nan")  # read at the peak
+    assert "unread" not in _memory_advice(rows)

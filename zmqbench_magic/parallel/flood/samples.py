@@ -138,9 +138,13 @@ def _timed(
         sent_at = clock()
         _wait(pulse)
         roundtrip = now() - start
-        # Read while every result is still held: what the flood's tasks hold at once.
+        results = [result for _, result in submitted]
+        unread = sum(not result.wait_for_output(0) for result in results)
+        every_output = _wait_for_outputs(results, wait.timeout)
+        # Read while every result is still held, once its output is read too: what the
+        # flood's tasks hold at once, without the IOPub messages still queued at the
+        # last reply, which drain (their share is the sample's own column).
         held = held_bytes() - held_before
-        _wait_for_outputs([result for _, result in submitted], wait.timeout)
     finally:
         _forget_broadcast_originals(wait.client, [result for _, result in submitted])
     pending = [result for _, result in submitted]
@@ -150,12 +154,13 @@ def _timed(
         "roundtrip_s": roundtrip,
         "tasks_per_s": tasks / roundtrip,
         "client_held_kb_per_task": held / 1e3 / tasks,
+        "outputs_unread": unread / len(results) if every_output else math.nan,
         **stage_times(times, wait.other_hosts),
         "reply_overlap": reply_overlap(times, sent_at),
     }
 
 
-def _wait_for_outputs(results: list[Any], timeout: float) -> None:
+def _wait_for_outputs(results: list[Any], timeout: float) -> bool:
     """Wait, outside the timed span, until the client has read every task's output
     (its engine's idle status on IOPub, which ends it). Those come on another socket,
     which the client's IO thread reads after the replies: after a flood of tens of
@@ -163,11 +168,10 @@ def _wait_for_outputs(results: list[Any], timeout: float) -> None:
     would drain during the next sample, whose heap would then read low (negative at
     512 tasks after 32,768). Gives up once :data:`_OUTPUTS_STILL_S` passes with no
     output read: some never come (an engine lost now; a broadcast's, which its engines
-    publish under the broadcast's own id, not the one ipyparallel waits on)."""
+    publish under the broadcast's own id, not the one ipyparallel waits on). Whether
+    every output was read."""
     still_for = min(timeout, _OUTPUTS_STILL_S)
-    for result in results:
-        if not result.wait_for_output(still_for):
-            return
+    return all(result.wait_for_output(still_for) for result in results)
 
 
 def _forget_broadcast_originals(client: Any, results: list[Any]) -> None:

@@ -19,9 +19,12 @@ The interval is the order-statistic interval of the samples' median ``o``
 (:func:`..statistics.stats.median_ci`), scaled: the uncertainty is the measurement's own.
 
 How much memory: each task in flight costs the client what its heap held more once
-every result was in (``client_held_kb_per_task``, :mod:`...method.heap`), and the
-controller what its peak rose by, during the largest flood of a cluster, per task (the
-median over its samples). The client's figure is its heap's, not its peak's: a flood
+every result and its output were in (``client_held_kb_per_task``, :mod:`...method.heap`):
+the tasks' own records. The outputs still unread at the last reply (their IOPub
+messages, queued) are held on top until the client reads them; their share at the
+largest flood is said, not forecast (it grows faster than the flood). Each task costs
+the controller what its peak rose by during the largest flood of a cluster, per task
+(the median over its samples). The client's figure is its heap's, not its peak's: a flood
 that follows one as large reuses the memory that one freed, and its peak rises by a
 third of what the flood holds. The controller is another process, whose heap cannot be
 read from here: its figure is a floor after a flood as large. Where a result has no
@@ -109,8 +112,26 @@ def _memory(df: pd.DataFrame) -> list[str]:
         places = {role: _place(group, role) for role in fits}
         peaks = {role for role in fits if _is_peak(_per_task_column(group, role))}
         smallest = int(group["tasks"].min())
-        sentences.append(_memory_sentence(where, fits, samples, of, places, peaks, smallest))
+        sentence = _memory_sentence(where, fits, samples, of, places, peaks, smallest)
+        sentences.append(sentence + _unread_words(largest, "client" in peaks))
     return sentences
+
+
+def _unread_words(largest: pd.DataFrame, client_at_peak: bool) -> str:
+    """What the kernel's heap figure leaves out: the tasks' outputs still unread at the
+    largest flood's last reply (the median share of its samples), which the client
+    holds on top of the tasks' records until its IO thread reads them; a longer flood
+    leaves a larger share (``docs/benchmarks/flood_soak.md``). Nothing where the share
+    is unknown, under half a percent, or the figure is a peak's, which saw them."""
+    if client_at_peak or "outputs_unread" not in largest:
+        return ""
+    share = largest["outputs_unread"].median()
+    if not share >= 0.005:  # NaN too
+        return ""
+    return (
+        f"; at the last reply {share:.0%} of that flood's task outputs were still unread, "
+        "held on top until read (a longer flood leaves a larger share)"
+    )
 
 
 def _per_task_column(group: pd.DataFrame, role: str) -> str:
