@@ -251,11 +251,17 @@ def _compare(forecast: dict[str, dict[str, Any]], measured: dict[str, float], bi
             continue
         # The forecast's error, as a share of what was measured.
         off = fit["fitted"] / rise - 1
+        # One figure printed (the floods reach that far) has no range to fall in.
+        ranged = (
+            f"; the measured rise is {'inside' if inside else 'OUTSIDE'} the range the advice "
+            "prints"
+            if fit["low"] != fit["high"]
+            else ""
+        )
         print(
             f"{where}: the fitted figure ({_mb(fit['fitted'])}) is "
             f"{'within' if abs(off) <= WITHIN else 'NOT within'} {WITHIN:.0%} of the measured "
-            f"rise ({off:+.1%} of it); the measured rise is {'inside' if inside else 'OUTSIDE'} "
-            "the range the advice prints"
+            f"rise ({off:+.1%} of it){ranged}"
         )
 
 
