@@ -307,16 +307,13 @@ FLOOD_METRICS = (
         )
     ),
     Metric("client_held_kb_per_task", "client heap per task",
-           "the client (this kernel): how many more bytes its objects held (glibc's in use "
-           "plus Python's small objects) once every result and its output were in than as "
-           "the sample began, per task; unlike its peak's rise, memory an earlier flood "
-           "freed and this one reused counts; NaN where the allocators do not tell", "lower",
-           unit="kB/task"),
+           "the client (this kernel): its objects' bytes (glibc's in use plus Python's small "
+           "objects) once every result and output were in, less those as the sample began, a "
+           "task; counts memory an earlier flood freed and this one reused, unlike the peak; "
+           "NaN where the allocators do not tell", "lower", unit="kB/task"),
     Metric("outputs_unread", "outputs unread at the last reply",
-           "share of the sample's tasks whose output (their engine's IOPub messages) the "
-           "client had not read yet when the last reply was in: held on top of the tasks' "
-           "records until read, and more the longer the flood; NaN where some never came",
-           "lower", unit="fraction"),
+           "share of tasks whose IOPub output the client had not read at the last reply, held "
+           "on top of their records until read; NaN where some never came", unit="fraction"),
     Metric("reply_overlap", "replies while sending",
            "share of replies the client received before its last submit returned: they "
            "compete with submission (ipyparallel #534)", unit="fraction"),
