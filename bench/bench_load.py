@@ -1,10 +1,15 @@
-"""Latency under load, Python loop beside native loop: where each one's pacing runs out.
+"""Load, Python loop beside native loop: where each one's pacing runs out.
 
 One run of ``run_latency`` over offered rates (tcp, 64 B), both loops sampled in
 interleaved rounds on fresh far ends. Per rate and loop: the rate achieved (and whether
 it was held), the median p50 and p99 round trip from the intended send time, the
 sender's p99 lateness, and each end's CPU per message; then the Python/native ratio
 of the medians, each loop's knee, and the most each loop answered.
+
+Then one run of ``run_throughput`` over offered rates (``--rate``, tcp, 100 B, a PUSH
+to a PULL), both loops in interleaved rounds: per rate and loop, the medians of the
+rate each sender achieved (whether it held 95% of the offer), the delivered rate, the
+share of its time blocked in a full queue, and what was lost (a PUSH loses nothing).
 
 No other tool measures ZeroMQ at a fixed offered rate, so there is no outside
 reference here; bench_zmq.py compares the closed-loop round trip with libzmq's own.
@@ -19,11 +24,13 @@ import argparse
 
 from report import report
 
-from zmqbench_magic import run_latency
+from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import RATE
+from zmqbench_magic.params.pressure import held
 from zmqbench_magic.results.statistics.knee import load_knees
 
 RATES = ["1k", "10k", "50k", "100k", "200k", "500k", "1M"]
+THROUGHPUT_RATES = ["10k", "100k", "500k", "1M", "2M"]
 COLUMNS = [
     "achieved_per_s",
     "p50_us",
@@ -82,6 +89,36 @@ def main() -> None:
     for warning in result.warnings:
         if "not held" in warning:
             print(f"note: {warning}")
+    _paced_sends(THROUGHPUT_RATES[:2] if args.quick else THROUGHPUT_RATES, rounds, min_time)
+
+
+def _paced_sends(rates: list[str], rounds: int, min_time: float) -> None:
+    """Each loop's paced sender offered ``rates`` (``%zmqthr --rate``)."""
+    result = run_throughput(
+        size=100, rate=rates, loop=["python", "native"], repeat=rounds, min_time=min_time, warmup=1
+    )
+    summary = (
+        result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
+    )
+    print(
+        f"\nthroughput at an offered rate: tcp 100 B, a PUSH to a PULL, {rounds} round(s); "
+        "medians of samples (msgs/s)"
+    )
+    print(
+        f"{'offered':>8} {'loop':<7} {'sent':>11} {'held':>5} {'delivered':>11} "
+        f"{'blocked':>8} {'lost':>6}"
+    )
+    for (rate, loop), row in summary.iterrows():
+        print(
+            f"{RATE.label(rate):>8} {loop:<7} {row['sent_per_s']:>11,.0f} "
+            f"{'yes' if held(row['sent_per_s'], rate) else 'NO':>5} {row['msgs_per_s']:>11,.0f} "
+            f"{row['blocked_share']:>8.0%} {row['lost']:>6,.0f}"
+        )
+    most = result.summary().groupby("loop")["sent_per_s"].max()
+    print(
+        f"sent at most: python {most['python']:,.0f} msgs/s, native {most['native']:,.0f} msgs/s "
+        f"(native / python {most['native'] / most['python']:.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -91,6 +91,10 @@ def test_load_bench_quick_prints_both_loops_their_ratio_and_knees():
     for line in ("1k python", "20k native", "Python / native, median p50", "knees", "python: knee"):
         assert line in out
     assert "answered at most: python" in out
+    # A paced sender of each loop, offered the same rates: what each sent and delivered.
+    assert "throughput at an offered rate" in out and "sent at most: python" in out
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[1:2] in (["python"], ["native"])]
+    assert {(row[0], row[1]) for row in rows if len(row) == 7} >= {("100k", "native")}
 
 
 def test_verdicts_bench_quick_prints_its_rates_and_the_real_a_and_a(tmp_path):

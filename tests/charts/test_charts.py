@@ -499,6 +499,31 @@ def test_pressure_maps_put_the_mark_down_where_only_it_varies_and_a_row_per_mark
     assert '"field": "work_label"' in both and '"row"' in both and "hwm_label" in both
 
 
+def test_pressure_maps_of_both_loops_draw_a_row_per_loop_never_two_points_in_a_cell():
+    """Python's and the native loop's points at the same rate and work are two cells,
+    a row of maps apart, each with its own words; with the marks varying too, a row
+    per loop and mark."""
+    one = _marked_frame([0.0])
+    one = one[one["hwm"] == 10]
+    both_loops = pd.concat([one.assign(loop="python"), one.assign(loop="native", lost=0)])
+    chart = default_chart("thr", both_loops)
+    spec = chart.to_dict()
+    assert spec["spec"]["layer"] and spec["facet"]["row"]["field"] == "row_label"
+    assert spec["facet"]["row"]["sort"] == ["native loop", "python loop"]
+    scene = _scenegraph(chart)
+    cells = [t for t in _texts(scene) if isinstance(t, list) or "\n" in str(t)]
+    assert len(cells) == 2 * 2 * 2  # loops x patterns x rates, one point each
+    marked = _marked_frame([0.0, 0.001])
+    rows = pd.concat([marked.assign(loop="python"), marked.assign(loop="native")])
+    spec = default_chart("thr", rows).to_dict()
+    assert spec["facet"]["row"]["sort"] == [
+        "native loop, 10",
+        "native loop, 1k",
+        "python loop, 10",
+        "python loop, 1k",
+    ]
+
+
 def test_clients_draw_p50_to_p999_against_their_number():
     spec = json.dumps(chart_of("clients", 2).to_dict())
     assert '"field": "clients"' in spec

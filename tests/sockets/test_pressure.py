@@ -27,7 +27,7 @@ from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import ThroughputParams
-from zmqbench_magic.params.pressure import paced_count
+from zmqbench_magic.params.pressure import HELD_FRACTION, paced_count
 from zmqbench_magic.sockets.numbering import stamp_of
 from zmqbench_magic.sockets.pattern_loops import _ages
 from zmqbench_magic.sockets.peer import PeerError
@@ -47,7 +47,10 @@ ONCE = {"repeat": 1, "warmup": 0}
             r"--timeout of 0.5 s",
         ),
         ({"slow_peers": 1}, r"--slow-peers 1: only receivers that work are slow; add --work"),
-        ({"rate": 1000, "loop": "native"}, r"--rate paces the sender in the Python loop"),
+        (
+            {"rate": 1000, "loop": "native", "sequence": True},
+            r"--rate paces the sender of numbered messages in the Python loop alone",
+        ),
         ({"work": "1ms", "loop": "asyncio"}, r"--work slows the receivers of a pattern's loop"),
         ({"rate": 1000, "driver": "process"}, r"--driver process drives one far end"),
         ({"work": "0.1us"}, r"work must be 0 \(none\) or from 1us to 1s, got 1e-07"),
@@ -78,6 +81,42 @@ def test_a_paced_sender_never_runs_ahead_of_its_schedule(no_leftovers):
         r"blocked 0%",
         str(r),
     )
+
+
+def test_a_native_paced_sender_never_runs_ahead_and_a_queue_that_fills_blocks_it(
+    no_leftovers,
+):
+    """The native loop keeps the same schedule in C: 200 messages at 2,000 a second span
+    at least 199 intervals, from the kernel's PUSH and from a fan-in's senders; and fed
+    to a receiver working 2 ms a message through queues of 10, its PUSH waits for room
+    (blocked) and loses nothing."""
+    r = run_throughput(rate=[2000], size=100, count=200, loop="native", **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["loop"] == "native" and row["received"] == 200 and row["lost"] == 0
+    assert row["sent_per_s"] <= 2000 * 200 / 199, row["sent_per_s"]
+    assert row["blocked_share"] == 0.0
+    slow = run_throughput(loop="native", **{**SLOW, "count": 200}, **ONCE)
+    (row,) = slow.df.to_dict("records")
+    assert row["lost"] == 0 and row["received"] == 200 and row["blocked_share"] > 0, row
+    # Senders that are far ends of their own (a fan-in's) pace in C too.
+    fanin = run_throughput(
+        pattern="fanin", peers=2, rate=[2000], size=100, count=200, loop="native", **ONCE
+    )
+    (row,) = fanin.df.to_dict("records")
+    assert row["received"] == 2 * 200 and row["sent_per_s"] <= 2000 * 200 / 199, row
+
+
+def test_a_native_sender_offered_a_million_a_second_says_what_it_held(no_leftovers):
+    """1M msgs/s of 100 B, past what the Python pacer sends: the row's achieved rate is
+    the sends over their own time, the summary line says whether the offer held, and
+    a rate never reads above what was offered (the sender cannot run ahead)."""
+    r = run_throughput(rate=["1M"], size=100, loop="native", min_time=0.2, **ONCE)
+    (row,) = r.df.to_dict("records")
+    assert row["received"] == row["count"] >= 200_000 and row["lost"] == 0
+    assert 0 < row["sent_per_s"] <= 1e6 * row["count"] / (row["count"] - 1), row
+    held = row["sent_per_s"] >= HELD_FRACTION * 1e6
+    line = " ".join(str(r).split())
+    assert ("(rate NOT held)" in line) is not held, line
 
 
 def test_a_slow_consumer_makes_a_pub_drop_and_a_push_wait(no_leftovers):

@@ -1,7 +1,7 @@
 """Queues under pressure (``%zmqthr --rate``, ``--work``, ``--hwm``): where drops
 begin. One heat map per pattern, offered rate across, each receiver's work per message
 down (or, where only the high-water mark varies, the mark; where both vary, one row of
-maps per mark); a cell's colour is the share of messages lost there (a PUB drops), its
+maps per mark; where both loops ran, one row per loop); a cell's colour is the share of messages lost there (a PUB drops), its
 words that share and the share of the sender's time blocked in full queues (a PUSH
 waits)."""
 
@@ -68,6 +68,10 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         down, downs = HWM, [HWM.label(m) for m in marks]
     else:
         down, downs = WORK, [WORK.label(w) for w in works]
+    rows = _rows(frame, by_mark=down is WORK and len(marks) > 1)
+    if rows is not None:
+        ordered = [c for c in ("loop", "hwm") if c in frame]
+        frame = frame.assign(row_label=rows[0]).sort_values(ordered, kind="stable")
     x = alt.X("offered:O", title=RATE.axis_title, sort=rates)
     y = alt.Y(f"{down.name}_label:O", title=down.axis_title, sort=downs)
     base = alt.Chart(frame).encode(x=x, y=y)
@@ -93,16 +97,32 @@ def pressure_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     cell = min(_CELL, _MAPS_WIDTH // (len(rates) * frame["pattern"].nunique()))
     layered = (cells + words).properties(width=cell * len(rates), height=40 * len(downs))
     column = alt.Column("pattern:N", title=COLUMN_TITLES["pattern"])
-    if down is WORK and len(marks) > 1:
-        by_mark = alt.Row("hwm_label:O", title=HWM.axis_title, sort=[HWM.label(m) for m in marks])
-        chart = layered.facet(column=column, row=by_mark)
-    else:
+    if rows is None:
         chart = layered.facet(column=column)
+    else:
+        order = list(dict.fromkeys(frame["row_label"]))
+        chart = layered.facet(column=column, row=alt.Row("row_label:O", title=rows[1], sort=order))
     return titled(
         chart,
         "Queues under pressure: lost (a PUB drops) or blocked (a PUSH waits)",
         subtitle(frame, ["transport", "size_label", "mode", "peer"], _WORDS),
     )
+
+
+def _rows(frame: pd.DataFrame, by_mark: bool) -> tuple[pd.Series, str] | None:
+    """Each point's row of maps, and the rows' title: one per loop where both loops ran
+    (each cell is then one point's), and one per high-water mark where the marks vary
+    beside the work; None where neither does."""
+    labels, titles = [], []
+    if "loop" in frame and frame["loop"].nunique() > 1:
+        labels.append(frame["loop"] + " loop")
+        titles.append(COLUMN_TITLES["loop"])
+    if by_mark:
+        labels.append(frame["hwm_label"])
+        titles.append(HWM.axis_title)
+    if not labels:
+        return None
+    return (labels[0] if len(labels) == 1 else labels[0] + ", " + labels[1]), " / ".join(titles)
 
 
 __all__ = ["pressure_chart", "pressure_frame"]

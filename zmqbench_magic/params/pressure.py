@@ -152,7 +152,10 @@ def check_pressure(params: Any) -> None:
         raise ValueError(msg)
     what = "--rate paces the sender" if rate else "--work slows the receivers"
     refusals = [
-        (rate and "native" in params.loop, "in the Python loop: use --loop python"),
+        (
+            rate and "native" in params.loop and (params.sequence or "joiner" in params.pattern),
+            "of numbered messages in the Python loop alone: use --loop python",
+        ),
         ("asyncio" in params.loop, "of a pattern's loop: --loop asyncio drives one socket"),
         (True in params.curve, "of a pattern: --curve true encrypts one far end's path"),
         (params.driver == "process", "of a pattern: --driver process drives one far end"),

@@ -31,6 +31,7 @@ from .pressure_loops import (
     Schedule,
     numbered_sender_for,
     paced_sends,
+    paced_sends_native,
     sender_for,
     working,
 )
@@ -217,20 +218,24 @@ def _send_paced(
     data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
 ) -> dict[str, Any]:
     """A sending far end's messages at ``order["rate"]`` a second (:mod:`.pressure_loops`),
-    numbered with ``order["sender"]``; a queue with no room for ``timeout`` is the
-    receivers' failure."""
-    if "sender" in order:
-        (frame,) = frames
-        send_one = numbered_sender_for(data, frame, order["sender"])
-    else:
-        send_one = sender_for(data, frames, order["copy"])
+    numbered with ``order["sender"]`` (the Python loop), or by the native loop in C; a
+    queue with no room for ``timeout`` is the receivers' failure."""
 
     def stalled(since: float) -> None:
         if time.monotonic() - since > timeout:
             raise TimeoutError(f"no room in the queue for {timeout:g} s")
 
     schedule = Schedule(order["rate"])
-    paced_sends(data, send_one, schedule, 0, order["count"], stalled)
+    if order.get("loop") == "native":
+        (frame,) = frames
+        paced_sends_native(data, frame, order["copy"], schedule, order["count"], stalled)
+    else:
+        if "sender" in order:
+            (frame,) = frames
+            send_one = numbered_sender_for(data, frame, order["sender"])
+        else:
+            send_one = sender_for(data, frames, order["copy"])
+        paced_sends(data, send_one, schedule, 0, order["count"], stalled)
     return schedule.figures(order["count"])
 
 

@@ -34,7 +34,13 @@ from .member_loops import receive
 from .numbering import NUMBER_MASK, missing, union
 from .payload import Payload
 from .peer import PeerError
-from .pressure_loops import Schedule, numbered_sender_for, paced_sends, sender_for
+from .pressure_loops import (
+    Schedule,
+    numbered_sender_for,
+    paced_sends,
+    paced_sends_native,
+    sender_for,
+)
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
@@ -84,7 +90,7 @@ def pattern_sample(
     with gc_off():
         cpu_start = clock()
         if crowd.hub_sends and rate:
-            hub = _hub_paced(crowd, payload, count, copy, sequence, rate, aged)
+            hub = _hub_paced(crowd, payload, count, copy, loop, sequence, rate, aged)
         elif crowd.hub_sends:
             hub = _hub_send(crowd, payload, count, copy, loop, burst, sequence)
         else:
@@ -134,6 +140,7 @@ def _hub_paced(
     payload: Payload,
     count: int,
     copy: bool,
+    loop: str,
     sequence: bool,
     rate: float,
     aged: bool = False,
@@ -141,9 +148,14 @@ def _hub_paced(
     """The hub's sends at ``rate`` a second, each at its intended time, and the time
     it waited for room in full queues (:mod:`.pressure_loops`); ``aged``, each
     numbered message's first try to send it too (``"sent_at"``, indexed by its
-    number)."""
+    number). The native loop paces unnumbered messages in C."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
+    if loop == "native":
+        schedule = Schedule(rate)
+        frame = native_bytes(crowd, payload)
+        paced_sends_native(crowd.data, frame, copy, schedule, count, crowd.check_stall)
+        return schedule.figures(count)
     if sequence:
         send_one = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)
     else:

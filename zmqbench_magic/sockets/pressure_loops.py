@@ -97,6 +97,49 @@ def paced_sends(
     schedule.ended = now()
 
 
+def paced_sends_native(
+    sock: zmq.Socket,
+    message: bytes,
+    copy: bool,
+    schedule: Schedule,
+    count: int,
+    stalled: Callable[[float], None],
+) -> None:
+    """:func:`paced_sends` of ``count`` messages of one frame, in C (``--loop native``):
+    the same schedule, the same tries and the same blocked time, at the rates a C
+    sender holds. A send timeout hands back to Python, which calls ``stalled`` (with
+    when the stall began) and goes on from there."""
+    import ctypes
+
+    from . import native  # a far end of the Python loop never builds it
+
+    lib = native.library()
+    if not schedule.start:
+        schedule.start = time.perf_counter()
+    blocked, ended = ctypes.c_double(schedule.blocked), ctypes.c_double(0.0)
+    sent, stalled_at = 0, 0.0
+    while sent < count:
+        went = lib.zb_send_paced(
+            sock.underlying,
+            message,
+            len(message),
+            sent,
+            count,
+            int(not copy),
+            schedule.start,
+            1.0 / schedule.rate,
+            ctypes.byref(blocked),
+            ctypes.byref(ended),
+        )
+        went = native.check(lib, went)
+        if went < count:
+            if went > sent or not stalled_at:  # progress since the last stall: a new one
+                stalled_at = time.monotonic()
+            stalled(stalled_at)
+        sent = went
+    schedule.blocked, schedule.ended = blocked.value, ended.value
+
+
 def sender_for(sock: zmq.Socket, frames: list[Any], copy: bool) -> Callable[[int, int], Any]:
     """``send_one(i, flags)`` for a message of ``frames`` (every message the same)."""
     if len(frames) == 1:

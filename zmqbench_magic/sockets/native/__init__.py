@@ -136,7 +136,19 @@ def _declare(lib: ctypes.CDLL) -> None:
         _DOUBLE_P,
         _DOUBLE_P,
     ]
-    loops = ("zb_send", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace")
+    lib.zb_send_paced.argtypes = [
+        p,
+        ctypes.c_char_p,
+        size,
+        _INT64,
+        _INT64,
+        ctypes.c_int,
+        double,
+        double,
+        _DOUBLE_P,
+        _DOUBLE_P,
+    ]
+    loops = ("zb_send", "zb_send_paced", "zb_sink", "zb_ping", "zb_echo", "zb_route", "zb_pace")
     for name in (*loops, "zb_send_numbered", "zb_sink_numbered"):
         getattr(lib, name).restype = _INT64
     lib.zb_errno.restype = ctypes.c_int

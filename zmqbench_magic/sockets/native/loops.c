@@ -71,6 +71,40 @@ int64_t zb_send(void *socket, const char *buf, size_t size, int64_t count, int z
     return count;
 }
 
+/* Messages `first` to `count - 1`, message i at its intended time
+ * `start + i * interval` (the open loop's schedule, on Python's perf_counter clock):
+ * early, it waits (a sleep for waits of 2 ms or more, then a spin, as the Python
+ * pacer does); late, it sends at once. Each send is tried without waiting; a full
+ * queue makes it wait for room in a blocking send (up to the socket's send
+ * timeout), and that wait adds to *blocked. *ended is the last send's time. Returns
+ * how far it got (fewer than `count` on a send timeout: Python checks the
+ * receivers and calls again from there), or -1 on another error. */
+int64_t zb_send_paced(void *socket, const char *buf, size_t size, int64_t first, int64_t count,
+                      int zero_copy, double start, double interval, double *blocked,
+                      double *ended) {
+    for (int64_t i = first; i < count; i++) {
+        double due = start + (double)i * interval, wait = due - now();
+        if (wait >= 2e-3) {
+            double nap = wait - 1e-3;
+            struct timespec t = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
+            nanosleep(&t, NULL);
+        }
+        while (now() < due)
+            ;
+        if (send_flags(socket, buf, size, zero_copy, ZMQ_DONTWAIT) < 0) {
+            if (zmq_errno() != EAGAIN)
+                return -1;
+            double since = now();
+            int rc = send_flags(socket, buf, size, zero_copy, 0);
+            *blocked += now() - since;
+            if (rc < 0)
+                return zmq_errno() == EAGAIN ? i : -1;
+        }
+        *ended = now();
+    }
+    return count;
+}
+
 /* Receive up to `count` messages. The first receive's time goes to *first, every
  * later one's to *last (one clock read per message costs ~20 ns here, unlike in
  * Python). Returns how many arrived (fewer on a timeout), or -1 on another error. */
