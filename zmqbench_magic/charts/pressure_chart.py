@@ -1,9 +1,9 @@
 """Queues under pressure (``%zmqthr --rate``, ``--work``, ``--hwm``): where drops
 begin. One heat map per pattern, offered rate across, each receiver's work per message
 down (or, where only the high-water mark varies, the mark; where both vary, one row of
-maps per mark; where both loops ran, one row per loop); a cell's colour is the share of messages lost there (a PUB drops), its
-words that share and the share of the sender's time blocked in full queues (a PUSH
-waits)."""
+maps per mark; where both loops ran, one row per loop); a cell's colour is the share
+of messages lost there (a PUB drops), its words that share and the share of the
+sender's time blocked in full queues (a PUSH waits)."""
 
 from __future__ import annotations
 
