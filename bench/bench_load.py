@@ -21,7 +21,9 @@ reference here; bench_zmq.py compares the closed-loop round trip with libzmq's o
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+import pandas as pd
 from report import report
 
 from zmqbench_magic import run_latency, run_throughput
@@ -51,9 +53,7 @@ def main() -> None:
     result = run_latency(
         size=64, rate=rates, loop=["python", "native"], repeat=rounds, min_time=min_time, warmup=1
     )
-    summary = (
-        result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
-    )
+    summary = _by_rate_and_loop(result)
     print(
         f"tcp 64 B, {rounds} round(s); percentiles over every round trip, the rest medians "
         "of samples; latency from intended send (µs)"
@@ -92,14 +92,18 @@ def main() -> None:
     _paced_sends(THROUGHPUT_RATES[:2] if args.quick else THROUGHPUT_RATES, rounds, min_time)
 
 
+def _by_rate_and_loop(result: Any) -> pd.DataFrame:
+    """A result's summary, a row per rate and loop, the rates in order."""
+    by = result.summary().set_index(["rate", "loop"])
+    return by.sort_index(level="rate", sort_remaining=False)
+
+
 def _paced_sends(rates: list[str], rounds: int, min_time: float) -> None:
     """Each loop's paced sender offered ``rates`` (``%zmqthr --rate``)."""
     result = run_throughput(
         size=100, rate=rates, loop=["python", "native"], repeat=rounds, min_time=min_time, warmup=1
     )
-    summary = (
-        result.summary().set_index(["rate", "loop"]).sort_index(level="rate", sort_remaining=False)
-    )
+    summary = _by_rate_and_loop(result)
     print(
         f"\nthroughput at an offered rate: tcp 100 B, a PUSH to a PULL, {rounds} round(s); "
         "medians of samples (msgs/s)"
