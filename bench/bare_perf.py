@@ -5,15 +5,21 @@ the measuring end in this process, the far end a fresh interpreter started from 
 It prints one number: delivered msgs/s (``thr``) or the mean round trip in µs (``lat``);
 ``pubsub`` prints two, delivered msgs/s and the messages lost.
 
-Its far end gets the same fixed glibc malloc thresholds as the project's (see
-``STEADY_MALLOC`` in ``zmqbench_magic/sockets/link.py``): a far end forked from this
-process, as it once was, paid 2 x 256 page faults per 1 MB round trip and reported
-1,668 µs where libzmq's C tools measure about 440 µs; the bare loop had the same
-flaw as the project, so it could not catch it.
+Each role gets the memory the project's same role has. The receiving end (the PULL
+of ``thr``, the echo of ``lat``, the SUB of ``pubsub``) is the project's far end, and
+runs with the same fixed glibc malloc thresholds (``STEADY_MALLOC`` in
+``zmqbench_magic/sockets/malloc.py``): a far end forked from this process, as it once
+was, paid 2 x 256 page faults per 1 MB round trip and reported 1,668 µs where libzmq's
+C tools measure about 440 µs; and a PULL left with glibc's defaults hands its 4 kB
+buffers back to the OS and faults them in again, and delivers a third fewer. The driving
+end (the pusher, the requester, the publisher) is the project's kernel side, left as it
+is; ``--imports pandas`` has it import those modules first, as a kernel running the
+project has, whose heap then serves each message's allocation (see the benchmarks page).
 
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --asyncio
     python bench/bare_perf.py pubsub --count 200000 --size 100 --hwm 1000
+    python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --imports pandas
 
 With ``--asyncio`` the driving side (the pusher, the requester) awaits each send and
 receive on an asyncio loop, written as pyzmq's asyncio examples write it; the measuring
@@ -39,6 +45,8 @@ The warm-up is a whole round of its own, as ``warmup=1``.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import importlib
 import multiprocessing
 import os
 import sys
@@ -48,6 +56,13 @@ from collections.abc import Callable
 import zmq
 
 TIMEOUT_MS = 10_000
+# The project's far-end malloc thresholds (zmqbench_magic/sockets/malloc.py), as the
+# environment a fresh interpreter reads and as glibc's mallopt numbers for this one.
+STEADY_MALLOC = {
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 1024 * 1024),
+    "MALLOC_TRIM_THRESHOLD_": str(1024 * 1024 * 1024),
+}
+_MALLOPT = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3}
 
 
 def _socket(ctx: zmq.Context, kind: int, hwm: int) -> zmq.Socket:
@@ -60,7 +75,22 @@ def _socket(ctx: zmq.Context, kind: int, hwm: int) -> zmq.Socket:
     return sock
 
 
-def _pusher(url: str, count: int, size: int, hwm: int) -> None:
+def _import(modules: list[str]) -> None:
+    """Import ``modules`` into the driving end, as the project's kernel has them."""
+    for module in modules:
+        importlib.import_module(module)
+
+
+def _steady_malloc_here() -> None:
+    """:data:`STEADY_MALLOC` applied to this running process (glibc's mallopt)."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)  # None: not glibc
+    if mallopt is not None:
+        for setting, number in _MALLOPT.items():
+            mallopt(number, int(STEADY_MALLOC[setting]))
+
+
+def _pusher(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
+    _import(imports)
     with zmq.Context() as ctx, _socket(ctx, zmq.PUSH, hwm) as sock:
         sock.connect(url)
         message = b" " * size
@@ -68,19 +98,21 @@ def _pusher(url: str, count: int, size: int, hwm: int) -> None:
             sock.send(message)
 
 
-def _echo(url: str, count: int, size: int, hwm: int) -> None:
+def _echo(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
     with zmq.Context() as ctx, _socket(ctx, zmq.REP, hwm) as sock:
         sock.connect(url)
         for _ in range(2 * count):
             sock.send(sock.recv())
 
 
-def _pusher_async(url: str, count: int, size: int, hwm: int) -> None:
+def _pusher_async(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
     """The sender as pyzmq's asyncio examples write one: a zmq.asyncio context and
     socket, each send awaited on the running loop."""
     import asyncio
 
     import zmq.asyncio
+
+    _import(imports)
 
     async def push() -> None:
         ctx = zmq.asyncio.Context()
@@ -204,7 +236,7 @@ def _pubsub_main(count: int, size: int, hwm: int) -> None:
     ):
         url = f"tcp://127.0.0.1:{pub.bind_to_random_port('tcp://127.0.0.1')}"
         sync_url = f"tcp://127.0.0.1:{sync.bind_to_random_port('tcp://127.0.0.1')}"
-        process = _far_end(_subscriber, url, sync_url, count, size, hwm)
+        process = _far_end(_subscriber, url, sync_url, count, size, hwm, steady=True)
         try:
             print(pubsub(pub, sync, count, size))
         finally:
@@ -212,13 +244,15 @@ def _pubsub_main(count: int, size: int, hwm: int) -> None:
             process.kill()
 
 
-def _far_end(target: Callable[..., None], *args: object) -> multiprocessing.Process:
-    """Start ``target(*args)`` in a fresh interpreter."""
-    # A fresh interpreter reads these at start: they reach only the far end.
-    os.environ.update(
-        MALLOC_MMAP_THRESHOLD_=str(32 * 1024 * 1024),
-        MALLOC_TRIM_THRESHOLD_=str(1024 * 1024 * 1024),
-    )
+def _far_end(target: Callable[..., None], *args: object, steady: bool) -> multiprocessing.Process:
+    """Start ``target(*args)`` in a fresh interpreter, with :data:`STEADY_MALLOC` where
+    it is the receiving end."""
+    # A fresh interpreter reads these at start; this process's own are set already.
+    for setting, value in STEADY_MALLOC.items():
+        if steady:
+            os.environ[setting] = value
+        else:
+            os.environ.pop(setting, None)
     process = multiprocessing.get_context("spawn").Process(target=target, args=args)
     process.start()
     return process
@@ -231,6 +265,13 @@ def main() -> int:
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--hwm", type=int, required=True)
     parser.add_argument(
+        "--imports",
+        nargs="*",
+        default=[],
+        metavar="MODULE",
+        help="modules the driving end imports first, as the project's kernel has them",
+    )
+    parser.add_argument(
         "--asyncio",
         action="store_true",
         help="await the driving side's sends and receives (the pusher's, the requester's)",
@@ -239,6 +280,7 @@ def main() -> int:
     if args.test == "pubsub":
         if args.asyncio or args.size < 1:
             parser.error("pubsub takes no --asyncio, and a size of at least 1 (0 ends a round)")
+        _import(args.imports)  # the publisher drives; its subscriber is steady
         _pubsub_main(args.count, args.size, args.hwm)
         return 0
     kind, far_end, measure = {
@@ -247,10 +289,25 @@ def main() -> int:
         ("thr", True): (zmq.PULL, _pusher_async, throughput),
         ("lat", True): (zmq.REQ, _echo, latency_async),
     }[args.test, args.asyncio]
+    # thr: this end receives (the project's far end) and the far end drives; lat: this
+    # end drives and the far end echoes.
+    receives_here = args.test == "thr"
+    if receives_here:
+        _steady_malloc_here()
+    else:
+        _import(args.imports)
     with zmq.Context() as ctx, _socket(ctx, kind, args.hwm) as sock:
         port = sock.bind_to_random_port("tcp://127.0.0.1")
         url = f"tcp://127.0.0.1:{port}"
-        process = _far_end(far_end, url, args.count, args.size, args.hwm)
+        process = _far_end(
+            far_end,
+            url,
+            args.count,
+            args.size,
+            args.hwm,
+            args.imports if receives_here else [],
+            steady=not receives_here,
+        )
         try:
             print(measure(sock, args.count, args.size))
         finally:

@@ -1,20 +1,29 @@
-"""zmqbench_magic vs a bare pyzmq loop written the pyzmq-perf way, and vs code no
-one here wrote (pyzmq's ``perf/perf.py``, libzmq's ``perf/`` C tools), in one run;
-and the project's native loop (``loop="native"``) beside libzmq's C tools, copying as
-the other figures do and copying nothing, as the C tools do.
+"""Every loop against its reference, in one run: the project's Python loop against a
+bare pyzmq loop written the pyzmq-perf way and against pyzmq's own ``perf/perf.py``;
+its native loop (``loop="native"``) against libzmq's ``perf/`` C tools; its asyncio
+loop against a bare asyncio loop.
 
-For each size, both measure tcp PUSH/PULL throughput (delivered msgs/s) and REQ/REP
-round-trip latency at the same settings: the same count, copy=True, high-water mark
-and 127.0.0.1 tcp, the far end in a separate process, one untimed warm-up sample.
-The bare loop (``bare_perf.py``) runs as its own script importing only pyzmq, as
-perf.py does, not inside this process that holds pandas. Runs alternate between the
-two (project, bare, project, bare, ...) so drift on this shared machine hits both;
-the table gives the medians and the ratio project / bare. The same for ``--loop
-asyncio`` against a bare loop whose driving side (the pusher, the requester) awaits on
-zmq.asyncio as pyzmq's asyncio examples do: the ``async`` column, asyncio / bare
-asyncio.
+For each size, all measure tcp PUSH/PULL throughput (delivered msgs/s, and the rate of
+the first sends, "send only") and REQ/REP round-trip latency at the same settings: the
+same count, high-water mark and 127.0.0.1 tcp, the far end in a separate process, one
+untimed warm-up sample. Each role has the memory the project gives it: the receiving
+end (PULL, echo) runs with the project's far-end malloc thresholds (``STEADY_MALLOC``),
+the driving end is left as it is. The bare loop (``bare_perf.py``) runs as its own
+script importing only pyzmq, as perf.py does; *bare + pandas* is the same loop whose
+driving end imported pandas first, as the kernel driving the project's loop has. Runs
+alternate (project, bare, ..., then the next round) so drift on this shared machine
+hits all alike; the table gives the medians and the ratios.
 
-    python bench/bench_zmq.py            # ~2 minutes on 2 cores
+What compares with what:
+
+- the Python loop and the bare loops copy (``copy=True``), as perf.py does by default;
+- *native copy=False* follows pyzmq's rule, as the C tools' way of sending does: it
+  copies a message under ``COPY_THRESHOLD`` (64 kB), cheaper than tracking its buffer,
+  and sends longer ones without a copy; libzmq's C tools copy no payload (``local_lat``
+  echoes the message it received, ``remote_thr`` builds each in place). *native* copies
+  every message, as ``copy=True`` does.
+
+    python bench/bench_zmq.py            # ~12 minutes on 2 cores
     python bench/bench_zmq.py --quick    # seconds; checks the script, not the figures
 
 The references are not part of this project; build them in /tmp from their own
@@ -25,10 +34,12 @@ documentation's benchmarks page.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -38,15 +49,26 @@ from report import report
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import high_water_mark
 from zmqbench_magic.params.units import format_size
+from zmqbench_magic.sockets.malloc import STEADY_MALLOC
 
-SIZES = (1, 100, 4 * 1024, 64 * 1024, 1024 * 1024)
+SIZES = (100, 4 * 1024, 64 * 1024, 1024 * 1024)
 # Messages / round trips per sample: each sample lasts roughly 0.2-0.5 s here.
-THR_COUNT = {1: 200_000, 100: 200_000, 4 * 1024: 100_000, 64 * 1024: 8_000, 1024 * 1024: 800}
-LAT_COUNT = {1: 3_000, 100: 3_000, 4 * 1024: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
+THR_COUNT = {100: 200_000, 4 * 1024: 100_000, 64 * 1024: 8_000, 1024 * 1024: 800}
+LAT_COUNT = {100: 3_000, 4 * 1024: 3_000, 64 * 1024: 2_000, 1024 * 1024: 300}
 BARE = Path(__file__).with_name("bare_perf.py")
+# The project's kernel has these loaded: what "bare + pandas" imports first.
+KERNEL_IMPORTS = ("pandas",)
+
+# A figure's run: (count, size) -> {column: value}; a run may fill two columns (its
+# delivered rate and its send-only rate).
+Figure = Callable[[int, int], dict[str, float]]
 
 
-def _bare(test: str, count: int, size: int, awaited: bool = False) -> float:
+def _steady_env() -> dict[str, str]:
+    return {**os.environ, **STEADY_MALLOC}
+
+
+def bare(test: str, count: int, size: int, awaited: bool = False, imports: tuple = ()) -> float:
     """Run the standalone bare loop in a fresh interpreter, as perf.py is run."""
     done = subprocess.run(
         [
@@ -60,6 +82,7 @@ def _bare(test: str, count: int, size: int, awaited: bool = False) -> float:
             "--hwm",
             str(high_water_mark(size)),
             *(["--asyncio"] if awaited else []),
+            *(["--imports", *imports] if imports else []),
         ],
         capture_output=True,
         text=True,
@@ -80,38 +103,37 @@ def _number_after(text: str, label: str) -> float:
     return float(line.split(":", 1)[1].split()[0])
 
 
-def perf_py(path: str, test: str, count: int, size: int) -> float:
-    """pyzmq's perf.py: delivered msgs/s, or the round trip in µs (it prints half)."""
+def perf_py(path: str, test: str, count: int, size: int) -> dict[str, float]:
+    """pyzmq's perf.py: delivered msgs/s and its send-only rate, or the round trip in
+    µs (it prints half). Its far end is forked from it, so both ends get the steady
+    malloc thresholds (it cannot give them to one alone)."""
+    url = _free_url()
     done = subprocess.run(
-        [
-            sys.executable,
-            path,
-            test,
-            "--size",
-            str(size),
-            "--count",
-            str(count),
-            "--url",
-            _free_url(),
-        ],
+        [sys.executable, path, test, "--size", str(size), "--count", str(count), "--url", url],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
+        env=_steady_env(),
     )
     if test == "thr":
-        return _number_after(done.stdout, "mean throughput")
-    return 2 * _number_after(done.stdout, "mean latency")
+        return {
+            "perf.py": _number_after(done.stdout, "mean throughput"),
+            "perf.py sends": _number_after(done.stdout, "send only"),
+        }
+    return {"perf.py": 2 * _number_after(done.stdout, "mean latency")}
 
 
 def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     """libzmq's local_*/remote_* pair: msgs/s at the receiver, or the round trip in µs
-    (remote_lat prints half of it)."""
+    (remote_lat prints half of it). local_* (the receiver, the echo) is the project's
+    far end's role and gets its malloc thresholds."""
     url = _free_url()
     local = subprocess.Popen(
         [f"{folder}/local_{test}", url, str(size), str(count)],
         stdout=subprocess.PIPE,
         text=True,
+        env=_steady_env(),
     )
     try:
         time.sleep(0.2)  # let it bind
@@ -131,35 +153,76 @@ def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     return 2 * _number_after(remote.stdout, "average latency")
 
 
-def project_throughput(count: int, size: int, loop: str = "python", copy: bool = True) -> float:
-    result = run_throughput(size=size, count=count, repeat=1, warmup=1, loop=loop, **_copying(copy))
-    return float(result.df["msgs_per_s"].iloc[0])
+def project_throughput(
+    name: str, count: int, size: int, sends: bool = False, **options: object
+) -> dict[str, float]:
+    """Delivered msgs/s, and with ``sends`` the send-only rate beside it."""
+    result = run_throughput(size=size, count=count, repeat=1, warmup=1, **options)
+    row = result.df.iloc[0]
+    delivered = {name: float(row["msgs_per_s"])}
+    return delivered | {f"{name} sends": float(row["send_msgs_per_s"])} if sends else delivered
 
 
-def project_latency(count: int, size: int, loop: str = "python", copy: bool = True) -> float:
-    result = run_latency(size=size, count=count, repeat=1, warmup=1, loop=loop, **_copying(copy))
-    return float(result.df["sample_mean_us"].iloc[0])
+def project_latency(
+    name: str, count: int, size: int, sends: bool = False, **options: object
+) -> dict[str, float]:
+    result = run_latency(size=size, count=count, repeat=1, warmup=1, **options)
+    return {name: float(result.df["sample_mean_us"].iloc[0])}
 
 
-def _copying(copy: bool) -> dict[str, object]:
-    """A copying run, or one that copies nothing at any size (pyzmq's threshold 0),
-    as libzmq's C tools: local_lat echoes the message it received and remote_lat sends
-    the one it got back; local_thr and remote_thr build each message in place."""
-    return {"copy": copy} if copy else {"copy": False, "copy_threshold": 0}
+def _named(name: str, run: Callable[[int, int], float]) -> Figure:
+    return lambda count, size: {name: run(count, size)}
 
 
-def measure(figures: dict, count: int, size: int, rounds: int) -> dict[str, list[float]]:
-    """Each figure's values over alternating rounds (all of them once per round)."""
-    values: dict[str, list[float]] = {name: [] for name in figures}
+def figures(test: str, perf_py_path: str | None, libzmq_folder: str | None) -> list[Figure]:
+    """The runs of one round, in the order they alternate."""
+    project = partial(project_throughput if test == "thr" else project_latency)
+    runs: list[Figure] = [
+        partial(project, "project", sends=True, loop="python", copy=True),
+        _named("bare pyzmq", partial(bare, test)),
+        _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS)),
+        partial(project, "native", sends=True, loop="native", copy=True),
+        partial(project, "native copy=False", loop="native", copy=False),
+        partial(project, "asyncio", loop="asyncio", copy=True),
+        _named("bare asyncio", partial(bare, test, awaited=True)),
+    ]
+    if perf_py_path:
+        runs.append(partial(perf_py, perf_py_path, test))
+    if libzmq_folder:
+        runs.append(_named("libzmq C", partial(libzmq_perf, libzmq_folder, test)))
+    return runs
+
+
+def measure(runs: list[Figure], count: int, size: int, rounds: int) -> dict[str, list[float]]:
+    """Each column's values over alternating rounds (every run once per round)."""
+    values: dict[str, list[float]] = {}
     for _ in range(rounds):
-        for name, run in figures.items():
-            values[name].append(run(count, size))
+        for run in runs:
+            for name, value in run(count, size).items():
+                values.setdefault(name, []).append(value)
     return values
+
+
+# (ratio's column, numerator, denominator): the loop over its reference.
+RATIOS = (
+    ("/bare", "project", "bare pyzmq"),
+    ("/+pandas", "project", "bare + pandas"),
+    ("/perf.py", "project", "perf.py"),
+    ("native/C", "native copy=False", "libzmq C"),
+    ("async", "asyncio", "bare asyncio"),
+)
+
+
+def _spread(values: dict[str, list[float]], top: str, bottom: str) -> float:
+    """The range of the per-round ratios over their median."""
+    ratios = [a / b for a, b in zip(values[top], values[bottom], strict=True)]
+    middle = statistics.median(ratios)
+    return (max(ratios) - min(ratios)) / middle if len(ratios) > 1 else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, help="alternating runs per figure")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating runs per figure")
     parser.add_argument("--quick", action="store_true", help="tiny counts, 2 rounds")
     parser.add_argument("--perf-py", metavar="PATH", help="pyzmq's perf/perf.py, to compare")
     parser.add_argument(
@@ -169,48 +232,32 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 2 if args.quick else args.rounds
     scale = 100 if args.quick else 1
     print(
-        f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, copy=True, "
-        f"medians of {rounds} alternating runs, one warm-up sample each"
+        f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, "
+        f"medians of {rounds} alternating runs, one warm-up sample each; "
+        "the receiving end (PULL, echo) with the far end's malloc thresholds"
     )
     for test, title, counts, unit in (
         ("thr", "throughput (msgs/s)", THR_COUNT, ",.0f"),
         ("lat", "latency (µs RTT)", LAT_COUNT, ",.1f"),
     ):
-        project = project_throughput if test == "thr" else project_latency
-        figures = {
-            "project": project,
-            "bare pyzmq": partial(_bare, test),
-            "native": partial(project, loop="native"),
-            "native 0-copy": partial(project, loop="native", copy=False),
-            "asyncio": partial(project, loop="asyncio"),
-            "bare asyncio": partial(_bare, test, awaited=True),
-        }
-        if args.perf_py:
-            figures["perf.py"] = partial(perf_py, args.perf_py, test)
-        if args.libzmq_perf:
-            figures["libzmq C"] = partial(libzmq_perf, args.libzmq_perf, test)
-        header = "".join(f"{name:>14}" for name in figures)
-        versus_c = f"{'native/C':>10}{'0-copy/C':>10}" if args.libzmq_perf else ""
-        print(f"{'figure':<22}{'size':>6}{header}{'ratio':>8}{'spread':>8}{'async':>8}{versus_c}")
+        runs = figures(test, args.perf_py, args.libzmq_perf)
+        ratios = [r for r in RATIOS if r[2] != "perf.py" or args.perf_py]
+        ratios = [r for r in ratios if r[2] != "libzmq C" or args.libzmq_perf]
+        header = None
         for size in SIZES:
             count = max(counts[size] // scale, 10)
-            values = measure(figures, count, size, rounds)
+            values = measure(runs, count, size, rounds)
             medians = {name: statistics.median(v) for name, v in values.items()}
-            ratios = [a / b for a, b in zip(values["project"], values["bare pyzmq"], strict=True)]
-            spread = (max(ratios) - min(ratios)) / statistics.median(ratios) if rounds > 1 else 0
-            cells = "".join(f"{m:>14{unit}}" for m in medians.values())
-            ratio = medians["project"] / medians["bare pyzmq"]
-            native_c = ""
-            if args.libzmq_perf:
-                native_c = "".join(
-                    f"{medians[name] / medians['libzmq C']:>10.2f}"
-                    for name in ("native", "native 0-copy")
-                )
-            awaited = medians["asyncio"] / medians["bare asyncio"]
-            print(
-                f"{title:<22}{format_size(size):>6}{cells}{ratio:>8.2f}{spread:>8.0%}"
-                f"{awaited:>8.2f}{native_c}"
+            if header is None:
+                header = "".join(f"{name:>19}" for name in medians)
+                names = "".join(f"{name:>10}" for name, _, _ in ratios)
+                print(f"{'figure':<20}{'size':>6}{header}{names}{'spread':>8}")
+            cells = "".join(f"{m:>19{unit}}" for m in medians.values())
+            shares = "".join(
+                f"{medians[top] / medians[bottom]:>10.2f}" for _, top, bottom in ratios
             )
+            spread = _spread(values, "project", "bare pyzmq")
+            print(f"{title:<20}{format_size(size):>6}{cells}{shares}{spread:>8.0%}")
     return 0
 
 

@@ -33,9 +33,13 @@ def _run_bench(name: str, *args: str, timeout: int = 300, env: dict[str, str] | 
 def test_bench_quick_prints_a_ratio_per_figure_and_size():
     out = _run_bench("bench_zmq.py")
     rows = [ln.split() for ln in out.splitlines() if ln.startswith(("throughput", "latency"))]
-    assert len(rows) == 10  # 5 sizes x (throughput, latency)
-    # The project against the bare loop, and its asyncio loop against a bare asyncio one.
-    ratios = [float(row[-3]) for row in rows] + [float(row[-1]) for row in rows]
+    assert len(rows) == 8  # 4 sizes x (throughput, latency)
+    headers = [ln.split() for ln in out.splitlines() if ln.startswith("figure")]
+    # With no reference given: the project against the bare loop, fresh and with the
+    # kernel's imports, and its asyncio loop against a bare asyncio one; then the spread.
+    assert [header[-4:] for header in headers] == [["/bare", "/+pandas", "async", "spread"]] * 2
+    ratios = [float(cell) for row in rows for cell in row[-4:-1]]
+    assert len(ratios) == 24
     assert all(ratio > 0 for ratio in ratios)
 
 

@@ -147,3 +147,19 @@ def test_the_python_tax_is_above_one_when_python_is_slower_for_rates_and_times()
     assert latency[["ci_low", "ci_high"]].iloc[0].tolist() == pytest.approx([3.0, 3.0], rel=0.01)
     low, high = throughput[["ci_low", "ci_high"]].iloc[0]
     assert low <= 3.0 <= high
+
+
+def test_the_native_loop_sends_without_a_copy_by_pyzmqs_own_rule():
+    """copy=False copies what pyzmq copies: a message under the socket's
+    copy_threshold, so the two loops send a size alike."""
+    import zmq
+
+    with zmq.Context() as ctx, ctx.socket(zmq.PUSH) as sock:
+        threshold = sock.copy_threshold
+        assert threshold == zmq.COPY_THRESHOLD
+        under, at = b" " * (threshold - 1), b" " * threshold
+        assert native.zero_copy(False, under, sock) == 0
+        assert native.zero_copy(False, at, sock) == 1
+        assert native.zero_copy(True, at, sock) == 0
+        sock.copy_threshold = 0  # nothing copied at any size: the crossover sweeps' setting
+        assert native.zero_copy(False, b" ", sock) == 1

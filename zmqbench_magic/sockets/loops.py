@@ -212,8 +212,9 @@ def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count
     """As :func:`send_all`, in C: a timeout returns how far it got."""
     lib = native.library()
     handle, size, sent, stalled_at = link.data.underlying, len(message), first, 0.0
+    zero_copy = native.zero_copy(copy, message, link.data)
     while True:
-        went = native.check(lib, lib.zb_send(handle, message, size, count - sent, int(not copy)))
+        went = native.check(lib, lib.zb_send(handle, message, size, count - sent, zero_copy))
         if sent + went == count:
             return
         if went or not stalled_at:  # progress since the last stall: a new one
@@ -418,7 +419,7 @@ def _ping_native(link: Sending, message: bytes, copy: bool, count: int) -> np.nd
                 len(message),
                 done,
                 count,
-                int(not copy),
+                native.zero_copy(copy, message, link.data),
                 ctypes.byref(pending),
                 pointer,
             ),

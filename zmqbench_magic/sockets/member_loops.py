@@ -243,9 +243,9 @@ def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> No
     from . import native
 
     lib = native.library()
-    left = count
+    left, zero_copy = count, native.zero_copy(copy, message, data)
     while left:
-        went = lib.zb_send(data.underlying, message, len(message), left, int(not copy))
+        went = lib.zb_send(data.underlying, message, len(message), left, zero_copy)
         left -= native.check(lib, went)
 
 

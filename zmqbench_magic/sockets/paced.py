@@ -126,7 +126,7 @@ def _pace_native(
                 message,
                 len(message),
                 count,
-                int(not copy),
+                native.zero_copy(copy, message, link.data),
                 start,
                 1.0 / rate,
                 link.hwm,

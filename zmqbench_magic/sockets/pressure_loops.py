@@ -125,7 +125,7 @@ def paced_sends_native(
             len(message),
             sent,
             count,
-            int(not copy),
+            native.zero_copy(copy, message, sock),
             schedule.start,
             1.0 / schedule.rate,
             ctypes.byref(blocked),

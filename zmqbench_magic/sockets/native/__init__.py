@@ -160,3 +160,11 @@ def check(lib: ctypes.CDLL, result: int) -> int:
         number = lib.zb_errno()
         raise zmq.ZMQError(number, os.strerror(number) if number != errno.EAGAIN else None)
     return result
+
+
+def zero_copy(copy: bool, message: bytes, sock: zmq.Socket) -> int:
+    """Whether the C loop sends ``message`` on ``sock`` without a copy, by pyzmq's own
+    rule, so the two loops send alike: ``copy=False`` copies a message shorter than
+    the socket's ``copy_threshold`` (pyzmq's ``COPY_THRESHOLD``, 64 kB) all the same,
+    since tracking its buffer costs more than copying it; longer ones go as they are."""
+    return int(not copy and len(message) >= sock.copy_threshold)
