@@ -244,18 +244,38 @@ def _pubsub_main(count: int, size: int, hwm: int) -> None:
             process.kill()
 
 
-def _far_end(target: Callable[..., None], *args: object, steady: bool) -> multiprocessing.Process:
-    """Start ``target(*args)`` in a fresh interpreter, with :data:`STEADY_MALLOC` where
-    it is the receiving end."""
+def _pinned(cpus: set[int], target: Callable[..., None], *args: object) -> None:
+    """``target(*args)`` on ``cpus`` (none: where the OS puts it), pinned before its
+    context's I/O thread starts, which then inherits the pinning."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    target(*args)
+
+
+def _far_end(
+    target: Callable[..., None], *args: object, steady: bool, cpus: set[int] = frozenset()
+) -> multiprocessing.Process:
+    """Start ``target(*args)`` in a fresh interpreter on ``cpus``, with
+    :data:`STEADY_MALLOC` where it is the receiving end."""
     # A fresh interpreter reads these at start; this process's own are set already.
     for setting, value in STEADY_MALLOC.items():
         if steady:
             os.environ[setting] = value
         else:
             os.environ.pop(setting, None)
-    process = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    process = multiprocessing.get_context("spawn").Process(
+        target=_pinned, args=(set(cpus), target, *args)
+    )
     process.start()
     return process
+
+
+def _split(cpu: str) -> tuple[set[int], set[int]]:
+    """``0/1`` as ({0}, {1}): the driving end's CPU and the receiving end's."""
+    if not cpu:
+        return set(), set()
+    driving, receiving = cpu.split("/")
+    return {int(driving)}, {int(receiving)}
 
 
 def main() -> int:
@@ -264,6 +284,12 @@ def main() -> int:
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--hwm", type=int, required=True)
+    parser.add_argument(
+        "--cpu",
+        default="",
+        metavar="DRIVING/RECEIVING",
+        help="pin the driving end to the first CPU and the receiving end to the second (0/1)",
+    )
     parser.add_argument(
         "--imports",
         nargs="*",
@@ -292,6 +318,10 @@ def main() -> int:
     # thr: this end receives (the project's far end) and the far end drives; lat: this
     # end drives and the far end echoes.
     receives_here = args.test == "thr"
+    driving, receiving = _split(args.cpu)
+    here, there = (receiving, driving) if receives_here else (driving, receiving)
+    if here:
+        os.sched_setaffinity(0, here)  # before the context: its I/O thread inherits it
     if receives_here:
         _steady_malloc_here()
     else:
@@ -307,6 +337,7 @@ def main() -> int:
             args.hwm,
             args.imports if receives_here else [],
             steady=not receives_here,
+            cpus=there,
         )
         try:
             print(measure(sock, args.count, args.size))

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import psutil
 import zmq
 from report import report
 
@@ -68,7 +69,9 @@ def _steady_env() -> dict[str, str]:
     return {**os.environ, **STEADY_MALLOC}
 
 
-def bare(test: str, count: int, size: int, awaited: bool = False, imports: tuple = ()) -> float:
+def bare(
+    test: str, count: int, size: int, awaited: bool = False, imports: tuple = (), cpu: str = ""
+) -> float:
     """Run the standalone bare loop in a fresh interpreter, as perf.py is run."""
     done = subprocess.run(
         [
@@ -83,6 +86,7 @@ def bare(test: str, count: int, size: int, awaited: bool = False, imports: tuple
             str(high_water_mark(size)),
             *(["--asyncio"] if awaited else []),
             *(["--imports", *imports] if imports else []),
+            *(["--cpu", cpu] if cpu else []),
         ],
         capture_output=True,
         text=True,
@@ -103,34 +107,71 @@ def _number_after(text: str, label: str) -> float:
     return float(line.split(":", 1)[1].split()[0])
 
 
-def perf_py(path: str, test: str, count: int, size: int) -> dict[str, float]:
+def perf_py(path: str, test: str, count: int, size: int, cpu: str = "") -> dict[str, float]:
     """pyzmq's perf.py: delivered msgs/s and its send-only rate, or the round trip in
     µs (it prints half). Its far end is forked from it, so both ends get the steady
-    malloc thresholds (it cannot give them to one alone)."""
+    malloc thresholds (it cannot give them to one alone); with ``cpu`` its driving end
+    (the process itself) is pinned to the first CPU, the forked far end to the second
+    as soon as it appears, before the two have shaken hands."""
     url = _free_url()
-    done = subprocess.run(
-        [sys.executable, path, test, "--size", str(size), "--count", str(count), "--url", url],
-        capture_output=True,
+    driving, receiving = _split(cpu)
+    command = [sys.executable, path, test, "--size", str(size), "--count", str(count)]
+    process = subprocess.Popen(
+        [*_taskset(driving), *command, "--url", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
-        check=True,
         env=_steady_env(),
     )
+    try:
+        if receiving:
+            _pin_child(process.pid, receiving)
+        out, err = process.communicate(timeout=300)
+    finally:
+        process.kill()
+        process.wait()
+    if process.returncode:
+        raise RuntimeError(f"perf.py failed: {err}")
     if test == "thr":
         return {
-            "perf.py": _number_after(done.stdout, "mean throughput"),
-            "perf.py sends": _number_after(done.stdout, "send only"),
+            "perf.py": _number_after(out, "mean throughput"),
+            "perf.py sends": _number_after(out, "send only"),
         }
-    return {"perf.py": 2 * _number_after(done.stdout, "mean latency")}
+    return {"perf.py": 2 * _number_after(out, "mean latency")}
 
 
-def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
+def _split(cpu: str) -> tuple[str, str]:
+    """``0/1`` as ("0", "1"): the driving end's CPU and the receiving end's."""
+    driving, _, receiving = cpu.partition("/")
+    return driving, receiving
+
+
+def _taskset(cpus: str) -> list[str]:
+    return ["taskset", "-c", cpus] if cpus else []
+
+
+def _pin_child(pid: int, cpus: str, within: float = 10.0) -> None:
+    """Pin the first child ``pid`` forks (every thread of it) to ``cpus``."""
+    parent, deadline = psutil.Process(pid), time.monotonic() + within
+    while not (children := parent.children()):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process {pid} started no far end within {within} s")
+        time.sleep(0.005)
+    subprocess.run(
+        ["taskset", "-a", "-p", "-c", cpus, str(children[0].pid)], check=True, capture_output=True
+    )
+
+
+def libzmq_perf(folder: str, test: str, count: int, size: int, cpu: str = "") -> float:
     """libzmq's local_*/remote_* pair: msgs/s at the receiver, or the round trip in µs
     (remote_lat prints half of it). local_* (the receiver, the echo) is the project's
-    far end's role and gets its malloc thresholds."""
+    far end's role and gets its malloc thresholds; with ``cpu`` remote_* (the driving
+    end) runs on the first CPU and local_* on the second, as the perf tools' own
+    instructions have them under taskset."""
     url = _free_url()
+    driving, receiving = _split(cpu)
     local = subprocess.Popen(
-        [f"{folder}/local_{test}", url, str(size), str(count)],
+        [*_taskset(receiving), f"{folder}/local_{test}", url, str(size), str(count)],
         stdout=subprocess.PIPE,
         text=True,
         env=_steady_env(),
@@ -138,7 +179,7 @@ def libzmq_perf(folder: str, test: str, count: int, size: int) -> float:
     try:
         time.sleep(0.2)  # let it bind
         remote = subprocess.run(
-            [f"{folder}/remote_{test}", url, str(size), str(count)],
+            [*_taskset(driving), f"{folder}/remote_{test}", url, str(size), str(count)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -174,22 +215,26 @@ def _named(name: str, run: Callable[[int, int], float]) -> Figure:
     return lambda count, size: {name: run(count, size)}
 
 
-def figures(test: str, perf_py_path: str | None, libzmq_folder: str | None) -> list[Figure]:
-    """The runs of one round, in the order they alternate."""
+def figures(
+    test: str, perf_py_path: str | None, libzmq_folder: str | None, cpu: str = ""
+) -> list[Figure]:
+    """The runs of one round, in the order they alternate; with ``cpu`` (``0/1``) every
+    one's driving end pinned to the first CPU and its receiving end to the second."""
     project = partial(project_throughput if test == "thr" else project_latency)
+    project = partial(project, cpu=cpu) if cpu else project
     runs: list[Figure] = [
         partial(project, "project", sends=True, loop="python", copy=True),
-        _named("bare pyzmq", partial(bare, test)),
-        _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS)),
+        _named("bare pyzmq", partial(bare, test, cpu=cpu)),
+        _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS, cpu=cpu)),
         partial(project, "native", sends=True, loop="native", copy=True),
         partial(project, "native copy=False", loop="native", copy=False),
         partial(project, "asyncio", loop="asyncio", copy=True),
-        _named("bare asyncio", partial(bare, test, awaited=True)),
+        _named("bare asyncio", partial(bare, test, awaited=True, cpu=cpu)),
     ]
     if perf_py_path:
-        runs.append(partial(perf_py, perf_py_path, test))
+        runs.append(partial(perf_py, perf_py_path, test, cpu=cpu))
     if libzmq_folder:
-        runs.append(_named("libzmq C", partial(libzmq_perf, libzmq_folder, test)))
+        runs.append(_named("libzmq C", partial(libzmq_perf, libzmq_folder, test, cpu=cpu)))
     return runs
 
 
@@ -228,19 +273,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--libzmq-perf", metavar="DIR", help="a folder with libzmq's built perf tools"
     )
+    parser.add_argument(
+        "--cpu",
+        default="",
+        metavar="DRIVING/RECEIVING",
+        help="pin every loop's driving end to one CPU and its receiving end to another (0/1)",
+    )
     args = parser.parse_args(argv)
     rounds = 2 if args.quick else args.rounds
     scale = 100 if args.quick else 1
     print(
         f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, "
         f"medians of {rounds} alternating runs, one warm-up sample each; "
-        "the receiving end (PULL, echo) with the far end's malloc thresholds"
+        "the receiving end (PULL, echo) with the far end's malloc thresholds; "
+        + (
+            f"driving ends on CPU {_split(args.cpu)[0]}, receiving ends on CPU "
+            f"{_split(args.cpu)[1]}"
+            if args.cpu
+            else "not pinned"
+        )
     )
     for test, title, counts, unit in (
         ("thr", "throughput (msgs/s)", THR_COUNT, ",.0f"),
         ("lat", "latency (µs RTT)", LAT_COUNT, ",.1f"),
     ):
-        runs = figures(test, args.perf_py, args.libzmq_perf)
+        runs = figures(test, args.perf_py, args.libzmq_perf, args.cpu)
         ratios = [r for r in RATIOS if r[2] != "perf.py" or args.perf_py]
         ratios = [r for r in ratios if r[2] != "libzmq C" or args.libzmq_perf]
         header = None
@@ -262,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with report("zmq"):
+    # A pinned run is a table of its own, beside the unpinned one.
+    with report("zmq_pinned" if "--cpu" in sys.argv else "zmq"):
         status = main()
     sys.exit(status)
