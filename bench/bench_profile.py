@@ -1,12 +1,15 @@
-"""Where a 1 MiB round trip's time goes: the native loop copying (``copy=True``), the
-native loop without copies (``copy=False``, as pyzmq sends 1 MiB), and libzmq's own
+"""Where a 1 MiB round trip's time goes: the native and the Python loop, each copying
+(``copy=True``) and not (``copy=False``, as pyzmq sends 1 MiB), and libzmq's own
 ``local_lat``/``remote_lat``, each under ``perf record`` sampling every CPU of the
 machine at a fixed frequency. Each sample stands for 1/frequency seconds of one CPU,
-so a symbol's samples over the round trips are the CPU microseconds it took per round
-trip; they are summed into what a round trip does (copies in user space, the
-kernel's tcp copies, page faults, libzmq and Python, the CPUs' idle time).
+so a symbol's samples are CPU time. Each command runs twice, with ``count`` round
+trips and with three times as many: the difference between the two runs' samples over
+the round trips added is what one more round trip costs, start-up and shut-down
+cancelled out. The symbols are summed into what a round trip does (copies in user
+space, the kernel's tcp copies, page faults, the rest: libzmq, Python, the kernel's
+tcp stack and scheduler); the CPUs' idle loops are left out.
 
-    python bench/bench_profile.py --libzmq-perf /tmp/ref     # ~1 minute; needs perf
+    python bench/bench_profile.py --libzmq-perf /tmp/ref     # ~3 minutes; needs perf
     python bench/bench_profile.py --quick                    # seconds; checks the script
 
 It needs Linux's ``perf`` and the right to sample every CPU (root, or
@@ -23,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from report import report
@@ -37,8 +41,9 @@ KINDS = (
     ("kernel tcp receive copies", ("_copy_to_iter",)),
     ("kernel tcp send copies", ("_copy_from_iter",)),
     ("page faults", ("page_fault", "clear_page", "do_anonymous_page", "handle_mm_fault")),
-    ("idle", ("safe_halt", "idle", "mwait", "poll_idle")),
 )
+# A CPU in its idle loop: left out (a halted virtual CPU is not sampled at a steady rate).
+IDLE = ("safe_halt", "idle", "mwait", "poll_idle", "cpu_startup_entry")
 OTHER = "everything else"
 # perf report's listing: samples per symbol, no call graphs.
 REPORT = ("--sort", "sym", "-g", "none")
@@ -46,13 +51,15 @@ REPORT = ("--sort", "sym", "-g", "none")
 PROJECT = """
 import sys
 from zmqbench_magic import run_latency
-copy = sys.argv[1] == "copy"
-r = run_latency(size={size}, count={count}, repeat=1, warmup=1, loop="native", copy=copy)
+loop, copy = sys.argv[1], sys.argv[2] == "copy"
+r = run_latency(size={size}, count={count}, repeat=1, warmup=1, loop=loop, copy=copy)
 print("round trip", r.df["sample_mean_us"].iloc[0])
 """
 
 
-def _kind(symbol: str) -> str:
+def _kind(symbol: str) -> str | None:
+    if any(name in symbol for name in IDLE):
+        return None
     return next((kind for kind, names in KINDS if any(n in symbol for n in names)), OTHER)
 
 
@@ -79,7 +86,9 @@ def profile(command: list[str]) -> tuple[dict[str, int], float]:
     for line in listing.splitlines():
         fields = line.split()
         if len(fields) >= 4 and fields[0].endswith("%") and fields[1].isdigit():
-            samples[_kind(" ".join(fields[3:]))] += int(fields[1])
+            kind = _kind(" ".join(fields[3:]))
+            if kind is not None:
+                samples[kind] += int(fields[1])
     return dict(samples), _round_trip_us(printed)
 
 
@@ -116,27 +125,40 @@ def main(argv: list[str] | None = None) -> int:
         print("perf is not installed: nothing to profile")
         return 1
     count = 20 if args.quick else args.count
-    project = [sys.executable, "-c", PROJECT.format(size=SIZE, count=count)]
-    # (row, command, round trips it makes): the project's warm-up sample is one more.
+
+    def project(loop: str, copy: str, trips: int) -> tuple[list[str], int]:
+        # The project's warm-up sample is as long as its timed one.
+        script = PROJECT.format(size=SIZE, count=trips)
+        return [sys.executable, "-c", script, loop, copy], 2 * trips
+
+    # (row, command and the round trips it makes, for a given count)
     runs = [
-        ("native copy=True", [*project, "copy"], 2 * count),
-        ("native copy=False", [*project, "nocopy"], 2 * count),
+        (f"{loop} copy={copy == 'copy'}", partial(project, loop, copy))
+        for loop in ("native", "python")
+        for copy in ("copy", "nocopy")
     ]
     if args.libzmq_perf:
-        runs.append(("libzmq C", _c_tools(args.libzmq_perf, count), count))
-    kinds = [kind for kind, _ in KINDS] + [OTHER]
+        runs.append(("libzmq C", lambda trips: (_c_tools(args.libzmq_perf, trips), trips)))
+    kinds = [kind for kind, _ in KINDS] + [OTHER, "busy in all"]
     print(
         f"1 MiB REQ/REP round trips over tcp 127.0.0.1, {count:,} a sample, sampled by "
         f"perf at {FREQUENCY} Hz on each of {os.cpu_count()} CPUs; CPU µs per round trip"
     )
     print(f"{'loop':<20}{'round trip':>11}" + "".join(f"{kind:>28}" for kind in kinds))
-    for name, command, round_trips in runs:
-        samples, round_trip = profile(command)
-        per_trip = [samples.get(kind, 0) / FREQUENCY / round_trips * 1e6 for kind in kinds]
+    for name, command in runs:
+        (short, short_trips), (long, long_trips) = command(count), command(3 * count)
+        fewer, _ = profile(short)
+        more, round_trip = profile(long)
+        added = long_trips - short_trips
+        more["busy in all"], fewer["busy in all"] = sum(more.values()), sum(fewer.values())
+        per_trip = [
+            (more.get(kind, 0) - fewer.get(kind, 0)) / FREQUENCY / added * 1e6 for kind in kinds
+        ]
         print(f"{name:<20}{round_trip:>11,.1f}" + "".join(f"{us:>28,.1f}" for us in per_trip))
     print(
-        "round trip: the mean each printed (µs); the kinds count the whole command, "
-        "start-up included, over its round trips; idle: every CPU's time in the idle loop"
+        "round trip: the mean the longer run printed (µs); each kind: its CPU time in the "
+        "longer run less the shorter, over the round trips added (CPU µs, every CPU's; "
+        "their idle loops left out)"
     )
     return 0
 
