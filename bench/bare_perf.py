@@ -21,6 +21,10 @@ project has, whose heap then serves each message's allocation (see the benchmark
     python bench/bare_perf.py pubsub --count 200000 --size 100 --hwm 1000
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --imports pandas
 
+With ``--cpu 0/1`` the driving end runs on CPU 0 and the receiving end on CPU 1, each
+pinned before its context's I/O thread starts (which inherits it), as the project's
+``--cpu 0/1`` pins its driver and its far end.
+
 With ``--asyncio`` the driving side (the pusher, the requester) awaits each send and
 receive on an asyncio loop, written as pyzmq's asyncio examples write it; the measuring
 of delivered messages and round trips is unchanged.

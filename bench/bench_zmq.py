@@ -315,7 +315,18 @@ def main(argv: list[str] | None = None) -> int:
             )
             spread = _spread(values, "project", "bare pyzmq")
             print(f"{title:<20}{format_size(size):>6}{cells}{shares}{spread:>8.0%}")
+            if size == SIZES[0]:
+                smallest = values
+        _print_rounds(title, smallest, unit)
     return 0
+
+
+def _print_rounds(title: str, values: dict[str, list[float]], unit: str) -> None:
+    """Every round's value at the smallest size, where a 2-CPU machine's placement of
+    the busy threads shows most: a figure whose rounds fall into distinct groups."""
+    print(f"{title} at {format_size(SIZES[0])}, each round in turn:")
+    for name, rounds in values.items():
+        print(f"  {name:<19}" + "".join(f"{value:>13{unit}}" for value in rounds))
 
 
 if __name__ == "__main__":
