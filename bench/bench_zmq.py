@@ -10,7 +10,10 @@ untimed warm-up sample. Each role has the memory the project gives it: the recei
 end (PULL, echo) runs with the project's far-end malloc thresholds (``STEADY_MALLOC``),
 the driving end is left as it is. The bare loop (``bare_perf.py``) runs as its own
 script importing only pyzmq, as perf.py does; *bare + pandas* is the same loop whose
-driving end imported pandas first, as the kernel driving the project's loop has. Runs
+driving end imported pandas first, as the kernel driving the project's loop has; and
+*project driver* is the project's Python loop driven from a fresh process of its own
+(``driver="process"``) rather than from this one, whose heap has served every run
+before it. Runs
 alternate (project, bare, ..., then the next round) so drift on this shared machine
 hits all alike; the table gives the medians and the ratios.
 
@@ -224,6 +227,7 @@ def figures(
     project = partial(project, cpu=cpu) if cpu else project
     runs: list[Figure] = [
         partial(project, "project", sends=True, loop="python", copy=True),
+        partial(project, "project driver", loop="python", copy=True, driver="process"),
         _named("bare pyzmq", partial(bare, test, cpu=cpu)),
         _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS, cpu=cpu)),
         partial(project, "native", sends=True, loop="native", copy=True),
@@ -251,6 +255,7 @@ def measure(runs: list[Figure], count: int, size: int, rounds: int) -> dict[str,
 # (ratio's column, numerator, denominator): the loop over its reference.
 RATIOS = (
     ("/bare", "project", "bare pyzmq"),
+    ("driver/bare", "project driver", "bare pyzmq"),
     ("/+pandas", "project", "bare + pandas"),
     ("/perf.py", "project", "perf.py"),
     ("native/C", "native copy=False", "libzmq C"),
@@ -307,11 +312,11 @@ def main(argv: list[str] | None = None) -> int:
             medians = {name: statistics.median(v) for name, v in values.items()}
             if header is None:
                 header = "".join(f"{name:>19}" for name in medians)
-                names = "".join(f"{name:>10}" for name, _, _ in ratios)
+                names = "".join(f"{name:>12}" for name, _, _ in ratios)
                 print(f"{'figure':<20}{'size':>6}{header}{names}{'spread':>8}")
             cells = "".join(f"{m:>19{unit}}" for m in medians.values())
             shares = "".join(
-                f"{medians[top] / medians[bottom]:>10.2f}" for _, top, bottom in ratios
+                f"{medians[top] / medians[bottom]:>12.2f}" for _, top, bottom in ratios
             )
             spread = _spread(values, "project", "bare pyzmq")
             print(f"{title:<20}{format_size(size):>6}{cells}{shares}{spread:>8.0%}")
@@ -324,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
 def _print_rounds(title: str, values: dict[str, list[float]], unit: str) -> None:
     """Every round's value at the smallest size, where a 2-CPU machine's placement of
     the busy threads shows most: a figure whose rounds fall into distinct groups."""
-    print(f"{title} at {format_size(SIZES[0])}, each round in turn:")
+    print(f"each round in turn, {title} at {format_size(SIZES[0])}:")
     for name, rounds in values.items():
         print(f"  {name:<19}" + "".join(f"{value:>13{unit}}" for value in rounds))
 

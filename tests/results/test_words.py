@@ -121,3 +121,26 @@ def test_a_point_names_its_copy_threshold_where_it_is_not_pyzmqs_default():
     assert socket_where({**point, "copy_threshold": 0})[-1] == "copy threshold 0 B"
     assert socket_where({**point, "copy_threshold": zmq.COPY_THRESHOLD})[-1] == ""
     assert socket_where(point)[-1] == ""  # a file from before the column
+
+
+def test_a_send_only_rate_below_delivered_says_what_it_timed():
+    """Send-only times the first sends, the sender's own queue's worth: where that
+    reads below the delivered rate, the line says so, and nowhere else."""
+    from zmqbench_magic.results.words.text import throughput_figures
+
+    point = {
+        "msgs_per_s": 7_100_000.0,
+        "send_msgs_per_s": 3_800_000.0,
+        "send_only_count": 1000,
+        "mbit_per_s": 5680.0,
+        "lost": 0,
+        "n": 1,
+    }
+    below = throughput_figures(point)
+    assert below.startswith("7,100,000 msgs/s delivered, 3.8M sent, 5.68 Gbit/s ("), below
+    assert below.endswith(
+        "; sent reads below delivered: it times only the first 1,000 sends (what the "
+        "sender's own queue holds), not the whole sample"
+    ), below
+    above = throughput_figures({**point, "send_msgs_per_s": 9_000_000.0})
+    assert "below delivered" not in above, above

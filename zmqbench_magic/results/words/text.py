@@ -161,7 +161,8 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
 
 
 def throughput_figures(point: Mapping[str, Any]) -> str:
-    """``1.23M msgs/s delivered, 2.1M sent, 0.98 Gbit/s (...)``; at an offered rate,
+    """``1.23M msgs/s delivered, 2.1M sent, 0.98 Gbit/s (...)``, and why where the
+    send-only rate reads below delivered; at an offered rate,
     what the sender achieved and how long it was blocked, and a loss beside the rate
     it flatters (the rate counts only what arrived); how old a read message was, where
     that is known (``reads 0.9 ms old``)."""
@@ -181,6 +182,22 @@ def throughput_figures(point: Mapping[str, Any]) -> str:
     return (
         f"{figure(point['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
         f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
+        f"{'' if point.get('rate', 0) else _short_burst(point)}"
+    )
+
+
+def _short_burst(point: Mapping[str, Any]) -> str:
+    """Said where send-only reads below delivered: it times only the first sends (the
+    sender's own queue's worth, often a millisecond or less), not the whole sample, so
+    the two rates are of different stretches."""
+    sent, delivered = point.get("send_msgs_per_s", math.nan), point["msgs_per_s"]
+    if pd.isna(sent) or not sent < delivered:
+        return ""
+    burst = point.get("send_only_count", math.nan)
+    first = "first sends" if pd.isna(burst) else f"first {burst:,.0f} sends"
+    return (
+        f"; sent reads below delivered: it times only the {first} (what the sender's "
+        "own queue holds), not the whole sample"
     )
 
 
