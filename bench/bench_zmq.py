@@ -11,9 +11,9 @@ end (PULL, echo) runs with the project's far-end malloc thresholds (``STEADY_MAL
 the driving end is left as it is. The bare loop (``bare_perf.py``) runs as its own
 script importing only pyzmq, as perf.py does; *bare + pandas* is the same loop whose
 driving end imported pandas first, as the kernel driving the project's loop has; and
-*project driver* is the project's Python loop driven from a fresh process of its own
-(``driver="process"``) rather than from this one, whose heap has served every run
-before it. Runs
+*project driver* and *native driver* are the project's loops driven from a fresh
+process of its own (``driver="process"``) rather than from this one, whose heap has
+served every run before it. Runs
 alternate (project, bare, ..., then the next round) so drift on this shared machine
 hits all alike; the table gives the medians and the ratios.
 
@@ -232,6 +232,7 @@ def figures(
         _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS, cpu=cpu)),
         partial(project, "native", sends=True, loop="native", copy=True),
         partial(project, "native copy=False", loop="native", copy=False),
+        partial(project, "native driver", loop="native", copy=False, driver="process"),
         partial(project, "asyncio", loop="asyncio", copy=True),
         _named("bare asyncio", partial(bare, test, awaited=True, cpu=cpu)),
     ]
@@ -259,6 +260,7 @@ RATIOS = (
     ("/+pandas", "project", "bare + pandas"),
     ("/perf.py", "project", "perf.py"),
     ("native/C", "native copy=False", "libzmq C"),
+    ("driver/C", "native driver", "libzmq C"),
     ("async", "asyncio", "bare asyncio"),
 )
 
