@@ -22,12 +22,15 @@ and the ratio project / reference.
   a ``zmq_msg_copy`` of one buffer, which above 33 bytes shares it (no byte is copied
   anywhere). It prints the count over the time from starting the publishers (threads
   started, connected, subscription seen) to the count-th receive. The project's run
-  matches what it can: one subscriber (``peers=[1]``), inproc (its ends threads of this
-  process), 4 I/O threads, zero-copy sends, high-water mark 10,000 (``--hwm``), a
-  publisher and a proxy XPUB that wait on a full queue (``--nodrop``, as proxy_thr's
-  both do); ``--proxy-transport tcp`` runs it over tcp instead, which is then not like
-  for like. What it cannot match: its proxy has one publisher (this process's PUB),
-  proxy_thr two (its subscriber stops at the count of one publisher, of two sent).
+  matches it: two publishers (``--publishers 2``: this process's PUB and a publisher
+  thread beside it, each sending the count), one subscriber (``peers=[1]``), inproc
+  (its ends threads of this process), 4 I/O threads, ``copy=False`` sends (pyzmq's
+  rule: a copy under 64 kB, none above), high-water mark 10,000 (``--hwm``),
+  publishers and a proxy XPUB that wait on a full queue (``--nodrop``, as proxy_thr's
+  all do); ``--proxy-transport tcp`` runs it over tcp instead, which is then not like
+  for like. What differs still is the window: the project's subscriber times both
+  publishers' counts, first to last receive; proxy_thr's stops at the count of one
+  publisher, of two sent, and its clock starts before its publishers connect.
 - ``pairs``, ``--pairs`` N PUSH/PULL pairs at once, python loop, tcp, against N runs of
   the pipeline one after another (their aggregate: N x count over the sum of the
   runs' times): the ratio is the speed-up of running the pairs at once. No reference
@@ -82,6 +85,7 @@ PAIRS_COUNT = PUBSUB_COUNT
 # proxy_thr's inproc hands over a shared buffer: its rate hardly depends on the size.
 PROXY_COUNT = {100: 1_000_000, 64 * 1024: 500_000}
 # What proxy_thr fixes: two publishers into the proxy, one subscriber, 4 I/O threads.
+PROXY_THR_PUBLISHERS = 2
 PROXY_THR_SUBSCRIBERS = 1
 PROXY_THR_IO_THREADS = 4
 PROXY_THR_HWM = 10_000
@@ -162,11 +166,12 @@ def project_pubsub(count: int, size: int) -> tuple[float, float]:
 
 
 def project_proxy(count: int, size: int, transport: str = "inproc") -> tuple[float, float]:
-    """The native proxy, with what proxy_thr fixes that the project can set (not its
-    second publisher: the project's proxy has one, this process's PUB)."""
+    """The native proxy, with what proxy_thr fixes: two publishers (this process's PUB
+    and one far end beside it), one subscriber, 4 I/O threads, its high-water mark."""
     row = _project(
         pattern=["proxy"],
         peers=[PROXY_THR_SUBSCRIBERS],
+        publishers=PROXY_THR_PUBLISHERS,
         io_threads=[PROXY_THR_IO_THREADS],
         # As proxy_thr's publishers: a full queue is waited on (ZMQ_XPUB_NODROP), at
         # its high-water mark.
@@ -316,9 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             "proxy: proxy_thr 2 publishers -> proxy -> 1 subscriber, inproc threads, hwm "
-            f"{PROXY_THR_HWM:,}, nodrop publishers, shared buffers; project native 1 "
-            f"publisher -> proxy -> 1 subscriber, {args.proxy_transport}, zero-copy, hwm "
-            f"{PROXY_THR_HWM:,}, --nodrop, {PROXY_THR_IO_THREADS} I/O threads"
+            f"{PROXY_THR_HWM:,}, nodrop publishers, shared buffers; project native "
+            f"{PROXY_THR_PUBLISHERS} publishers -> proxy -> 1 subscriber, "
+            f"{args.proxy_transport}, copy=False, hwm {PROXY_THR_HWM:,}, --nodrop, "
+            f"{PROXY_THR_IO_THREADS} I/O threads"
         )
         compare(
             "proxy",

@@ -272,6 +272,41 @@ def test_nodrop_makes_the_publisher_and_the_proxy_wait_and_nothing_is_lost(
     assert row["lost"] == 0 and row["received"] == 2 * 20_000
 
 
+@pytest.mark.parametrize(
+    ("transport", "peer", "loop"),
+    [("inproc", "thread", "native"), ("tcp", "process", "python"), ("ipc", "process", "native")],
+)
+def test_a_proxy_of_two_publishers_delivers_each_ones_count_to_every_subscriber(
+    transport, peer, loop, no_leftovers
+):
+    """As libzmq's proxy_thr: this process's PUB and a publisher far end beside it, both
+    into one proxy. Every subscriber gets both counts; with --nodrop over queues a burst
+    overflows at once, nothing is lost, and both publishers' sends are counted."""
+    with Crowd(
+        "proxy", 2, transport, peer, "127.0.0.1", 10.0, 10, nodrop=True, publishers=2
+    ) as crowd:
+        assert [m.name for m in crowd.senders] == ["publisher 2"]
+        assert "from 2 publishers" in crowd.describe()
+        row, _ = pattern_sample(crowd, Payload.blank(100), 5_000, copy=False, loop=loop)
+    assert row["received"] == 2 * 2 * 5_000 and row["lost"] == 0, row
+    assert row["send_elapsed_s"] > 0 and row["msgs_per_s"] > 0
+
+
+def test_publishers_through_the_magic_and_refused_elsewhere(no_leftovers):
+    r = run_throughput(
+        pattern="proxy", publishers=2, transport="inproc", nodrop=True, hwm=1000, **QUICK
+    )
+    df = r.df
+    assert (df["received"] == 2 * df["count"]).all() and (df["lost"] == 0).all()
+    assert r.settings["publishers"] == 2
+    with pytest.raises(ValueError, match="--publishers 2: publishers feed a proxy"):
+        run_throughput(pattern="pubsub", publishers=2)
+    with pytest.raises(ValueError, match="--sequence true numbers one publisher's"):
+        run_throughput(pattern="proxy", publishers=2, sequence=True)
+    with pytest.raises(ValueError, match="publishers must be from 1 to 64, got 0"):
+        run_throughput(pattern="proxy", publishers=0)
+
+
 # Numbered messages (--sequence true) ------------------------------------------------
 NUMBERED_COLUMNS = ("gaps", "first_lost", "most_lost_by_one_peer", "reordered", "age_ms")
 

@@ -40,7 +40,16 @@ from .memory import (
     high_water_mark,
     memory_needed,
 )
-from .patterns import CLIENTS, MANDATORY, NODROP, PATTERN, PATTERNS, PEERS, SEQUENCE
+from .patterns import (
+    CLIENTS,
+    MANDATORY,
+    NODROP,
+    PATTERN,
+    PATTERNS,
+    PEERS,
+    PUBLISHERS,
+    SEQUENCE,
+)
 from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK
 from .sockets import (
     ADDRESS,
@@ -124,6 +133,7 @@ __all__ = [
     "PEER",
     "PEERS",
     "PRECISION",
+    "PUBLISHERS",
     "PYTHON",
     "QUEUE_BYTES",
     "RATE",

@@ -47,6 +47,13 @@ PEERS = Param(
     "(fanin) or pairs (pairs), each a far end of its own",
     "peers", "int", low=1, high=256, sweep=True, phrase="{} peer|{} peers",
 )
+PUBLISHERS = Param(
+    "publishers", 1,
+    "publishers into the proxy (--pattern proxy): this process's PUB and N - 1 far ends "
+    "publishing alongside it, each its own --count, as libzmq's proxy_thr has two; each "
+    "subscriber then gets N x --count",
+    "publishers", "int", low=1, high=64, phrase="{} publisher|{} publishers",
+)
 NODROP = Param(
     "nodrop", False,
     "a publisher whose subscriber's queue is full waits for room (ZMQ_XPUB_NODROP), as "
@@ -202,6 +209,18 @@ def check_pattern(params: Any) -> None:
     if params.nodrop and not {"pubsub", "proxy"} & set(params.pattern):
         msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} pubsub or proxy"
         raise ValueError(msg)
+    if params.publishers > 1 and params.pattern != ("proxy",):
+        msg = (
+            f"{PUBLISHERS.option} {params.publishers}: publishers feed a proxy; give "
+            f"{PATTERN.option} proxy alone"
+        )
+        raise ValueError(msg)
+    if params.publishers > 1 and params.sequence:
+        msg = (
+            f"{PUBLISHERS.option} {params.publishers}: {SEQUENCE.option} true numbers one "
+            "publisher's messages through a proxy: leave one of them out"
+        )
+        raise ValueError(msg)
     if params.mandatory and "router" not in params.pattern:
         msg = f"{MANDATORY.option} true: only a ROUTER routes; add {PATTERN.option} router"
         raise ValueError(msg)
@@ -278,15 +297,19 @@ def crowded_clients(clients: tuple[int, ...]) -> list[str]:
     ]
 
 
-def ends_of(pattern: str, peers: int) -> int:
-    """The processes (or threads) a pattern keeps busy: this one and its far ends."""
-    return 1 + (2 * peers if pattern == "pairs" else peers) + (pattern == "proxy")
+def ends_of(pattern: str, peers: int, publishers: int = 1) -> int:
+    """The processes (or threads) a pattern keeps busy: this one and its far ends (a
+    proxy's, and the publishers beside this process's PUB)."""
+    proxy = 1 + publishers - 1 if pattern == "proxy" else 0
+    return 1 + (2 * peers if pattern == "pairs" else peers) + proxy
 
 
-def crowded_cores(patterns: tuple[str, ...], peers: tuple[int, ...]) -> list[str]:
+def crowded_cores(
+    patterns: tuple[str, ...], peers: tuple[int, ...], publishers: int = 1
+) -> list[str]:
     """Ends that outnumber the cores share them: said before the run."""
     cores = os.cpu_count() or 1
-    ends, pattern, n = max((ends_of(p, n), p, n) for p in patterns for n in peers)
+    ends, pattern, n = max((ends_of(p, n, publishers), p, n) for p in patterns for n in peers)
     if ends <= cores:
         return []
     return [

@@ -35,6 +35,7 @@ from .patterns import (
     PATTERN,
     PATTERN_COLUMNS,
     PEERS,
+    PUBLISHERS,
     SEQUENCE,
     check_clients,
     check_pattern,
@@ -277,6 +278,7 @@ class ThroughputParams(ZmqParams):
     pattern: tuple[str, ...] = param_field(PATTERN)
     peers: tuple[int, ...] = param_field(PEERS)
     nodrop: bool = param_field(NODROP)
+    publishers: int = param_field(PUBLISHERS)
     mandatory: bool = param_field(MANDATORY)
     sequence: bool = param_field(SEQUENCE)
     rate: tuple[float, ...] = param_field(RATE)
@@ -334,7 +336,7 @@ class ThroughputParams(ZmqParams):
     def cautions(self) -> list[str]:
         if self.remote:  # the peers use other hosts' cores
             return super().cautions()
-        return [*super().cautions(), *crowded_cores(self.pattern, self.peers)]
+        return [*super().cautions(), *crowded_cores(self.pattern, self.peers, self.publishers)]
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,9 @@ class Crowd:
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
     nodrop : the hub's publisher, and a proxy's, waits for a full subscriber's room
-        (ZMQ_XPUB_NODROP); ``conflate``: each receiver keeps its newest message only;
+        (ZMQ_XPUB_NODROP); ``publishers``: a proxy's publishers, the hub and N - 1 far
+        ends beside it (as libzmq's proxy_thr has two); ``conflate``: each receiver
+        keeps its newest message only;
         ``mandatory``: the hub's ROUTER waits for a full receiver's room, and a gone
         receiver is an error (ZMQ_ROUTER_MANDATORY).
     doors : standing far ends on other hosts (``--remote``), each a URL and its
@@ -116,6 +118,7 @@ class Crowd:
         *,
         io_threads: int = 1,
         nodrop: bool = False,
+        publishers: int = 1,
         conflate: bool = False,
         mandatory: bool = False,
         cpus: set[int] | frozenset[int] = frozenset(),
@@ -124,6 +127,7 @@ class Crowd:
         self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
         self.nodrop, self.conflate, self.mandatory = nodrop, conflate, mandatory
+        self.publishers = publishers
         self.cpus = set(cpus)
         self.role = "sink"  # what the rounds ask of a throughput far end
         self.doors = list(doors)
@@ -157,7 +161,7 @@ class Crowd:
     # Who sends and who receives -------------------------------------------------
     @property
     def senders(self) -> list[Member]:
-        return [m for m in self.members if m.role == "source"]
+        return [m for m in self.members if m.role in ("source", "publisher")]
 
     @property
     def receivers(self) -> list[Member]:
@@ -177,13 +181,13 @@ class Crowd:
         deals them in the order their greetings came)."""
         if self.pattern in ("pipeline", "router"):
             return count if self.peers == 1 else 0
-        return count
+        return count * self.publishers
 
     def expected_total(self, count: int) -> int:
         """Every message that should arrive, all receivers together."""
         if self.pattern in ("pipeline", "router"):
             return count
-        return count * self.peers
+        return count * self.peers * self.publishers
 
     # Starting -------------------------------------------------------------------
     def _start(self) -> None:
@@ -204,6 +208,11 @@ class Crowd:
         started = self._spawn([(role, name.format(i), hub, False, "") for i in numbers])
         if self.pattern in JOINED_FIRST:
             self._await_joined(started)
+        if self.publishers > 1:
+            # Each hears the subscriptions the proxy passes on before it says ready.
+            (proxy,) = (m for m in self.members if m.role == "proxy")
+            beside = range(2, self.publishers + 1)
+            self._spawn([("publisher", f"publisher {i}", proxy.front, False, "") for i in beside])
 
     def _start_hub(self) -> str:
         """The hub's socket, bound (its URL, for the far ends to connect to; "" where
@@ -269,6 +278,7 @@ class Crowd:
         for member in started:
             ready = self.reply(member, max(self.timeout, START_FLOOR_S))
             member.endpoint, member.pid = ready["endpoint"], ready["ready"]
+            member.front = ready.get("front", "")
         return started
 
     def _await_joined(self, dealers: Sequence[Member] = ()) -> None:
@@ -363,7 +373,8 @@ class Crowd:
             where = f"processes on {len(self.doors)} other host{'s' * (len(self.doors) > 1)}"
         if self.pattern == "clients":
             return f"{self.transport} server of {self.peers} clients (in {where})"
-        return f"{self.transport} {self.pattern} of {self.peers} peers (in {where})"
+        publishers = f" from {self.publishers} publishers" if self.publishers > 1 else ""
+        return f"{self.transport} {self.pattern} of {self.peers} peers{publishers} (in {where})"
 
     @property
     def far_end_id(self) -> int:

@@ -68,6 +68,9 @@ SOCKETS = {
     "subscriber": zmq.SUB,
     "source": zmq.PUSH,
     "proxy": zmq.XSUB,  # and an XPUB it binds, which its subscribers reach
+    # A proxy's publisher beside the kernel's: an XPUB, so it hears a subscription
+    # (passed on by the proxy) before it says ready, as the kernel's hub does.
+    "publisher": zmq.XPUB,
     "client": zmq.REQ,
     "joiner": zmq.SUB,  # connects only when told to join, while its publisher sends
     "dealer": zmq.DEALER,  # a ROUTER's receiver: it greets the ROUTER, then receives
@@ -188,6 +191,9 @@ def _serve(
         if role == "proxy":
             _proxy(ctx, ctrl, data, proxy_url, timeout, hwm, nodrop)
         else:
+            if role == "publisher":
+                data.xpub_nodrop = int(nodrop)
+                _await_subscription(data, timeout)
             _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bound)})
             _answer(ctrl, data, timeout)
     except (zmq.ContextTerminated, zmq.Again):
@@ -198,6 +204,15 @@ def _serve(
     finally:
         ctrl.close(linger=0)
         data.close(linger=0)
+
+
+def _await_subscription(data: zmq.Socket, timeout: float) -> None:
+    """A publisher's first subscription, at most ``timeout`` (the kernel's subscribers
+    joined the proxy before it started, and the proxy passes theirs on to each new
+    publisher): a message published before it would be dropped."""
+    if not data.poll(int(timeout * 1000)):
+        raise RuntimeError(f"no subscription reached the publisher within {timeout:g} s")
+    data.recv()
 
 
 def _endpoint(sock: zmq.Socket, bound: bool) -> str:
@@ -226,6 +241,9 @@ def _proxy(
     back.xpub_nodrop = int(nodrop)
     # Every subscriber's subscription goes upstream, so the publisher can count them.
     back.xpub_verbose = 1
+    # Publishers beside the kernel's connect here (--publishers); bound after the XSUB
+    # connected to the kernel's hub, so this is its last endpoint.
+    front.bind(_front_url(url))
     lane = f"inproc://zmqbench-steer-{id(steer)}"
     steer.bind(lane)
     steering.connect(lane)
@@ -235,7 +253,14 @@ def _proxy(
     try:
         back.bind(url)
         proxy.start()
-        _send(ctrl, {"ready": os.getpid(), "endpoint": back.getsockopt_string(zmq.LAST_ENDPOINT)})
+        _send(
+            ctrl,
+            {
+                "ready": os.getpid(),
+                "endpoint": back.getsockopt_string(zmq.LAST_ENDPOINT),
+                "front": front.getsockopt_string(zmq.LAST_ENDPOINT),
+            },
+        )
         # It is told nothing while it forwards, however long the run: it waits without
         # a timeout (a process of its own still ends with the kernel: exit_with_parent).
         while not ctrl.poll(_PROXY_POLL_MS) or json.loads(ctrl.recv())["cmd"] != "quit":
@@ -248,6 +273,12 @@ def _proxy(
             proxy.join(timeout)
         for sock in (back, steer, steering):
             sock.close(linger=0)
+
+
+def _front_url(back_url: str) -> str:
+    """Where a proxy's XSUB binds, beside its XPUB's ``back_url``: another free port of
+    the same address, or the same name with ``-in``."""
+    return back_url if back_url.endswith(":*") else f"{back_url}-in"
 
 
 def _run_proxy(front: zmq.Socket, back: zmq.Socket, steer: zmq.Socket) -> None:
@@ -352,7 +383,9 @@ def main(argv: list[str] | None = None) -> int:
         "--secret-stdin", action="store_true", help="with --listen: the secret, on stdin"
     )
     parser.add_argument("--proxy", default="", help="a proxy's XPUB endpoint to bind")
-    parser.add_argument("--nodrop", action="store_true", help="a proxy's XPUB waits when full")
+    parser.add_argument(
+        "--nodrop", action="store_true", help="a proxy's XPUB, or a publisher, waits when full"
+    )
     parser.add_argument(
         "--conflate", action="store_true", help="a receiver keeps its newest message only"
     )

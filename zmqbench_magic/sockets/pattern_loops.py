@@ -89,13 +89,15 @@ def pattern_sample(
     meter.start()
     with gc_off():
         cpu_start = clock()
+        # The far ends that send (a fan-in's, a proxy's publishers beside the hub) go
+        # first; the hub sends alongside them or receives what they send.
+        for sender in crowd.senders:
+            crowd.command(sender, cmd="go")
         if crowd.hub_sends and rate:
             hub = _hub_paced(crowd, payload, count, copy, loop, sequence, rate, aged)
         elif crowd.hub_sends:
             hub = _hub_send(crowd, payload, count, copy, loop, burst, sequence)
         else:
-            for sender in crowd.senders:
-                crowd.command(sender, cmd="go")
             hub = (
                 _hub_receive(crowd, count, copy, frames, loop, sequence, work)
                 if crowd.data is not None
@@ -354,7 +356,8 @@ def _row(
     other_load: float,
 ) -> tuple[dict[str, Any], float]:
     receiving = _reports(crowd.receivers) or [hub]
-    sending = _reports(crowd.senders) or [hub]
+    # A hub that sends is one sender, beside a proxy's publishers.
+    sending = [hub] * crowd.hub_sends + _reports(crowd.senders) or [hub]
     received = sum(r["received"] for r in receiving)
     got = [r for r in receiving if r["received"]]
     if received < 2 or not got:
@@ -380,7 +383,8 @@ def _row(
             for m, r in zip(crowd.receivers, receiving, strict=True)
         }
     sent = sum(r["sent"] for r in sending)
-    send_cpu = hub_cpu if crowd.hub_sends else sum(r["cpu_s"] for r in sending)
+    far_send_cpu = sum(r["cpu_s"] for r in _reports(crowd.senders))
+    send_cpu = hub_cpu + far_send_cpu if crowd.hub_sends else far_send_cpu
     recv_cpu = hub_cpu if crowd.pattern == "fanin" else sum(r["cpu_s"] for r in receiving)
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]

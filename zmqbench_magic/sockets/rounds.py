@@ -88,6 +88,7 @@ class RunState:
                     hwm,
                     io_threads=first["io_threads"],
                     nodrop=getattr(self.params, "nodrop", False),
+                    publishers=getattr(self.params, "publishers", 1),
                     conflate=bool(first.get("conflate")),
                     mandatory=getattr(self.params, "mandatory", False),
                     cpus=self.far_cpus,

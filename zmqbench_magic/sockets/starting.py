@@ -37,6 +37,7 @@ class Member:
     process: subprocess.Popen[bytes] | None = None
     thread: threading.Thread | None = None
     endpoint: str = ""  # where its data socket bound, said in its ready message
+    front: str = ""  # a proxy's: where its XSUB bound for publishers beside the hub
     pid: int = 0
     host: str = ""  # another host's, started there by its far end's door; "": this one
     report: dict[str, Any] | None = field(default=None, repr=False)
@@ -105,7 +106,7 @@ def start_here(crowd: Crowd, role: str, name: str, url: str, bind: bool, proxy_u
         *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
         *(["--bind"] if bind else []),
         *(["--conflate"] if crowd.conflate else []),
-        *(["--nodrop"] if crowd.nodrop and role == "proxy" else []),
+        *(["--nodrop"] if crowd.nodrop and role in ("proxy", "publisher") else []),
         *("--proxy", proxy_url, "--timeout", str(crowd.timeout)),
         *("--hwm", str(crowd.hwm), "--io-threads", str(crowd.io_threads)),
         *("--parent", str(os.getpid())),
