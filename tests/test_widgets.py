@@ -160,6 +160,8 @@ def test_each_control_sets_its_own_parameter(benchmark):
             panel.controls["pattern"].value = "pubsub"
         if param.name == "mandatory":  # only a ROUTER routes
             panel.controls["pattern"].value = "router"
+        if param.name == "publishers":  # publishers feed a proxy
+            panel.controls["pattern"].value = "proxy"
         if param.name == "pattern":  # a joiner joins a publisher already sending
             panel.controls["rate"].value = _another_value(
                 panel.controls["rate"], "rate", benchmark
