@@ -9,7 +9,7 @@ cancelled out. The symbols are summed into what a round trip does (copies in use
 space, the kernel's tcp copies, page faults, the rest: libzmq, Python, the kernel's
 tcp stack and scheduler); the CPUs' idle loops are left out.
 
-    python bench/bench_profile.py --libzmq-perf /tmp/ref     # ~3 minutes; needs perf
+    python bench/bench_profile.py --libzmq-perf /tmp/ref     # ~1 minute; needs perf
     python bench/bench_profile.py --quick                    # seconds; checks the script
 
 It needs Linux's ``perf`` and the right to sample every CPU (root, or

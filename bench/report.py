@@ -96,9 +96,10 @@ def report(name: str, quick: bool = False) -> Iterator[None]:
     if folder is None:
         return
     command = "python " + shlex.join(["bench/" + Path(sys.argv[0]).name, *spelled(sys.argv[1:])])
-    minutes = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds() / 60
+    seconds = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
+    took = f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.0f} min"
     text = (
-        f"Written by `{command}` in one run of {minutes:.0f} min, started "
+        f"Written by `{command}` in one run of {took}, started "
         f"{started:%Y-%m-%d %H:%M} UTC, at commit {commit()}, on {machine()}.\n\n"
         f"```text\n{captured.getvalue().rstrip()}\n```\n"
     )
