@@ -147,6 +147,11 @@ def _another_value(control, name: str = "", benchmark: str = ""):
     return control.max, control.max  # the numeric boxes and sliders
 
 
+# Settings that only one pattern has a use for: only a publisher drops, only a ROUTER
+# routes, publishers feed a proxy.
+PATTERN_IT_NEEDS = {"nodrop": "pubsub", "mandatory": "router", "publishers": "proxy"}
+
+
 @pytest.mark.parametrize("benchmark", sorted(PANELS))
 def test_each_control_sets_its_own_parameter(benchmark):
     for param in PANELS[benchmark].params_class.fields():
@@ -156,12 +161,8 @@ def test_each_control_sets_its_own_parameter(benchmark):
             continue
         if benchmark == "flood" and param.name == "address":  # a Dask scheduler: --backend dask
             panel.controls["backend"].value = "dask"
-        if param.name == "nodrop":  # only a publisher drops: a pattern with one
-            panel.controls["pattern"].value = "pubsub"
-        if param.name == "mandatory":  # only a ROUTER routes
-            panel.controls["pattern"].value = "router"
-        if param.name == "publishers":  # publishers feed a proxy
-            panel.controls["pattern"].value = "proxy"
+        if param.name in PATTERN_IT_NEEDS:
+            panel.controls["pattern"].value = PATTERN_IT_NEEDS[param.name]
         if param.name == "pattern":  # a joiner joins a publisher already sending
             panel.controls["rate"].value = _another_value(
                 panel.controls["rate"], "rate", benchmark
