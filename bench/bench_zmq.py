@@ -223,8 +223,8 @@ def figures(
 ) -> list[Figure]:
     """The runs of one round, in the order they alternate; with ``cpu`` (``0/1``) every
     one's driving end pinned to the first CPU and its receiving end to the second."""
-    project = partial(project_throughput if test == "thr" else project_latency)
-    project = partial(project, cpu=cpu) if cpu else project
+    sample = project_throughput if test == "thr" else project_latency
+    project = partial(sample, cpu=cpu) if cpu else sample
     runs: list[Figure] = [
         partial(project, "project", sends=True, loop="python", copy=True),
         partial(project, "project driver", loop="python", copy=True, driver="process"),

@@ -300,7 +300,7 @@ def crowded_clients(clients: tuple[int, ...]) -> list[str]:
 def ends_of(pattern: str, peers: int, publishers: int = 1) -> int:
     """The processes (or threads) a pattern keeps busy: this one and its far ends (a
     proxy's, and the publishers beside this process's PUB)."""
-    proxy = 1 + publishers - 1 if pattern == "proxy" else 0
+    proxy = publishers if pattern == "proxy" else 0  # the proxy and N - 1 publishers
     return 1 + (2 * peers if pattern == "pairs" else peers) + proxy
 
 

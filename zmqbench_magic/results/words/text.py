@@ -182,7 +182,7 @@ def throughput_figures(point: Mapping[str, Any]) -> str:
     return (
         f"{figure(point['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
         f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
-        f"{'' if point.get('rate', 0) else _short_burst(point)}"
+        f"{_short_burst(point)}"
     )
 
 
@@ -191,8 +191,8 @@ def _short_burst(point: Mapping[str, Any]) -> str:
     sender's own queue's worth, often a millisecond or less), not the whole sample, so
     the two rates are of different stretches."""
     sent, delivered = point.get("send_msgs_per_s", math.nan), point["msgs_per_s"]
-    if pd.isna(sent) or not sent < delivered:
-        return ""
+    if point.get("rate", 0) or pd.isna(sent) or not sent < delivered:
+        return ""  # a paced sender's words are its offered rate's
     burst = point.get("send_only_count", math.nan)
     first = "first sends" if pd.isna(burst) else f"first {burst:,.0f} sends"
     return (
