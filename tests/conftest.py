@@ -245,7 +245,7 @@ def _snapshot() -> dict[str, Any]:
     return {
         "children": {p.pid for p in me.children(recursive=True)},
         "fds": _open_fds(),
-        "threads": {t.ident for t in threading.enumerate()},
+        "threads": {(t.ident, t.name) for t in threading.enumerate()},
         "ipc_dirs": set(glob.glob(os.path.join(tempfile.gettempdir(), "zmqbench-*"))),
     }
 

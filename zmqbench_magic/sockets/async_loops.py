@@ -28,71 +28,40 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 import zmq
 import zmq.asyncio
 
 from .link import LIVENESS_S, Link
+from .own_thread import Halted, OwnThread, on_own_thread
 
-_JOIN_GRACE_S = 5.0
 # How often (in messages, a power of two) a hot loop looks whether it was halted.
 _HALT_EVERY = 64
-
-
-class _Halted(Exception):
-    """The caller was interrupted: the loop's thread stops too."""
-
-
-@dataclass(frozen=True)
-class OwnThread:
-    """What a loop on a thread of its own gives back: its result, and that thread's own
-    CPU seconds (the caller's thread only waited)."""
-
-    value: Any
-    cpu: float
 
 
 Main = Callable[[zmq.asyncio.Socket, threading.Event], Coroutine[Any, Any, Any]]
 
 
 def in_fresh_loop(link: Link, main: Main) -> OwnThread:
-    """Run ``main(async_socket, halted)`` to its end on a new event loop, on a new
-    thread; Ctrl-C in this thread sets ``halted`` and cancels it."""
-    outcome: dict[str, Any] = {}
+    """Run ``main(async_socket, halted)`` to its end on a new event loop, on a thread of
+    its own (:mod:`.own_thread`); Ctrl-C in this thread sets ``halted`` and cancels
+    it. Every await inside gives up within --timeout (the link's stall check), so the
+    loop ends on its own."""
+    running: dict[str, Any] = {}
     halted = threading.Event()
 
-    def run() -> None:
+    def run() -> Any:
         loop = asyncio.new_event_loop()
         try:
             socket = zmq.asyncio.Socket.shadow(link.data.underlying)
-            start = time.thread_time()
-            task = outcome["task"] = loop.create_task(main(socket, halted))
-            outcome["loop"] = loop
-            outcome["value"] = loop.run_until_complete(task)
-            outcome["cpu"] = time.thread_time() - start
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            outcome["error"] = exc
+            task = running["task"] = loop.create_task(main(socket, halted))
+            running["loop"] = loop
+            return loop.run_until_complete(task)
         finally:
             loop.close()
 
-    thread = threading.Thread(target=run, name="zmqbench-asyncio", daemon=True)
-    thread.start()
-    try:
-        # Every await inside gives up within --timeout (the link's stall check), so the
-        # thread ends on its own; the grace only covers the loop's own shutdown.
-        thread.join(link.timeout * 2 + _JOIN_GRACE_S)
-    except BaseException:
-        _halt(halted, outcome)
-        thread.join(_JOIN_GRACE_S)
-        raise
-    if thread.is_alive():
-        msg = f"the {link.describe()}'s asyncio loop did not finish"
-        raise TimeoutError(msg)
-    if "error" in outcome:
-        raise outcome["error"]
-    return OwnThread(outcome["value"], outcome["cpu"])
+    return on_own_thread(run, "zmqbench-asyncio", stop=lambda _: _halt(halted, running))
 
 
 def _halt(halted: threading.Event, outcome: dict[str, Any]) -> None:
@@ -118,7 +87,7 @@ def send_all(
             stalled_at = 0.0
             while sent < last:
                 if not sent % _HALT_EVERY and halted.is_set():
-                    raise _Halted
+                    raise Halted
                 try:
                     await send(message, copy=copy)
                     sent, stalled_at = sent + 1, 0.0
@@ -145,7 +114,7 @@ def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnTh
         stamps = [now()]
         for done in range(count):
             if not done % _HALT_EVERY and halted.is_set():
-                raise _Halted
+                raise Halted
             await _patiently(link, send, message, copy=copy)
             await _patiently(link, recv, copy=copy)
             stamps.append(now())

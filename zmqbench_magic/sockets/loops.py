@@ -27,9 +27,9 @@ from ..params.patterns import SEQUENCE_METRICS
 from ..params.pressure import AGE_METRICS, JOIN_METRICS
 from ..results.statistics.histogram import LogHistogram
 from . import async_loops, native
-from .async_loops import OwnThread
 from .link import LIVENESS_S, Link, PeerError
 from .numbering import send_numbered
+from .own_thread import OwnThread, on_own_thread
 from .payload import Payload
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
@@ -87,15 +87,18 @@ def timed_sample(
         with gc_off():
             cpu_start = cpu()
             if frame is None:
-                result = python()
+                work = python
             else:
                 assert native_loop is not None, "a sampler without a native loop was asked for one"
-                result = native_loop(frame)
+                work = partial(native_loop, frame)
+            # An asyncio loop makes its own thread; the others get one (own_thread: a
+            # heap arena of their own, not the kernel's).
+            result = work() if loop == "asyncio" else on_own_thread(work)
             send_cpu = cpu() - cpu_start
             report = link.reply(timeout=report_timeout)
         if isinstance(result, OwnThread):
-            # An event loop's own thread did the work: its CPU, unless the process clock
-            # (a far end in another process) counted it already.
+            # The loop's own thread did the work: its CPU, unless the process clock (a
+            # far end in another process) counted it already.
             send_cpu = send_cpu if link.peer == "process" else result.cpu
             result = result.value
     except zmq.ZMQError as error:
@@ -209,18 +212,31 @@ def native_bytes(link: Sending, payload: Payload) -> bytes:
 
 
 def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count: int) -> None:
-    """As :func:`send_all`, in C: a timeout returns how far it got."""
+    """As :func:`send_all`, in C: each call sends at most :func:`native_run` messages,
+    so the loop is back in Python (where an interrupt lands) every few milliseconds;
+    a timeout returns how far it got."""
     lib = native.library()
     handle, size, sent, stalled_at = link.data.underlying, len(message), first, 0.0
-    zero_copy = native.zero_copy(copy, message, link.data)
-    while True:
-        went = native.check(lib, lib.zb_send(handle, message, size, count - sent, zero_copy))
-        if sent + went == count:
-            return
+    zero_copy, per_call = native.zero_copy(copy, message, link.data), native_run(size)
+    while sent < count:
+        asked = min(count - sent, per_call)
+        went = native.check(lib, lib.zb_send(handle, message, size, asked, zero_copy))
+        sent += went
+        if went == asked:
+            continue
         if went or not stalled_at:  # progress since the last stall: a new one
             stalled_at = time.monotonic() - LIVENESS_S
-        sent += went
         link.check_stall(stalled_at)
+
+
+# The bytes one call of the native send loop moves at most: tens of milliseconds of
+# sending at small sizes, where a call into C and back costs about a microsecond.
+_BYTES_PER_CALL = 4 * 1024 * 1024
+
+
+def native_run(size: int) -> int:
+    """How many messages of ``size`` bytes one call of the native send loop sends."""
+    return max(1, _BYTES_PER_CALL // max(size, 1))
 
 
 def send_all_numbered(
