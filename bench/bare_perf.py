@@ -20,10 +20,15 @@ project has, whose heap then serves each message's allocation (see the benchmark
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --asyncio
     python bench/bare_perf.py pubsub --count 200000 --size 100 --hwm 1000
     python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --imports pandas
+    python bench/bare_perf.py thr --count 200000 --size 100 --hwm 1000 --thread
 
 With ``--cpu 0/1`` the driving end runs on CPU 0 and the receiving end on CPU 1, each
 pinned before its context's I/O thread starts (which inherits it), as the project's
 ``--cpu 0/1`` pins its driver and its far end.
+
+With ``--thread`` the driving side's loop (the pusher's sends, the requester's round
+trips) runs on a thread made for it, as the project's loops do: the thread's
+allocations then come from a glibc heap arena of its own, not the process's main one.
 
 With ``--asyncio`` the driving side (the pusher, the requester) awaits each send and
 receive on an asyncio loop, written as pyzmq's asyncio examples write it; the measuring
@@ -54,6 +59,7 @@ import importlib
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -93,23 +99,45 @@ def _steady_malloc_here() -> None:
             mallopt(number, int(STEADY_MALLOC[setting]))
 
 
-def _pusher(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
+def _on_a_thread(loop: Callable[..., object], *args: object) -> object:
+    """``loop(*args)`` on a thread made for it; its value."""
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(loop(*args)))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def _push(sock: zmq.Socket, count: int, size: int) -> None:
+    message = b" " * size
+    for _ in range(2 * count):  # the warm-up, then the timed messages
+        sock.send(message)
+
+
+def _pusher(
+    url: str, count: int, size: int, hwm: int, imports: list[str], thread: bool = False
+) -> None:
     _import(imports)
     with zmq.Context() as ctx, _socket(ctx, zmq.PUSH, hwm) as sock:
         sock.connect(url)
-        message = b" " * size
-        for _ in range(2 * count):  # the warm-up, then the timed messages
-            sock.send(message)
+        if thread:
+            _on_a_thread(_push, sock, count, size)
+        else:
+            _push(sock, count, size)
 
 
-def _echo(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
+def _echo(
+    url: str, count: int, size: int, hwm: int, imports: list[str], thread: bool = False
+) -> None:
     with zmq.Context() as ctx, _socket(ctx, zmq.REP, hwm) as sock:
         sock.connect(url)
         for _ in range(2 * count):
             sock.send(sock.recv())
 
 
-def _pusher_async(url: str, count: int, size: int, hwm: int, imports: list[str]) -> None:
+def _pusher_async(
+    url: str, count: int, size: int, hwm: int, imports: list[str], thread: bool = False
+) -> None:
     """The sender as pyzmq's asyncio examples write one: a zmq.asyncio context and
     socket, each send awaited on the running loop."""
     import asyncio
@@ -302,14 +330,23 @@ def main() -> int:
         help="modules the driving end imports first, as the project's kernel has them",
     )
     parser.add_argument(
+        "--thread",
+        action="store_true",
+        help="run the driving side's loop on a thread made for it, as the project does",
+    )
+    parser.add_argument(
         "--asyncio",
         action="store_true",
         help="await the driving side's sends and receives (the pusher's, the requester's)",
     )
     args = parser.parse_args()
+    if args.thread and args.asyncio:
+        parser.error("--thread and --asyncio: an asyncio loop is its own way of running")
     if args.test == "pubsub":
-        if args.asyncio or args.size < 1:
-            parser.error("pubsub takes no --asyncio, and a size of at least 1 (0 ends a round)")
+        if args.asyncio or args.thread or args.size < 1:
+            parser.error(
+                "pubsub takes no --asyncio or --thread, and a size of at least 1 (0 ends a round)"
+            )
         _import(args.imports)  # the publisher drives; its subscriber is steady
         _pubsub_main(args.count, args.size, args.hwm)
         return 0
@@ -340,11 +377,15 @@ def main() -> int:
             args.size,
             args.hwm,
             args.imports if receives_here else [],
+            receives_here and args.thread,
             steady=not receives_here,
             cpus=there,
         )
         try:
-            print(measure(sock, args.count, args.size))
+            if args.thread and not receives_here:
+                print(_on_a_thread(measure, sock, args.count, args.size))
+            else:
+                print(measure(sock, args.count, args.size))
         finally:
             process.join(TIMEOUT_MS / 1000)
             process.kill()

@@ -10,7 +10,9 @@ untimed warm-up sample. Each role has the memory the project gives it: the recei
 end (PULL, echo) runs with the project's far-end malloc thresholds (``STEADY_MALLOC``),
 the driving end is left as it is. The bare loop (``bare_perf.py``) runs as its own
 script importing only pyzmq, as perf.py does; *bare + pandas* is the same loop whose
-driving end imported pandas first, as the kernel driving the project's loop has; and
+driving end imported pandas first, as the kernel driving the project's loop has;
+*bare thread* is the bare loop with its driving side's loop on a thread made for it,
+as the project runs each sample's loop (a glibc heap arena of its own); and
 *project driver* and *native driver* are the project's loops driven from a fresh
 process of its own (``driver="process"``) rather than from this one, whose heap has
 served every run before it. Runs
@@ -73,7 +75,13 @@ def _steady_env() -> dict[str, str]:
 
 
 def bare(
-    test: str, count: int, size: int, awaited: bool = False, imports: tuple = (), cpu: str = ""
+    test: str,
+    count: int,
+    size: int,
+    awaited: bool = False,
+    imports: tuple = (),
+    cpu: str = "",
+    thread: bool = False,
 ) -> float:
     """Run the standalone bare loop in a fresh interpreter, as perf.py is run."""
     done = subprocess.run(
@@ -88,6 +96,7 @@ def bare(
             "--hwm",
             str(high_water_mark(size)),
             *(["--asyncio"] if awaited else []),
+            *(["--thread"] if thread else []),
             *(["--imports", *imports] if imports else []),
             *(["--cpu", cpu] if cpu else []),
         ],
@@ -230,6 +239,7 @@ def figures(
         partial(project, "project driver", loop="python", copy=True, driver="process"),
         _named("bare pyzmq", partial(bare, test, cpu=cpu)),
         _named("bare + pandas", partial(bare, test, imports=KERNEL_IMPORTS, cpu=cpu)),
+        _named("bare thread", partial(bare, test, thread=True, cpu=cpu)),
         partial(project, "native", sends=True, loop="native", copy=True),
         partial(project, "native copy=False", loop="native", copy=False),
         partial(project, "native driver", loop="native", copy=False, driver="process"),
@@ -258,6 +268,7 @@ RATIOS = (
     ("/bare", "project", "bare pyzmq"),
     ("driver/bare", "project driver", "bare pyzmq"),
     ("/+pandas", "project", "bare + pandas"),
+    ("/thread", "project", "bare thread"),
     ("/perf.py", "project", "perf.py"),
     ("native/C", "native copy=False", "libzmq C"),
     ("driver/C", "native driver", "libzmq C"),
