@@ -338,7 +338,33 @@ def main(argv: list[str] | None = None) -> int:
             if size == SIZES[0]:
                 smallest = values
         _print_rounds(title, smallest, unit)
+    _print_sample_length(args.libzmq_perf, rounds, scale, args.cpu)
     return 0
+
+
+# A short sample against the table's, at the size where the two part most.
+SHORT_COUNT, LENGTH_SIZE = 8_000, 64 * 1024
+
+
+def _print_sample_length(libzmq_folder: str | None, rounds: int, scale: int, cpu: str) -> None:
+    """The native loop (and the C tools, where given) at 64 KiB with a short sample
+    beside the table's: what the start of a stream weighs in a short one."""
+    native = partial(project_throughput, "native copy=False", loop="native", copy=False)
+    runs: list[Figure] = [partial(native, cpu=cpu) if cpu else native]
+    if libzmq_folder:
+        runs.append(_named("libzmq C", partial(libzmq_perf, libzmq_folder, "thr", cpu=cpu)))
+    print(f"sample length at {format_size(LENGTH_SIZE)}, throughput (msgs/s), medians:")
+    for count in (SHORT_COUNT, THR_COUNT[LENGTH_SIZE]):
+        values = measure(runs, max(count // scale, 10), LENGTH_SIZE, rounds)
+        cells = "".join(
+            f"  {name} {statistics.median(v):,.0f} ({_range(v)})" for name, v in values.items()
+        )
+        print(f"  {count:>7,} messages:{cells}")
+
+
+def _range(values: list[float]) -> str:
+    """The lowest and highest round, as ``low-high``."""
+    return f"{min(values):,.0f}-{max(values):,.0f}"
 
 
 def _print_rounds(title: str, values: dict[str, list[float]], unit: str) -> None:

@@ -43,6 +43,10 @@ def test_bench_quick_prints_a_ratio_per_figure_and_size():
     ratios = [float(cell) for row in rows for cell in row[-6:-1]]
     assert len(ratios) == 40
     assert all(ratio > 0 for ratio in ratios)
+    # The native loop at 64 KiB, a short sample beside the table's.
+    lengths = out.split("sample length at 64k")[1].splitlines()[1:]
+    assert [line.split()[1] for line in lengths] == ["messages:"] * 2
+    assert all("native copy=False" in line for line in lengths)
 
 
 def test_flood_bench_quick_prints_its_figures_and_leaves_no_cluster():
