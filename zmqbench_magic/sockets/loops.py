@@ -213,8 +213,8 @@ def native_bytes(link: Sending, payload: Payload) -> bytes:
 
 def send_all_native(link: Sending, message: bytes, copy: bool, first: int, count: int) -> None:
     """As :func:`send_all`, in C: each call sends at most :func:`native_run` messages,
-    so the loop is back in Python (where an interrupt lands) every few milliseconds;
-    a timeout returns how far it got."""
+    so the loop is back in Python (where an interrupt lands) every few tens of
+    milliseconds; a timeout returns how far it got."""
     lib = native.library()
     handle, size, sent, stalled_at = link.data.underlying, len(message), first, 0.0
     zero_copy, per_call = native.zero_copy(copy, message, link.data), native_run(size)

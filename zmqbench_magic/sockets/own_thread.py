@@ -6,16 +6,16 @@ of its own, while a kernel's main thread allocates from the process's main arena
 which whatever the kernel has imported (pandas, numpy, the kernel's own machinery) has
 already filled. Sending small messages from that arena is measurably slower than from
 a fresh one: ``bench/bench_zmq.py`` sets a bare pyzmq loop sending from its main
-thread, with and without pandas imported, beside the same loop on a thread of its own,
-and with ``MALLOC_ARENA_MAX=1`` (one arena for every thread) the difference goes away.
+thread, with and without pandas imported, beside the same loop on a thread of its own.
 What a user reads is then ZeroMQ's rate, not the state of the kernel's heap.
 
 The calling thread only waits (an event's wait, without the GIL). Ctrl-C lands there:
 it halts the loop's thread, by default with an exception raised in it at its next
-Python step (a native loop returns to Python at least every few milliseconds,
-:mod:`.loops`), sent again until the thread has left its loop (one that lands in a
-finalizer is dropped), and waits for it before going on with the interrupt, since
-the loop's sockets are closed after. It never waits with ``Thread.join``: a join that
+Python step (a native send loop returns to Python every few tens of milliseconds,
+:mod:`.loops`; a native round-trip loop only at its sample's end), sent again until
+the thread has left its loop (one that lands in a finalizer is dropped), and waits
+for it, :data:`JOIN_GRACE_S` at most, before going on with the interrupt, since the
+loop's sockets are closed after. It never waits with ``Thread.join``: a join that
 Ctrl-C cuts short marks a thread still running as stopped (CPython 3.11, the fix for
 bpo-45274 releases the lock the running thread holds).
 """
