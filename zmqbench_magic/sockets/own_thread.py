@@ -102,7 +102,8 @@ def _stop_until_finished(
             finished.wait(0.05)
         except KeyboardInterrupt:
             continue
-    _end(thread)
+    if finished.is_set():  # past the grace, a loop still running is not waited on
+        _end(thread)
 
 
 def _end(thread: threading.Thread) -> None:
