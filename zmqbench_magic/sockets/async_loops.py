@@ -105,18 +105,20 @@ def send_all(
 
 
 def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
-    """``count`` awaited round trips; their stamps (``[0]``: the start)."""
+    """``count`` awaited round trips; their stamps (``[0]``: the start). Each request
+    after the first is the reply just received, as in :func:`.loops._ping`."""
 
     async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> list[float]:
         send = socket.send if frames == 1 else socket.send_multipart
         recv = socket.recv if frames == 1 else socket.recv_multipart
         now = time.perf_counter
+        request = message
         stamps = [now()]
         for done in range(count):
             if not done % _HALT_EVERY and halted.is_set():
                 raise Halted
-            await _patiently(link, send, message, copy=copy)
-            await _patiently(link, recv, copy=copy)
+            await _patiently(link, send, request, copy=copy)
+            request = await _patiently(link, recv, copy=copy)
             stamps.append(now())
         return stamps
 

@@ -390,7 +390,11 @@ def latency_columns(
 
 
 def _ping(link: Sending, message: Any, frames: int, copy: bool, count: int) -> list[float]:
-    """``count`` round trips; their stamps (``[0]``: the start), each as its reply came."""
+    """``count`` round trips; their stamps (``[0]``: the start), each as its reply came.
+
+    The far end echoes the message, so each request after the first is the reply just
+    received (the same bytes), as pyzmq's perf.py sends its own: a buffer just written,
+    still in cache, where the message's own was last read a round trip ago."""
     send: Any
     recv: Any
     if frames == 1:
@@ -406,7 +410,7 @@ def _ping(link: Sending, message: Any, frames: int, copy: bool, count: int) -> l
         try:
             for i in range(done + 1, count + 1):
                 send(message, copy=copy)
-                recv(copy=copy)
+                message = recv(copy=copy)
                 stamps[i] = now()
             done = count
         except zmq.Again:

@@ -129,19 +129,31 @@ int64_t zb_sink(void *socket, int64_t count, double *first, double *last) {
 /* Round trips `done + 1` to `count`: send, wait for the reply, stamp stamps[i]
  * (stamps[0] is the start). *pending says the request of round trip `done + 1` is
  * already out (a timeout ended the last call while its reply was awaited); it is
- * set again if this call ends that way. Returns the round trips done, or -1. */
+ * set again if this call ends that way. Returns the round trips done, or -1.
+ *
+ * The far end echoes the payload, so each request after a call's first is the reply
+ * just received (the same bytes), as libzmq's remote_lat and pyzmq's perf.py send
+ * theirs: a buffer the receive has just written, where the payload's own was last
+ * read a round trip ago. */
 int64_t zb_ping(void *socket, const char *buf, size_t size, int64_t done, int64_t count,
                 int zero_copy, int *pending, double *stamps) {
     zmq_msg_t msg;
     zmq_msg_init(&msg);
+    int have_reply = 0;
     for (; done < count; done++) {
-        if (!*pending && send_one(socket, buf, size, zero_copy) < 0)
-            break;
+        if (!*pending) {
+            int rc = !have_reply ? send_one(socket, buf, size, zero_copy)
+                     : zero_copy ? zmq_msg_send(&msg, socket, 0)
+                                 : zmq_send(socket, zmq_msg_data(&msg), zmq_msg_size(&msg), 0);
+            if (rc < 0)
+                break;
+        }
         *pending = 1;
         if (zmq_msg_recv(&msg, socket, 0) < 0)
             break;
         *pending = 0;
         stamps[done + 1] = now();
+        have_reply = 1;
     }
     int error = done < count ? zmq_errno() : 0;
     zmq_msg_close(&msg);
