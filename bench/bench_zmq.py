@@ -289,7 +289,7 @@ def _spread(values: dict[str, list[float]], top: str, bottom: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per figure")
-    parser.add_argument("--quick", action="store_true", help="tiny counts, 2 rounds")
+    parser.add_argument("--quick", action="store_true", help="tiny counts, 1 round")
     parser.add_argument("--perf-py", metavar="PATH", help="pyzmq's perf/perf.py, to compare")
     parser.add_argument(
         "--libzmq-perf", metavar="DIR", help="a folder with libzmq's built perf tools"
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         help="pin every loop's driving end to one CPU and its receiving end to another (0/1)",
     )
     args = parser.parse_args(argv)
-    rounds = 2 if args.quick else args.rounds
+    rounds = 1 if args.quick else args.rounds
     scale = 100 if args.quick else 1
     print(
         f"pyzmq {zmq.pyzmq_version()}, libzmq {zmq.zmq_version()}, tcp 127.0.0.1, "
