@@ -111,19 +111,24 @@ def _last_lines(path: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
+# How long a child keeps the controller's command line before it counts as a scheduler.
+SETTLED_S = 0.1
+
+
 @dataclass
 class Schedulers:
     """The controller's schedulers: ipyparallel forks a process for each (with the
     controller's command line), which the kernel cannot wait on, as they are the
-    controller's children, not its own. Each is known from the second look that finds
-    it with that command line, and is gone once its process no longer runs (a zombie
-    the controller has not reaped counts as gone): tasks routed through it are never
-    answered. One look is not enough: a command the controller runs is a child that
-    has the controller's command line from its fork until its exec, and then exits."""
+    controller's children, not its own. Each is known once looks at least
+    :data:`SETTLED_S` apart find it with that command line, and is gone once its
+    process no longer runs (a zombie the controller has not reaped counts as gone):
+    tasks routed through it are never answered. One look is not enough: a command the
+    controller runs is a child that has the controller's command line from its fork
+    until its exec (well under a millisecond), and then exits."""
 
     known: dict[int, Any] = field(default_factory=dict)
-    # Children seen once with the controller's command line.
-    seen_once: dict[int, Any] = field(default_factory=dict)
+    # Children found with the controller's command line, not yet for long: when first.
+    candidates: dict[int, float] = field(default_factory=dict)
 
     def exit(self, controller: Any) -> Exited | None:
         """The first scheduler of ``controller``'s process found gone, or None."""
@@ -137,16 +142,17 @@ class Schedulers:
             command, children = parent.cmdline(), parent.children()
         except psutil.Error:
             return None  # the controller's own end is its launcher's to name
-        seen_now = {}
+        now, candidates = time.monotonic(), {}
         for child in children:
             if child.pid not in self.known:
                 with contextlib.suppress(psutil.Error):  # one ending now: seen next look
                     if child.cmdline() == command:
-                        if child.pid in self.seen_once:
+                        first = self.candidates.get(child.pid, now)
+                        if now - first >= SETTLED_S:
                             self.known[child.pid] = child
                         else:
-                            seen_now[child.pid] = child
-        self.seen_once = seen_now
+                            candidates[child.pid] = first
+        self.candidates = candidates
         for scheduler_pid, process in self.known.items():
             try:
                 # is_running() also tells a new process that took a wrapped pid.
