@@ -394,7 +394,7 @@ def _ping(link: Sending, message: Any, frames: int, copy: bool, count: int) -> l
 
     The far end echoes the message, so each request after the first is the reply just
     received (the same bytes), as pyzmq's perf.py sends its own: a buffer just written,
-    still in cache, where the message's own was last read a round trip ago."""
+    where the message's own was last read a round trip ago."""
     send: Any
     recv: Any
     if frames == 1:
