@@ -60,8 +60,9 @@ from zmqbench_magic.sockets.malloc import STEADY_MALLOC
 SIZES = (100, 4 * 1024, 64 * 1024, 1024 * 1024)
 # Messages / round trips per sample: each sample lasts roughly 0.2-1.5 s here. Shorter
 # ones read the start of a stream: the run's last lines set 8,000 messages of 64 KiB
-# (about 0.13 s) beside the table's count. At 1 MiB a round's figures swing most (a
-# copy of each message, four busy threads on two cores), so its samples are the longest.
+# (about 0.13 s) beside the table's count. At 1 MiB, samples of 1,600 messages swung
+# widely from round to round (a copy of each message, four busy threads on two cores),
+# so its samples are the longest.
 THR_COUNT = {100: 600_000, 4 * 1024: 100_000, 64 * 1024: 32_000, 1024 * 1024: 4_800}
 LAT_COUNT = {100: 3_000, 4 * 1024: 3_000, 64 * 1024: 2_000, 1024 * 1024: 2_000}
 BARE = Path(__file__).with_name("bare_perf.py")
