@@ -18,6 +18,8 @@ from zmqbench_magic.results.statistics.analysis import (
 from zmqbench_magic.results.statistics.histogram import RELATIVE_ERROR, LogHistogram
 from zmqbench_magic.results.statistics.stats import (
     RatioTest,
+    _rank_sum_p,
+    _signed_rank_p,
     holm,
     median_ci,
     paired_ratio_test,
@@ -69,6 +71,44 @@ def test_the_ratio_tests_give_scipys_p_values_on_the_logs():
     assert smallest_p(5, paired=True) == pytest.approx(2 / 32)
     assert smallest_p(3, paired=False) == pytest.approx(0.1)
     assert unpaired_ratio_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]).p_value == pytest.approx(2 / 252)
+
+
+def test_the_signed_rank_count_is_scipys_exact_test_and_scipy_answers_the_rest():
+    """The p-values the module counts itself (tie-free, no zero, at most 50 pairs) are
+    scipy's to the last bits, each way, at every size; differences with ties or zeros
+    (scipy's permutation test up to 13, then its normal one), or more than 50 (normal),
+    are scipy's own. Known answers: 5 of 5 positive, P(T+ >= 15) = 1/32; of ranks 1..3
+    with 3 positive, P(T+ >= 3) = 5/8 and with 1 positive, P(T+ <= 1) = 2/8."""
+    rng = np.random.default_rng(12)
+    cases = [rng.normal(shift, 1, n) for n in [*range(2, 51), 51, 60] for shift in (0.0, 0.5)]
+    # Ties, and now and then a zero (scipy's permutation test is slow: a few sizes).
+    cases += [np.round(rng.normal(0.3, 1, n), 1) for n in (2, 5, 9, 13, 14, 30, 51)]
+    for differences in cases:
+        for alternative in ("greater", "less"):
+            expected = scipy_stats.wilcoxon(differences, alternative=alternative).pvalue
+            got = _signed_rank_p(differences, alternative)
+            assert got == pytest.approx(expected, rel=1e-12), (differences, alternative)
+    assert _signed_rank_p(np.arange(1.0, 6.0), "greater") == 1 / 32
+    assert _signed_rank_p(np.array([-1.0, -2.0, 3.0]), "greater") == 5 / 8
+    assert _signed_rank_p(np.array([1.0, -2.0, -3.0]), "less") == 2 / 8
+
+
+def test_the_rank_sum_normal_test_is_scipys_and_scipy_answers_the_rest():
+    """The Mann-Whitney p-values the module computes itself (more than 8 samples a
+    side, or ties: scipy's normal approximation) are scipy's to the last bits; the
+    rest (scipy's exact test) are scipy's own. Known answer: 10 against 10, all above,
+    U = 100, z = (100 - 50 - 0.5) / sqrt(100 * 21 / 12)."""
+    rng = np.random.default_rng(13)
+    sizes = [(m, n) for m in (2, 5, 8, 9, 12, 30) for n in (3, 8, 9, 10, 25)]
+    cases = [(rng.normal(0.3, 1, m), rng.normal(0, 1, n)) for m, n in sizes]
+    cases += [(np.round(a, 1), np.round(b, 1)) for a, b in cases]  # with ties
+    for candidate, baseline in cases:
+        for alternative in ("greater", "less"):
+            expected = scipy_stats.mannwhitneyu(candidate, baseline, alternative=alternative)
+            got = _rank_sum_p(candidate, baseline, alternative)
+            assert got == pytest.approx(expected.pvalue, rel=1e-12), (candidate, baseline)
+    above = _rank_sum_p(np.arange(10.0) + 100, np.arange(10.0), "greater")
+    assert above == pytest.approx(scipy_stats.norm.sf(49.5 / math.sqrt(175)), rel=1e-12)
 
 
 def test_an_interval_excludes_1_exactly_when_the_test_rejects():
