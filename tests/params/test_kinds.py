@@ -189,3 +189,55 @@ def test_no_module_outside_the_records_branches_on_a_flood_test_by_name():
         if lines:
             found[relative] = lines
     assert found == {}
+
+
+# Where a pattern's name may be written: its record's module; and the module that
+# declares the far ends' roles, two of which ("proxy", "joiner") are named after the
+# pattern they serve. A comparison with a ``role`` is a role's, wherever it is.
+_PATTERNS_DECLARED_IN = {"params/patterns.py", "sockets/member.py"}
+
+
+def _pattern_names_branched_on(tree: ast.AST, names: set[str]) -> list[int]:
+    """As :func:`_names_branched_on`, but a comparison with a role is left alone, and a
+    literal collection of two or more names is a table of them too (a set of the
+    patterns that may do something is a branch written ahead)."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_is_role(side) for side in sides):
+                continue
+            if any(_names_in(side, names) for side in sides):
+                lines.add(node.lineno)
+        elif _keyed_by(node, names) or _picked_by(node, names):
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            listed = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            if len(listed & names) >= 2:
+                lines.add(node.lineno)
+    return sorted(lines)
+
+
+def _is_role(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "role") or (
+        isinstance(node, ast.Attribute) and node.attr == "role"
+    )
+
+
+def test_no_module_outside_the_records_branches_on_a_pattern_by_name():
+    names = set(params.PATTERN.choices)
+    planted = (
+        'if point["pattern"] == "fanin":\n    pass\n'
+        'a = {"pairs": None}\n'
+        'SPREAD = {"pipeline", "pubsub"}\n'
+        'b = m.role in ("sink", "joiner")\n'
+        "c = pattern.name == PIPELINE.name\n"
+        'd = df["pattern"].isin(["proxy"])\n'
+    )
+    assert _pattern_names_branched_on(ast.parse(planted), names) == [1, 3, 4, 7]
+    found = {}
+    for relative, tree in _modules_outside(_PATTERNS_DECLARED_IN).items():
+        lines = _pattern_names_branched_on(tree, names)
+        if lines:
+            found[relative] = lines
+    assert found == {}

@@ -15,8 +15,7 @@ import zmq
 from conftest import killed_mid_sample, member_processes
 
 from zmqbench_magic import run_latency, run_throughput
-from zmqbench_magic.params import PATTERNS, ThroughputParams
-from zmqbench_magic.params.patterns import ends_of
+from zmqbench_magic.params import PATTERN, PATTERNS, ThroughputParams
 from zmqbench_magic.sockets import member, member_loops, numbering
 from zmqbench_magic.sockets.crowd import Crowd
 from zmqbench_magic.sockets.link import Link
@@ -32,7 +31,7 @@ NEVER_DROP = ("pipeline", "fanin", "pairs")
 
 # Every pattern of many ends, each sender flat out (a slow joiner joins one publishing
 # at a rate: tests/sockets/test_pressure.py).
-FLAT_OUT = [p for p in PATTERNS if p != "joiner"]
+FLAT_OUT = [p for p in PATTERN.choices if not PATTERNS[p].joins_late]
 
 
 @pytest.mark.slow  # a real sweep of several seconds: in the full run, not the inner loop
@@ -205,7 +204,7 @@ def test_ends_past_the_cores_are_said_before_the_run():
     cores = os.cpu_count() or 1
     crowded = ThroughputParams(pattern="pairs", peers=cores)  # 2N + 1 ends
     (caution,) = [c for c in crowded.cautions() if "scheduler" in c]
-    assert f"keeps {ends_of('pairs', cores)} ends busy on {cores} cores" in caution
+    assert f"keeps {PATTERNS['pairs'].ends(cores)} ends busy on {cores} cores" in caution
     assert not [c for c in ThroughputParams().cautions() if "scheduler" in c]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .columns import Column
@@ -21,30 +22,151 @@ from .far_end import remote_hosts
 # The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
 STAMP_BYTES = 8
 
-PATTERNS = ("pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner", "router")
-# The patterns whose N far ends may be on other hosts (--remote): each is one socket
-# the kernel's hub reaches. A proxy's subscribers reach the proxy, and a pair's ends
-# each other, not the kernel.
-SPREAD_PATTERNS = {"pipeline", "pubsub", "fanin"}
+# A publisher's and a ROUTER's own rule for a full queue, said beside a sample that
+# lost messages ({hwm}: the queue's high-water mark).
+_PUB_DROPS = (
+    "A PUB drops a subscriber's messages once that subscriber's queue is full (its "
+    "high-water mark, {hwm:,} messages): ZeroMQ's own rule."
+)
+_ROUTER_DROPS = (
+    "A ROUTER drops a message whose receiver's queue is full (its high-water mark, "
+    "{hwm:,} messages), unless --mandatory true (ZMQ_ROUTER_MANDATORY): ZeroMQ's own rule."
+)
+# What else loses messages where a pattern's own sockets never drop.
+KNOWN_DROPS = "libzmq is known to drop messages over ipc (libzmq issue #4660)."
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One topology of many far ends, registered once in :data:`PATTERNS`: its sockets,
+    who sends, what it may lose, its rules and its words. Every layer reads what differs
+    between patterns from here, so no code names a pattern to branch on it.
+
+    The kernel's one socket is the hub; the side of N is the far ends' (a socket each,
+    ``sockets/member.py`` by its role). The booleans say what the code does differently
+    for the patterns that have them."""
+
+    name: str  # what --pattern takes, and a result's ``pattern`` column: "pubsub"
+    help: str  # what it is, in --pattern's help after its name
+    peers_are: str  # what --peers counts in it, in --peers' help: "subscribers"
+    hub: str  # the hub's ZeroMQ socket type ("XPUB"); "": every end a far end (pairs)
+    member: str = ""  # the role of each of its N far ends: "subscriber"
+    member_name: str = ""  # each one's name in messages, "{}" its number: "subscriber {}"
+    hub_sends: bool = True  # the hub sends (False: it receives, from N senders)
+    joined_first: bool = False  # the hub waits for every far end to join (a publisher
+    # drops what is sent before a subscription arrives; a ROUTER learns its receivers)
+    dealt: bool = False  # the hub deals its messages among its receivers (PUSH,
+    # ROUTER): each one's share is unknown, and the messages are counted once in all
+    publishes: bool = False  # the hub's publisher may wait when full (--nodrop)
+    routed: bool = False  # each message carries its receiver's routing id: --mandatory
+    # applies, and the native loop (which sends no id) cannot drive it
+    spreads: bool = False  # its N far ends may run on other hosts (--remote): each is
+    # one socket the hub reaches (a proxy's subscribers reach the proxy, a pair's ends
+    # each other)
+    conflates: bool = False  # its receivers hear the hub alone (--conflate)
+    through_proxy: bool = False  # a proxy far end between the hub and its N
+    # (--publishers adds publishers beside the hub)
+    in_pairs: bool = False  # each of its N is two far ends, a sender and its receiver
+    joins_late: bool = False  # its one subscriber connects mid-run, at --rate
+    serves: bool = False  # the hub answers N clients' requests (latency's --clients)
+    offered: bool = True  # one of --pattern's choices (clients: latency's --clients)
+    drops: str = KNOWN_DROPS  # why a sample lost messages ({hwm}: the queue's mark)
+
+    def ends(self, peers: int, publishers: int = 1) -> int:
+        """The processes (or threads) it keeps busy: this one and its far ends (a
+        proxy's, and the publishers beside this process's PUB)."""
+        proxy = publishers if self.through_proxy else 0  # the proxy and N - 1 publishers
+        return 1 + (2 * peers if self.in_pairs else peers) + proxy
+
+    def words(self, peers: int) -> str:
+        """``pubsub 4 peers``; ``joiner`` (one subscriber, always); ``16 clients``."""
+        if self.joins_late:
+            return self.name
+        if self.serves:
+            return CLIENTS.words(peers)
+        return f"{self.name} {PEERS.words(peers)}"
+
+    def why_lost(self, hwm: int) -> str:
+        return self.drops.format(hwm=hwm)
+
+
+# fmt: off
+PIPELINE = Pattern(
+    "pipeline", "this process's PUSH to PULL, load-balanced over N PULLs with --peers N",
+    "receivers", "PUSH", "sink", "receiver {}", dealt=True, spreads=True, conflates=True,
+)
+PUBSUB = Pattern(
+    "pubsub", "this process's PUB to N SUB", "subscribers",
+    # An XPUB publishes as a PUB does, and hears each subscription (verbose: every
+    # one, not only the first of a topic), so the run starts once all have joined.
+    "XPUB", "subscriber", "subscriber {}", joined_first=True, publishes=True,
+    spreads=True, conflates=True, drops=_PUB_DROPS,
+)
+FANIN = Pattern(
+    "fanin", "N PUSH into this process's PULL", "senders", "PULL", "source", "sender {}",
+    hub_sends=False, spreads=True,
+)
+PAIRS = Pattern(
+    "pairs", "N PUSH/PULL pairs at once, every end a far end", "pairs", "",
+    hub_sends=False, in_pairs=True,
+)
+PROXY = Pattern(
+    "proxy", "this process's PUB through an XSUB/XPUB zmq proxy to N SUB", "subscribers",
+    "XPUB", "subscriber", "subscriber {}", joined_first=True, publishes=True,
+    conflates=True, through_proxy=True, drops=_PUB_DROPS,
+)
+JOINER = Pattern(
+    "joiner", "a SUB that connects while this process's PUB publishes at --rate: the "
+    "time to its first message, and what it missed, ZeroMQ's slow joiner", "subscribers",
+    # The slow joiner's publisher: it hears when the subscription arrives.
+    "XPUB", "joiner", "joining subscriber", joins_late=True, drops=_PUB_DROPS,
+)
+ROUTER = Pattern(
+    "router", "this process's ROUTER addressing each message to N DEALERs in turn: it "
+    "drops a message whose receiver's queue is full, unless --mandatory true",
+    # Each message to the next receiver by its routing id (hub.RoutedSocket).
+    "receivers", "ROUTER", "dealer", "receiver {}", joined_first=True, dealt=True,
+    routed=True, drops=_ROUTER_DROPS,
+)
+CLIENTS_SERVED = Pattern(
+    "clients", "N REQ clients on this process's ROUTER, which echoes every request",
+    # Without ROUTER_MANDATORY: a reply to a client that died is dropped; the server
+    # looks at its clients' processes as it goes (client_loops.serve) and names it.
+    "clients", "ROUTER", "client", "client {}", hub_sends=False, serves=True, offered=False,
+)
+# fmt: on
+# Every pattern, by name: --pattern's choices in this order, then latency's clients.
+PATTERNS: dict[str, Pattern] = {
+    p.name: p for p in (PIPELINE, PUBSUB, FANIN, PAIRS, PROXY, JOINER, ROUTER, CLIENTS_SERVED)
+}
+_OFFERED = tuple(p for p in PATTERNS.values() if p.offered)
+_SWEPT_PEERS = tuple(p for p in _OFFERED if not p.joins_late)  # a joiner has one peer
+
+
+def pattern_of(name: object) -> Pattern:
+    """The record of a pattern's name (a point's, a result row's); the one-to-one
+    pipeline where none is given (an old result's rows, a run of one far end)."""
+    return PATTERNS[name] if isinstance(name, str) and name in PATTERNS else PIPELINE
+
+
+def patterns_where(has: str) -> tuple[str, ...]:
+    """The offered patterns' names that have the record field ``has``, for a message."""
+    return tuple(p.name for p in _OFFERED if getattr(p, has))
+
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
 PATTERN = Param(
-    "pattern", "pipeline",
-    "the sockets' topology: pipeline (this process's PUSH to PULL, load-balanced over N "
-    "PULLs with --peers N), pubsub (this process's PUB to N SUB), fanin (N PUSH into "
-    "this process's PULL), pairs (N PUSH/PULL pairs at once, every end a far end), "
-    "proxy (this process's PUB through an XSUB/XPUB zmq proxy to N SUB), joiner (a SUB "
-    "that connects while this process's PUB publishes at --rate: the time to its first "
-    "message, and what it missed, ZeroMQ's slow joiner) or router (this process's ROUTER "
-    "addressing each message to N DEALERs in turn: it drops a message whose receiver's "
-    "queue is full, unless --mandatory true)",
-    "pattern", "choice", choices=PATTERNS, sweep=True,
+    "pattern", PIPELINE.name,
+    "the sockets' topology: " + "; ".join(f"{p.name} ({p.help})" for p in _OFFERED),
+    "pattern", "choice", choices=tuple(p.name for p in _OFFERED), sweep=True,
 )
 PEERS = Param(
     "peers", 1,
-    "the pattern's N: receivers (pipeline, router), subscribers (pubsub, proxy), senders "
-    "(fanin) or pairs (pairs), each a far end of its own",
+    "the pattern's N: " + ", ".join(
+        f"{counted} ({', '.join(p.name for p in _SWEPT_PEERS if p.peers_are == counted)})"
+        for counted in dict.fromkeys(p.peers_are for p in _SWEPT_PEERS)
+    ) + ", each a far end of its own",
     "peers", "int", low=1, high=256, sweep=True, phrase="{} peer|{} peers",
 )
 PUBLISHERS = Param(
@@ -138,7 +260,7 @@ PATTERN_COLUMNS = (
 
 def many_ends(point: Mapping[str, Any]) -> bool:
     """Whether a point's far ends are a pattern's many, not the one-to-one pipeline's."""
-    return point.get("pattern", "pipeline") != "pipeline" or point.get("peers", 1) > 1
+    return pattern_of(point.get("pattern")) is not PIPELINE or point.get("peers", 1) > 1
 
 
 def check_sequence(params: Any) -> None:
@@ -179,40 +301,37 @@ def many_clients(point: Mapping[str, Any]) -> bool:
     return point.get("clients", 1) > 1
 
 
-def crowd_shape(point: Mapping[str, Any], as_pattern: bool = False) -> tuple[str, int] | None:
+def crowd_shape(point: Mapping[str, Any], as_pattern: bool = False) -> tuple[Pattern, int] | None:
     """A point's many far ends as a :class:`..sockets.crowd.Crowd` takes them (its
-    pattern, or ``"clients"``, and their N); None for the one far end of a pair. With
-    ``as_pattern`` (numbered messages, an offered rate or working receivers of a
+    pattern, or latency's clients, and their N); None for the one far end of a pair.
+    With ``as_pattern`` (numbered messages, an offered rate or working receivers of a
     throughput run) the one-to-one pipeline too is a pattern, of one receiver, so that
     one loop numbers, paces and works for every pattern."""
     if many_clients(point):
-        return "clients", point["clients"]
+        return CLIENTS_SERVED, point["clients"]
     if many_ends(point) or as_pattern:
-        return point.get("pattern", "pipeline"), point.get("peers", 1)
+        return pattern_of(point.get("pattern")), point.get("peers", 1)
     return None
 
 
 def crowd_words(point: Mapping[str, Any]) -> str:
-    """``pubsub 4 peers``, ``16 clients``; "" for a pair."""
-    if many_clients(point):
-        return CLIENTS.words(point["clients"])
-    if point.get("pattern") == "joiner":
-        return "joiner"  # one subscriber, always
-    if many_ends(point):
-        return f"{point['pattern']} {PEERS.words(point['peers'])}"
-    return ""
+    """``pubsub 4 peers``, ``joiner``, ``16 clients``; "" for a pair."""
+    shape = crowd_shape(point)
+    return shape[0].words(shape[1]) if shape else ""
 
 
 def check_pattern(params: Any) -> None:
     """A ValueError for a setting that drives one far end, where a pattern has many,
     or one that no pattern of the sweep has a use for."""
-    if params.nodrop and not {"pubsub", "proxy"} & set(params.pattern):
-        msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} pubsub or proxy"
+    chosen = [PATTERNS[name] for name in params.pattern]
+    if params.nodrop and not any(p.publishes for p in chosen):
+        publishers = " or ".join(patterns_where("publishes"))
+        msg = f"{NODROP.option} true: only a publisher drops; add {PATTERN.option} {publishers}"
         raise ValueError(msg)
-    if params.publishers > 1 and params.pattern != ("proxy",):
+    if params.publishers > 1 and not (len(chosen) == 1 and chosen[0].through_proxy):
         msg = (
             f"{PUBLISHERS.option} {params.publishers}: publishers feed a proxy; give "
-            f"{PATTERN.option} proxy alone"
+            f"{PATTERN.option} {' or '.join(patterns_where('through_proxy'))} alone"
         )
         raise ValueError(msg)
     if params.publishers > 1 and params.sequence:
@@ -221,10 +340,11 @@ def check_pattern(params: Any) -> None:
             "publisher's messages through a proxy: leave one of them out"
         )
         raise ValueError(msg)
-    if params.mandatory and "router" not in params.pattern:
-        msg = f"{MANDATORY.option} true: only a ROUTER routes; add {PATTERN.option} router"
+    if params.mandatory and not any(p.routed for p in chosen):
+        routers = " or ".join(patterns_where("routed"))
+        msg = f"{MANDATORY.option} true: only a ROUTER routes; add {PATTERN.option} {routers}"
         raise ValueError(msg)
-    if params.pattern == ("pipeline",) and params.peers == (1,):
+    if chosen == [PIPELINE] and params.peers == (1,):
         _one_far_end_one_host(params.remote, f"{PATTERN.option} and {PEERS.option}")
         return
     what = f"{PATTERN.option} {' '.join(params.pattern)} {PEERS.option} "
@@ -232,14 +352,15 @@ def check_pattern(params: Any) -> None:
     refusals = [
         ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
         (
-            bool(params.remote) and bool(set(params.pattern) - SPREAD_PATTERNS),
-            "--remote spreads the peers of pipeline, pubsub and fanin over hosts; pairs, "
-            "proxy, joiner and router run on this machine: leave out --remote",
+            bool(params.remote) and not all(p.spreads for p in chosen),
+            f"--remote spreads the peers of {_listed(patterns_where('spreads'))} over hosts; "
+            f"{_listed(p.name for p in _OFFERED if not p.spreads)} run on this machine: "
+            "leave out --remote",
         ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
         (params.driver == "process", "--driver process drives one far end: leave it out"),
         (
-            "router" in params.pattern and "native" in params.loop,
+            any(p.routed for p in chosen) and "native" in params.loop,
             "a router's messages each carry their receiver's routing id, which the native "
             "loop does not send: use --loop python",
         ),
@@ -297,11 +418,10 @@ def crowded_clients(clients: tuple[int, ...]) -> list[str]:
     ]
 
 
-def ends_of(pattern: str, peers: int, publishers: int = 1) -> int:
-    """The processes (or threads) a pattern keeps busy: this one and its far ends (a
-    proxy's, and the publishers beside this process's PUB)."""
-    proxy = publishers if pattern == "proxy" else 0  # the proxy and N - 1 publishers
-    return 1 + (2 * peers if pattern == "pairs" else peers) + proxy
+def _listed(names: Any) -> str:
+    """``a, b and c``."""
+    *most, last = names
+    return f"{', '.join(most)} and {last}" if most else last
 
 
 def crowded_cores(
@@ -309,7 +429,7 @@ def crowded_cores(
 ) -> list[str]:
     """Ends that outnumber the cores share them: said before the run."""
     cores = os.cpu_count() or 1
-    ends, pattern, n = max((ends_of(p, n, publishers), p, n) for p in patterns for n in peers)
+    ends, pattern, n = max((PATTERNS[p].ends(n, publishers), p, n) for p in patterns for n in peers)
     if ends <= cores:
         return []
     return [

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .declare import Metric, Param
+from .patterns import PATTERNS, PIPELINE, Pattern, patterns_where
 
 # fmt: off
 RATE = Param(
@@ -112,13 +113,13 @@ def joiner_count(rate: float) -> int:
     return math.ceil(rate * JOIN_ROOM_S / (1 - JOIN_AFTER))
 
 
-def paced_count(rate: float, min_time: float, pattern: str = "") -> int:
+def paced_count(rate: float, min_time: float, pattern: Pattern = PIPELINE) -> int:
     """A paced sample's count: it lasts count / rate whatever the machine, so no trial
     sample is needed to find one lasting ``min_time`` (and a slow joiner's trials of
     ten messages would end before it joined); a joiner's, at least
     :func:`joiner_count`."""
     count = max(math.ceil(rate * min_time), 2)
-    return max(count, joiner_count(rate)) if pattern == "joiner" else count
+    return max(count, joiner_count(rate)) if pattern.joins_late else count
 
 
 # An open-loop sample "held" its rate when it answered (sent) at least this share of it.
@@ -153,7 +154,9 @@ def check_pressure(params: Any) -> None:
     what = "--rate paces the sender" if rate else "--work slows the receivers"
     refusals = [
         (
-            rate and "native" in params.loop and (params.sequence or "joiner" in params.pattern),
+            rate
+            and "native" in params.loop
+            and (params.sequence or any(PATTERNS[p].joins_late for p in params.pattern)),
             "of numbered messages in the Python loop alone: use --loop python",
         ),
         ("asyncio" in params.loop, "of a pattern's loop: --loop asyncio drives one socket"),
@@ -167,7 +170,7 @@ def check_pressure(params: Any) -> None:
 
 def check_joiner(params: Any) -> None:
     """A ValueError for a slow joiner with no publisher already sending, or several."""
-    if "joiner" not in params.pattern:
+    if not any(PATTERNS[p].joins_late for p in params.pattern):
         return
     if not all(params.rate):
         msg = (
@@ -193,23 +196,20 @@ def check_joiner(params: Any) -> None:
         raise ValueError(msg)
 
 
-# The patterns whose receivers a conflating socket can be: each hears the hub alone.
-CONFLATE_PATTERNS = ("pipeline", "pubsub", "proxy")
-
-
 def check_conflate(params: Any) -> None:
     """A ValueError for ``--conflate true`` where no read's age can be known, or where
     its receivers are not the hub's."""
     if True not in params.conflate:
         return
     what = f"{CONFLATE.option} true"
-    others = sorted(set(params.pattern) - set(CONFLATE_PATTERNS))
+    conflating = patterns_where("conflates")
+    others = sorted(set(params.pattern) - set(conflating))
     refusals = [
         (not params.sequence, "each read's age comes from its number: add --sequence true"),
         (not all(params.rate), "each read's age is from its paced send: give every --rate above 0"),
         (
             bool(others),
-            f"its receivers hear one publisher or pusher: {', '.join(CONFLATE_PATTERNS)}, "
+            f"its receivers hear one publisher or pusher: {', '.join(conflating)}, "
             f"not {' '.join(others)}",
         ),
         (set(params.loop) != {"python"}, "ages are read in the Python loop: use --loop python"),
@@ -228,7 +228,6 @@ def held(sent_per_s: float, rate: float) -> bool:
 __all__ = [
     "AGE_METRICS",
     "CONFLATE",
-    "CONFLATE_PATTERNS",
     "HELD_FRACTION",
     "IDLE",
     "JOIN_METRICS",

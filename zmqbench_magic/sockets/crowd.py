@@ -32,6 +32,7 @@ import zmq
 
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
+from ..params.patterns import PATTERNS, Pattern
 from . import member as member_module
 from .hub import RoutedSocket, await_joined
 from .link import how_it_ended, stderr_tail, stop_process
@@ -45,47 +46,14 @@ _QUIT_LINGER_MS = 1000
 _open_crowds: weakref.WeakSet[Crowd] = weakref.WeakSet()
 _names = itertools.count()
 
-# The hub's socket for each pattern (None: pairs have no hub).
-HUB_SOCKET = {
-    "pipeline": zmq.PUSH,
-    # An XPUB publishes as a PUB does, and hears each subscription (verbose: every
-    # one, not only the first of a topic), so the run starts once all have joined.
-    "pubsub": zmq.XPUB,
-    "proxy": zmq.XPUB,
-    "fanin": zmq.PULL,
-    "pairs": None,
-    # The slow joiner's publisher: it hears when the subscription arrives.
-    "joiner": zmq.XPUB,
-    # Each message to the next receiver by its routing id (hub.RoutedSocket).
-    "router": zmq.ROUTER,
-    # Without ROUTER_MANDATORY: a reply to a client that died is dropped; the server
-    # looks at its clients' processes as it goes (client_loops.serve) and names it.
-    "clients": zmq.ROUTER,
-}
-# The far ends of each pattern whose N are alike (pairs' are not): their role, and
-# their names ("{}": each one's number).
-MEMBERS = {
-    "pubsub": ("subscriber", "subscriber {}"),
-    "proxy": ("subscriber", "subscriber {}"),
-    "router": ("dealer", "receiver {}"),
-    "pipeline": ("sink", "receiver {}"),
-    "fanin": ("source", "sender {}"),
-    "joiner": ("joiner", "joining subscriber"),  # it connects when told, mid-run
-    "clients": ("client", "client {}"),
-}
-# The hubs that wait until every far end has joined, before any sample: a publisher
-# (a message sent before a subscription arrives is dropped), a ROUTER (it learns each
-# receiver's routing id from its greeting).
-JOINED_FIRST = {"pubsub", "proxy", "router"}
-
 
 class Crowd:
     """The hub and the far ends of one pattern at one transport, peer kind and size.
 
     Parameters
     ----------
-    pattern : "pipeline", "pubsub", "fanin", "pairs", "proxy", "joiner", "router" or
-        "clients".
+    pattern : a :class:`..params.patterns.Pattern` record, or its name (``"pubsub"``;
+        ``"clients"``: latency's N clients).
     peers : how many subscribers, receivers, senders, pairs or clients.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.
     io_threads : each ZeroMQ context's I/O threads (one context per process).
@@ -108,7 +76,7 @@ class Crowd:
 
     def __init__(
         self,
-        pattern: str,
+        pattern: Pattern | str,
         peers: int,
         transport: str,
         peer: str,
@@ -124,12 +92,12 @@ class Crowd:
         cpus: set[int] | frozenset[int] = frozenset(),
         doors: Sequence[Door] = (),
     ) -> None:
-        self.pattern, self.peers, self.transport, self.peer = pattern, peers, transport, peer
+        self.pattern = pattern if isinstance(pattern, Pattern) else PATTERNS[pattern]
+        self.peers, self.transport, self.peer = peers, transport, peer
         self.timeout, self.hwm, self.io_threads = timeout, hwm, io_threads
         self.nodrop, self.conflate, self.mandatory = nodrop, conflate, mandatory
         self.publishers = publishers
         self.cpus = set(cpus)
-        self.role = "sink"  # what the rounds ask of a throughput far end
         self.doors = list(doors)
         self.remote = ", ".join(url for url, _ in self.doors)
         self.pinned: bytes | None = None  # the native loop's payload (loops.native_bytes)
@@ -173,30 +141,30 @@ class Crowd:
 
     @property
     def hub_sends(self) -> bool:
-        return self.pattern in ("pipeline", "pubsub", "proxy", "joiner", "router")
+        return self.pattern.hub_sends
 
     def expected_each(self, count: int) -> int:
         """How many messages each receiving far end should get, 0 where its share
         cannot be known (a PUSH shares its messages among its N receivers, and a ROUTER
         deals them in the order their greetings came)."""
-        if self.pattern in ("pipeline", "router"):
+        if self.pattern.dealt:
             return count if self.peers == 1 else 0
         return count * self.publishers
 
     def expected_total(self, count: int) -> int:
         """Every message that should arrive, all receivers together."""
-        if self.pattern in ("pipeline", "router"):
+        if self.pattern.dealt:
             return count
         return count * self.peers * self.publishers
 
     # Starting -------------------------------------------------------------------
     def _start(self) -> None:
         hub = self._start_hub()
-        if self.pattern == "proxy":
+        if self.pattern.through_proxy:
             (proxy,) = self._spawn([("proxy", "proxy", hub, False, self._url("proxy-out"))])
             hub = proxy.endpoint
         numbers = range(1, self.peers + 1)
-        if self.pattern == "pairs":  # each receiver binds, its sender connects to it
+        if self.pattern.in_pairs:  # each receiver binds, its sender connects to it
             sinks = self._spawn(
                 [("sink", f"pair {i} receiver", self._url(f"pair-{i}"), True, "") for i in numbers]
             )
@@ -204,9 +172,9 @@ class Crowd:
                 [("source", f"pair {i} sender", sinks[i - 1].endpoint, False, "") for i in numbers]
             )
             return
-        role, name = MEMBERS[self.pattern]
+        role, name = self.pattern.member, self.pattern.member_name
         started = self._spawn([(role, name.format(i), hub, False, "") for i in numbers])
-        if self.pattern in JOINED_FIRST:
+        if self.pattern.joined_first:
             self._await_joined(started)
         if self.publishers > 1:
             # Each hears the subscriptions the proxy passes on before it says ready.
@@ -217,10 +185,10 @@ class Crowd:
     def _start_hub(self) -> str:
         """The hub's socket, bound (its URL, for the far ends to connect to; "" where
         they bind, on other hosts, and the hub connects to each); "" for pairs."""
-        kind = HUB_SOCKET[self.pattern]
-        if kind is None:
+        if not self.pattern.hub:
             return ""
-        routed = self.pattern == "router"  # a server (clients) answers whom it heard
+        kind = getattr(zmq, self.pattern.hub)
+        routed = self.pattern.routed  # a server (clients) answers whom it heard
         self.data = self._socket(kind, RoutedSocket if routed else None)
         self.data.rcvtimeo = int(member_module.QUIET_S * 1000)
         self.data.sndtimeo = int(min(self.timeout, 0.25) * 1000)
@@ -371,10 +339,11 @@ class Crowd:
         where = "processes" if self.peer == "process" else "threads"
         if self.doors:
             where = f"processes on {len(self.doors)} other host{'s' * (len(self.doors) > 1)}"
-        if self.pattern == "clients":
+        if self.pattern.serves:
             return f"{self.transport} server of {self.peers} clients (in {where})"
         publishers = f" from {self.publishers} publishers" if self.publishers > 1 else ""
-        return f"{self.transport} {self.pattern} of {self.peers} peers{publishers} (in {where})"
+        name = self.pattern.name
+        return f"{self.transport} {name} of {self.peers} peers{publishers} (in {where})"
 
     @property
     def far_end_id(self) -> int:
@@ -425,4 +394,4 @@ def _close_open_crowds() -> None:
         crowd.close(hurry=True)  # left open: its run was abandoned
 
 
-__all__ = ["HUB_SOCKET", "MEMBERS", "Crowd", "Member"]
+__all__ = ["Crowd", "Member"]

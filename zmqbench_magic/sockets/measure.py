@@ -35,7 +35,7 @@ from ..params import (
 )
 from ..params.cpus import cpu_plan
 from ..params.interpreter import interpreter_words
-from ..params.patterns import check_sequenced_message
+from ..params.patterns import check_sequenced_message, pattern_of
 from ..results import ResultSet
 from ..results.host.environment import environment
 from ..results.storage import noise_floor
@@ -249,20 +249,9 @@ def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> lis
     lost = [r for r in rows if _lost(r) > 0]
     if lost:
         worst = max(lost, key=_lost)
-        why = (
-            "A PUB drops a subscriber's messages once that subscriber's queue is full "
-            f"(its high-water mark, {worst.get('queue_hwm', 0):,} messages): ZeroMQ's own rule."
-            if point.get("pattern") in ("pubsub", "proxy", "joiner")
-            else "libzmq is known to drop messages over ipc (libzmq issue #4660)."
-        )
+        why = pattern_of(point.get("pattern")).why_lost(worst.get("queue_hwm", 0))
         if point.get("conflate"):
             why = "A conflating receiver keeps only its newest message: the others were replaced."
-        if point.get("pattern") == "router":
-            why = (
-                "A ROUTER drops a message whose receiver's queue is full (its high-water "
-                f"mark, {worst.get('queue_hwm', 0):,} messages), unless --mandatory true "
-                "(ZMQ_ROUTER_MANDATORY): ZeroMQ's own rule."
-            )
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
             f"{_lost(worst):,} of {_lost(worst) + worst['received']:,} lost"

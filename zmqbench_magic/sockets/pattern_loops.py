@@ -134,7 +134,7 @@ def _arm_receivers(
     expect = crowd.expected_each(count)
     slow = working["slow_peers"] or len(crowd.receivers)
     for index, receiver in enumerate(crowd.receivers, 1):
-        heard = [index] if crowd.pattern == "pairs" else [0]
+        heard = [index] if crowd.pattern.in_pairs else [0]
         numbered: dict[str, Any] = (
             {"numbered": {"senders": heard, "count": count}} if sequence else {}
         )
@@ -372,7 +372,7 @@ def _row(
     if received < 2 or not got:
         msg = f"the {crowd.describe()} received {received} of {crowd.expected_total(count)}"
         raise PeerError(msg)
-    if crowd.doors and crowd.pattern != "fanin":
+    if crowd.doors and crowd.hub_sends:
         # Receivers on other hosts share no clock: every delivery over the longest
         # receiver's own first to last receive (they all run at once).
         elapsed = max(r["last"] - r["first"] for r in got)
@@ -380,8 +380,8 @@ def _row(
     else:
         first, last = min(r["first"] for r in got), max(r["last"] for r in got)
         elapsed, msgs_per_s = last - first, _rate(received, first, last)
-    if crowd.pattern == "fanin":
-        # One receiver: each sender's own figure is its sends over its own time.
+    if not crowd.receivers:
+        # One receiver, the hub: each sender's own figure is its sends over its own time.
         peer_rates = {
             m.name: r["sent"] / r["elapsed"] if r["elapsed"] > 0 else math.nan
             for m, r in zip(crowd.senders, sending, strict=True)
@@ -394,7 +394,7 @@ def _row(
     sent = sum(r["sent"] for r in sending)
     far_send_cpu = sum(r["cpu_s"] for r in _reports(crowd.senders))
     send_cpu = hub_cpu + far_send_cpu if crowd.hub_sends else far_send_cpu
-    recv_cpu = hub_cpu if crowd.pattern == "fanin" else sum(r["cpu_s"] for r in receiving)
+    recv_cpu = sum(r["cpu_s"] for r in receiving) if crowd.receivers else hub_cpu
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
     sent_per_s = min(

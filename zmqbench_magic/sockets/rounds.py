@@ -16,7 +16,7 @@ from typing import Any
 from ..method.calibrate import calibrate
 from ..method.resident import MemoryMeter, this_process
 from ..params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
-from ..params.patterns import crowd_shape, crowd_words
+from ..params.patterns import crowd_shape, crowd_words, pattern_of
 from ..params.pressure import paced_count
 from ..params.units import format_size
 from .client_loops import clients_sample
@@ -159,7 +159,7 @@ class FarEnd:
             sample = partial(pattern_sample, **pressed)
             if link.clients:
                 sample = clients_sample
-            elif link.pattern == "joiner":
+            elif link.pattern.joins_late:
                 sample = partial(joiner_sample, rate=pressed["rate"])
         elif point.get("rate"):
             sample = partial(paced_sample, rate=point["rate"])
@@ -200,7 +200,7 @@ def _calibrated(one: Any, min_time: float, point: Mapping[str, Any]) -> int:
     if point.get("idle"):
         return max(1, math.ceil(min_time / point["idle"]))
     if point.get("rate"):
-        return paced_count(point["rate"], min_time, point.get("pattern", ""))
+        return paced_count(point["rate"], min_time, pattern_of(point.get("pattern")))
     return calibrate(one, min_time)
 
 
