@@ -26,7 +26,7 @@ from conftest import killed_mid_sample, member_processes, sampling, wait_until
 from IPython.core.error import UsageError
 
 from zmqbench_magic import run_throughput
-from zmqbench_magic.params import ThroughputParams
+from zmqbench_magic.params import PATTERNS, ThroughputParams
 from zmqbench_magic.params.pressure import HELD_FRACTION, paced_count
 from zmqbench_magic.sockets.numbering import stamp_of
 from zmqbench_magic.sockets.pattern_loops import _ages
@@ -217,8 +217,8 @@ def test_a_slow_joiner_says_how_long_until_its_first_message_and_what_it_missed(
     r = run_throughput(pattern="joiner", rate=[2000], transport=["tcp", "ipc"], **ONCE)
     df = r.df
     # Its count set by the rate: half a second after the join, however busy the machine.
-    assert (df["count"] == paced_count(2000, 0.1, "joiner")).all()
-    assert paced_count(2000, 0.1, "joiner") == 1334 and paced_count(2000, 0.1) == 200
+    assert (df["count"] == paced_count(2000, 0.1, PATTERNS["joiner"])).all()
+    assert paced_count(2000, 0.1, PATTERNS["joiner"]) == 1334 and paced_count(2000, 0.1) == 200
     assert (df["join_ms"] > 0).all() and (df["missed_at_join"] >= 0).all(), df
     assert (df["received"] >= 2).all()
     # From its connect on: received, lost after its first message, missed before it.
@@ -240,7 +240,7 @@ def test_a_slow_joiner_on_its_defaults_hears_the_publisher_in_every_sample(no_le
     three)."""
     r = run_throughput(pattern="joiner", rate=[10_000], size=100, repeat=3)
     assert len(r.df) == 3 and (r.df["received"] >= 2).all(), r.df
-    assert (r.df["count"] == paced_count(10_000, 0.1, "joiner")).all()
+    assert (r.df["count"] == paced_count(10_000, 0.1, PATTERNS["joiner"])).all()
 
 
 @pytest.mark.parametrize(
