@@ -149,6 +149,12 @@ def pattern_of(name: object) -> Pattern:
     return PATTERNS[name] if isinstance(name, str) and name in PATTERNS else PIPELINE
 
 
+def _either(items: Any) -> str:
+    """``a, b or c``."""
+    *most, last = items
+    return f"{', '.join(most)} or {last}" if most else last
+
+
 def patterns_where(has: str) -> tuple[str, ...]:
     """The offered patterns' names that have the record field ``has``, for a message."""
     return tuple(p.name for p in _OFFERED if getattr(p, has))
@@ -158,12 +164,12 @@ def patterns_where(has: str) -> tuple[str, ...]:
 # fmt: off
 PATTERN = Param(
     "pattern", PIPELINE.name,
-    "the sockets' topology: " + "; ".join(f"{p.name} ({p.help})" for p in _OFFERED),
+    "the sockets' topology: " + _either(f"{p.name} ({p.help})" for p in _OFFERED),
     "pattern", "choice", choices=tuple(p.name for p in _OFFERED), sweep=True,
 )
 PEERS = Param(
     "peers", 1,
-    "the pattern's N: " + ", ".join(
+    "the pattern's N: " + _either(
         f"{counted} ({', '.join(p.name for p in _SWEPT_PEERS if p.peers_are == counted)})"
         for counted in dict.fromkeys(p.peers_are for p in _SWEPT_PEERS)
     ) + ", each a far end of its own",
