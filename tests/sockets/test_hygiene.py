@@ -137,3 +137,35 @@ def test_a_killed_kernel_leaves_no_peer(tmp_path):
     finally:
         kernel.kill()
         kernel.wait(5)
+
+
+# The one module that starts the layer's processes, and the one that starts ssh (whose
+# far end then starts on the other host, through the same function there).
+_STARTS_PROCESSES = {"processes.py", "remote.py"}
+
+
+def test_every_process_of_the_sockets_layer_starts_through_one_function():
+    """Held, pinned and given its environment in one place: no other module of the
+    layer calls ``subprocess.Popen`` (a planted one is found)."""
+    import ast
+    from pathlib import Path
+
+    import zmqbench_magic.sockets as layer
+
+    def popens(tree: ast.AST) -> list[int]:
+        return [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "Popen"
+        ]
+
+    assert popens(ast.parse("import subprocess\np = subprocess.Popen(['true'])\n")) == [2]
+    folder = Path(layer.__file__).parent
+    found = {
+        path.name: lines
+        for path in folder.rglob("*.py")
+        if path.name not in _STARTS_PROCESSES and (lines := popens(ast.parse(path.read_text())))
+    }
+    assert found == {}

@@ -27,13 +27,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..method.spawn import child_env, foreign_env, interrupt_after, module_command
+from ..method.spawn import child_env, foreign_env, interrupt_after
 from ..params import ZmqParams
 from ..params.cpus import cpu_plan
 from ..params.interpreter import KERNEL, executable, split
 from ..results.statistics.histogram import LogHistogram
 from .payload import Payload
 from .peer import PeerError
+from .processes import start_module
 from .rounds import point_key
 from .worker import RAISED_AS_THEMSELVES
 
@@ -143,18 +144,17 @@ class _Worker:
         self.executable = executable(spec)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by end()
         self._pending = b""
-        command = module_command(
-            "zmqbench_magic.sockets.worker", "--parent", str(os.getpid()), python=self.executable
-        )
         # A session of its own: a terminal's Ctrl-C reaches the kernel alone, which
         # then ends this process and its far end together (its process group).
-        self.process = subprocess.Popen(
-            command,
+        self.process = start_module(
+            "zmqbench_magic.sockets.worker",
+            ("--parent", str(os.getpid())),
+            env=_env(spec),
+            python=self.executable,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            env=_env(spec),
-            start_new_session=True,
+            own_session=True,
         )
 
     def send(self, message: Mapping[str, Any]) -> None:

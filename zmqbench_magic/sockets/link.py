@@ -27,14 +27,13 @@ from typing import Any, NoReturn
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ..method.pinning import pin_process, pin_this_thread
-from ..method.spawn import child_env, interrupt_after, module_command
+from ..method.pinning import pin_this_thread
 from ..params.address import split_address
 from ..params.common import START_FLOOR_S
 from ..params.far_end import SECRET_FILE
 from . import peer as peer_module
-from .malloc import STEADY_MALLOC
 from .peer import PeerError
+from .processes import far_end_env, start_module
 from .secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
@@ -202,33 +201,16 @@ class Link:
             )
             self._thread.start()
             return
-        command = module_command(
+        self._process = start_module(
             "zmqbench_magic.sockets.peer",
-            "--role",
-            self.role,
-            "--ctrl",
-            ctrl_url,
-            "--data",
-            data_url,
-            "--timeout",
-            str(self.timeout),
-            "--hwm",
-            str(hwm),
-            "--io-threads",
-            str(self.io_threads),
-            "--parent",
-            str(os.getpid()),
+            (
+                *("--role", self.role, "--ctrl", ctrl_url, "--data", data_url),
+                *("--timeout", str(self.timeout), "--hwm", str(hwm)),
+                *("--io-threads", str(self.io_threads), "--parent", str(os.getpid())),
+            ),
+            env=far_end_env(self._keys_env()),
+            cpus=self.cpus,
         )
-        with interrupt_after():  # never a child started but not yet ours to stop
-            self._process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                env={**child_env(), **STEADY_MALLOC, **self._keys_env()},
-            )
-            # At once: it measures nothing until it has said it is ready.
-            pin_process(self._process.pid, self.cpus)
 
     def _keys_env(self) -> dict[str, str]:
         """An encrypted data path's keys, for a far end in its own process."""

@@ -40,8 +40,8 @@ from ..results import ResultSet
 from ..results.host.environment import environment
 from ..results.storage import noise_floor
 from .driver import ProcessDrivers
-from .link import STEADY_MALLOC
 from .loops import SAMPLE_OF_ROLE
+from .malloc import STEADY_MALLOC
 from .payload import Payload
 from .remote import reach_all
 from .rounds import LINK_KEY, RunState, describe, far_role

@@ -33,12 +33,12 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ..method.piped import read_until
-from ..method.spawn import child_env, module_command
 from ..params.address import is_loopback_url
 from ..params.far_end import CURVE, SECRET_FILE
 from . import member, peer
 from .link import stop_process
-from .malloc import STEADY_MALLOC, steady_malloc
+from .malloc import steady_malloc
+from .processes import far_end_env, start_module
 from .secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 
 _DOOR_POLL_MS = 200
@@ -184,14 +184,17 @@ def _open_member(
         refusal = f"a peer's role must be one of {', '.join(member.HOSTED_ROLES)}, got {role!r}"
         _refuse(door, refusal)
         return []
-    command = module_command(
+    process = start_module(
         "zmqbench_magic.sockets.member",
-        *("--role", role, "--listen", interface, "--timeout", str(request["timeout"])),
-        *("--hwm", str(request["hwm"]), "--parent", str(os.getpid())),
-        *(["--secret-stdin"] if secret is not None else []),
-    )
-    process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**child_env(), **STEADY_MALLOC}
+        (
+            *("--role", role, "--listen", interface, "--timeout", str(request["timeout"])),
+            *("--hwm", str(request["hwm"]), "--parent", str(os.getpid())),
+            *(["--secret-stdin"] if secret is not None else []),
+        ),
+        env=far_end_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
     )
     assert process.stdin is not None
     with contextlib.suppress(OSError):

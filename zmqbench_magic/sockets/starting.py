@@ -15,11 +15,10 @@ from typing import Any, Protocol
 
 import zmq
 
-from ..method.spawn import child_env, interrupt_after, module_command
 from ..params.far_end import host_of
 from . import member as member_module
 from .link import ask_door
-from .malloc import STEADY_MALLOC
+from .processes import far_end_env, start_module
 from .secret import Door, as_client
 
 # A command to a far end waits in steps this long, looking for the dead between them.
@@ -101,27 +100,20 @@ def start_here(crowd: Crowd, role: str, name: str, url: str, bind: bool, proxy_u
         member.thread.start()
         return member
     port = ctrl.bind_to_random_port("tcp://127.0.0.1")
-    command = module_command(
+    member.process = start_module(
         "zmqbench_magic.sockets.member",
-        *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
-        *(["--bind"] if bind else []),
-        *(["--conflate"] if crowd.conflate else []),
-        *(["--nodrop"] if crowd.nodrop and role in ("proxy", "publisher") else []),
-        *("--proxy", proxy_url, "--timeout", str(crowd.timeout)),
-        *("--hwm", str(crowd.hwm), "--io-threads", str(crowd.io_threads)),
-        *("--parent", str(os.getpid())),
+        (
+            *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
+            *(["--bind"] if bind else []),
+            *(["--conflate"] if crowd.conflate else []),
+            *(["--nodrop"] if crowd.nodrop and role in ("proxy", "publisher") else []),
+            *("--proxy", proxy_url, "--timeout", str(crowd.timeout)),
+            *("--hwm", str(crowd.hwm), "--io-threads", str(crowd.io_threads)),
+            *("--parent", str(os.getpid())),
+        ),
+        env=far_end_env(),
+        cpus=crowd.cpus,
     )
-    with interrupt_after():  # never a child started but not yet ours to stop
-        member.process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**child_env(), **STEADY_MALLOC},
-        )
-    from ..method.pinning import pin_process
-
-    pin_process(member.process.pid, crowd.cpus)
     return member
 
 

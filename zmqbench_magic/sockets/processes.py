@@ -1,0 +1,61 @@
+"""The one way the sockets layer starts a process of its own: a pair's far end
+(:mod:`.peer`), a pattern's member (:mod:`.member`, here or on a standing far end's
+host) and a driver process (:mod:`.worker`) all start through :func:`start_module`.
+
+Each is ``python -m MODULE ARGS`` with this package importable; a far end's also with
+its steady malloc thresholds (:data:`.malloc.STEADY_MALLOC`), so it costs what a
+warmed, long-running process costs. A Ctrl-C that lands while it starts is held until
+the process is the caller's to stop, and it is pinned at once where ``--cpu`` asks:
+it measures nothing before it says it is ready.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
+
+from ..method.pinning import pin_process
+from ..method.spawn import child_env, interrupt_after, module_command
+from .malloc import STEADY_MALLOC
+
+# Where a started process's stream goes: a pipe, /dev/null, a file of the caller's,
+# or the caller's own (None).
+Stream = int | IO[Any] | None
+
+
+def far_end_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A far end's environment: this one's, this package importable, the steady malloc
+    thresholds, and ``extra`` (an encrypted path's keys)."""
+    return {**child_env(), **STEADY_MALLOC, **(extra or {})}
+
+
+def start_module(
+    module: str,
+    args: Iterable[str],
+    *,
+    env: Mapping[str, str],
+    python: str | None = None,
+    cpus: Iterable[int] = (),
+    stdin: Stream = subprocess.DEVNULL,
+    stdout: Stream = subprocess.DEVNULL,
+    stderr: Stream = subprocess.PIPE,
+    own_session: bool = False,
+) -> subprocess.Popen[bytes]:
+    """``python -m module args`` (this interpreter, or ``python``) in ``env``, pinned
+    to ``cpus`` (none: not pinned); ``own_session``: a session of its own, so a
+    terminal's Ctrl-C reaches the caller alone, which then ends the process itself."""
+    with interrupt_after():  # never a child started but not yet ours to stop
+        process = subprocess.Popen(
+            module_command(module, *args, python=python),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(env),
+            start_new_session=own_session,
+        )
+        pin_process(process.pid, set(cpus))
+    return process
+
+
+__all__ = ["far_end_env", "start_module"]
