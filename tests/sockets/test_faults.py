@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import ThroughputParams
 from zmqbench_magic.sockets.link import Link, PeerError
+from zmqbench_magic.sockets.protocol import PeerOrder
 
 
 def _at_once(_process: psutil.Process) -> bool:
@@ -146,7 +147,7 @@ def test_a_far_end_left_without_commands_ends_and_says_why(no_leftovers):
         assert link._process is not None
         assert link._process.wait(timeout=30) == 0
         with pytest.raises(PeerError, match="ended before it took a command") as caught:
-            link.command(cmd="sink", count=1, copy=True, frames=1, loop="python")
+            link.command(PeerOrder(cmd="sink", count=1, copy=True, frames=1, loop="python"))
     assert "(exit code 0: no command within 0.5 s)" in str(caught.value)
 
 

@@ -10,6 +10,7 @@ import pytest
 from conftest import TINY
 
 from zmqbench_magic.method.calibrate import calibrate
+from zmqbench_magic.sockets.protocol import PeerOrder
 
 THR_COLUMNS = {
     "benchmark",
@@ -174,7 +175,8 @@ def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
     from zmqbench_magic.sockets.link import Link
 
     with Link("sink", "ipc", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
-        link.command(cmd="sink", count=105, copy=True, frames=1)  # 5 will never come
+        # 105 expected, 5 of which will never come.
+        link.command(PeerOrder(cmd="sink", count=105, copy=True, frames=1, loop="python"))
         link.reply(timeout=5)  # its acknowledgement: a busy machine may be slow to give it
         # Read before the sends: the sink cannot have its last message before it was
         # sent, so its timeout runs out no sooner than this plus the timeout, however
@@ -198,7 +200,7 @@ def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(no_leftovers, 
     python_startup("import time\ntime.sleep(1.5)\n")
     assert START_FLOOR_S > 1.5 + 2  # room for the interpreter's own start
     with Link("echo", "tcp", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
-        link.command(cmd="echo", count=1, copy=True, frames=1)
+        link.command(PeerOrder(cmd="echo", count=1, copy=True, frames=1, loop="python"))
         link.reply(timeout=5)  # its acknowledgement
         link.data.send(b"x")
         assert link.data.recv() == b"x"

@@ -29,6 +29,7 @@ from .link import LIVENESS_S
 from .loops import latency_columns
 from .payload import Payload
 from .peer import PeerError
+from .protocol import GO, Ping
 
 # The most requests echoed between two looks at the clients (a look every LIVENESS_S
 # at most: the clock is read once a batch, never per request).
@@ -41,21 +42,14 @@ def clients_sample(
     """A sample of ``count`` round trips from each of the crowd's clients at once, all
     armed before any starts; its row and its wall time."""
     message = tuple(bytes(memoryview(f)) for f in payload.frames)
-    crowd.arm(
-        crowd.clients,
-        message,
-        cmd="ping",
-        count=count,
-        copy=copy,
-        loop=loop,
-        copy_threshold=crowd.copy_threshold,
-    )
+    order = Ping(cmd="ping", count=count, copy=copy, loop=loop, copy_threshold=crowd.copy_threshold)
+    crowd.arm(crowd.clients, order, message)
     meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
         cpu_start = clock()
         for client in crowd.clients:
-            crowd.command(client, cmd="go")
+            crowd.command(client, GO)
         echoed = serve(crowd, count * len(crowd.clients), copy, loop)
         server_cpu = clock() - cpu_start
         for client in crowd.clients:

@@ -37,6 +37,7 @@ from . import member as member_module
 from .hub import RoutedSocket, await_joined
 from .link import how_it_ended, stderr_tail, stop_process
 from .peer import PeerError
+from .protocol import QUIT, MemberOrder
 from .secret import Door
 from .starting import Member, start_elsewhere, start_here
 
@@ -263,7 +264,9 @@ class Crowd:
             self.data.names = {route: by_pid.get(route, "a receiver") for route in routes}
 
     # Talking to the far ends ----------------------------------------------------
-    def command(self, member: Member, attached: tuple[bytes, ...] = (), /, **message: Any) -> None:
+    def command(
+        self, member: Member, message: MemberOrder, attached: tuple[bytes, ...] = ()
+    ) -> None:
         """Send ``member`` one command, with ``attached`` frames (a sender's message),
         noticing at once if any far end dies while it waits."""
         frames = [json.dumps(message).encode(), *attached]
@@ -292,13 +295,15 @@ class Crowd:
             raise self._failure(member, f"failed: {message['error']}")
         return message
 
-    def arm(self, members: list[Member], attached: tuple[bytes, ...] = (), **order: Any) -> None:
+    def arm(
+        self, members: list[Member], order: MemberOrder, attached: tuple[bytes, ...] = ()
+    ) -> None:
         """Give each of ``members`` one loop's ``order`` (with ``attached`` frames, a
         sender's message) and wait until each says it is armed; their reports to come
         are cleared."""
         for member in members:
             member.report = None
-            self.command(member, attached, **order)
+            self.command(member, order, attached)
             self.reply(member)  # armed
 
     @property
@@ -366,7 +371,7 @@ class Crowd:
         for member in self.members:
             if member.alive():
                 with contextlib.suppress(zmq.ZMQError):
-                    member.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
+                    member.ctrl.send(json.dumps(QUIT).encode(), zmq.NOBLOCK)
         codes = [(m, stop_process(m.process, hurry)) for m in self.members if m.process is not None]
         self._close_sockets()
         # Terminating the context makes the threads' blocking calls return at once.

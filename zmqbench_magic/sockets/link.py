@@ -34,6 +34,7 @@ from ..params.far_end import SECRET_FILE
 from . import peer as peer_module
 from .peer import PeerError
 from .processes import far_end_env, start_module
+from .protocol import QUIT, DoorAnswer, DoorOpen, ToPeer
 from .secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
@@ -71,8 +72,9 @@ class Link:
 
     Example
     -------
+    >>> from zmqbench_magic.sockets.protocol import PeerOrder
     >>> with Link("echo", "tcp", "process", "127.0.0.1", 5.0, 1000) as link:
-    ...     link.command(cmd="echo", count=1, copy=True, frames=1)
+    ...     link.command(PeerOrder(cmd="echo", count=1, copy=True, frames=1, loop="python"))
     ...     link.data.send(b"x"); link.data.recv()
     ...     link.reply()["echoed"]
     1
@@ -220,7 +222,7 @@ class Link:
         where = f"remote, {self.remote}" if self.remote else self.peer
         return f"{self.transport} {self.role} peer ({where})"
 
-    def command(self, **message: Any) -> None:
+    def command(self, message: ToPeer) -> None:
         """Send one control message to the far end, waiting at most ``timeout`` for it
         to take it and noticing at once if the far end has ended."""
         deadline = time.monotonic() + self.timeout
@@ -299,7 +301,7 @@ class Link:
         if self.alive():
             # Not reachable? It is stopped below all the same.
             with contextlib.suppress(zmq.ZMQError, AttributeError):
-                self.ctrl.send(b'{"cmd": "quit"}', zmq.NOBLOCK)
+                self.ctrl.send(json.dumps(QUIT).encode(), zmq.NOBLOCK)
         if self._process is not None:
             self.exit_code = stop_process(self._process, hurry)
         for sock in (getattr(self, "ctrl", None), getattr(self, "data", None)):
@@ -317,7 +319,7 @@ class Link:
 def _open_session(link: Link, secret: Keys | None) -> int:
     """Ask the standing far end at ``link.remote`` for a session in ``link``'s role,
     connect ``link``'s sockets to it, and return its process id."""
-    request = {"role": link.role, "hwm": link.hwm, "curve": link.curve is not None}
+    request = DoorOpen(role=link.role, hwm=link.hwm, curve=link.curve is not None)
     answer = ask_door(link.ctx, link.remote, secret, request, link.timeout)
     if secret is not None:
         as_client(link.ctrl, secret)
@@ -330,8 +332,8 @@ def _open_session(link: Link, secret: Keys | None) -> int:
 
 
 def ask_door(
-    ctx: zmq.Context, url: str, secret: Keys | None, request: dict[str, Any], timeout: float
-) -> dict[str, Any]:
+    ctx: zmq.Context, url: str, secret: Keys | None, request: DoorOpen, timeout: float
+) -> DoorAnswer:
     """Ask the standing far end at ``url`` to open what ``request`` says (a pair's
     session, or a pattern's peer); its answer: where the control and data sockets
     listen, and the process id. Names a refused handshake, a silence or a refusal."""
@@ -342,7 +344,7 @@ def ask_door(
             as_client(door, secret)
         watch = door.get_monitor_socket(HANDSHAKE_FAILED)
         door.connect(url)
-        door.send(json.dumps({"cmd": "open", "timeout": timeout, **request}).encode())
+        door.send(json.dumps(request | DoorOpen(cmd="open", timeout=timeout)).encode())
         answered = _answer_or_refusal(door, watch, timeout)
         door.disable_monitor()
         watch.close(linger=0)
@@ -362,9 +364,9 @@ def ask_door(
         answer: dict[str, Any] = json.loads(door.recv())
     finally:
         door.close(linger=0)
-    if "error" in answer:
+    if "error" in answer:  # a Failed
         raise ValueError(f"the far end at {url} refused the run: {answer['error']}")
-    return answer
+    return DoorAnswer(ctrl=answer["ctrl"], data=answer["data"], pid=int(answer["pid"]))
 
 
 def _answer_or_refusal(door: zmq.Socket, watch: zmq.Socket, timeout: float) -> bool | None:

@@ -31,6 +31,7 @@ from .link import LIVENESS_S, Link, PeerError
 from .numbering import send_numbered
 from .own_thread import OwnThread, on_own_thread
 from .payload import Payload
+from .protocol import PeerCommand, PeerLoop, PeerOrder
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
@@ -61,7 +62,7 @@ class Timed:
 
 def timed_sample(
     link: Link,
-    command: str,
+    command: PeerCommand,
     payload: Payload,
     count: int,
     copy: bool,
@@ -76,8 +77,10 @@ def timed_sample(
     off and the CPU metered, and take the far end's report."""
     # The far end runs Python's loop for an asyncio driver (async_loops: what awaiting
     # costs the side that awaits).
-    far_loop = "native" if loop == "native" else "python"
-    link.command(cmd=command, count=count, copy=copy, frames=len(payload.frames), loop=far_loop)
+    far_loop: PeerLoop = "native" if loop == "native" else "python"
+    link.command(
+        PeerOrder(cmd=command, count=count, copy=copy, frames=len(payload.frames), loop=far_loop)
+    )
     link.reply()  # armed: the far end sits in its loop
     # The native loop's frame is copied to bytes before the clocks start.
     frame = native_bytes(link, payload) if loop == "native" else None

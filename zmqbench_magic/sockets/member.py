@@ -3,38 +3,14 @@ DEALER among them), a sender, a proxy or a client, each a socket of its own, in 
 process of its own or a thread of the kernel, driven over a control socket as
 :mod:`.peer`'s far end is.
 
-Control protocol (JSON over a PAIR socket; the kernel binds, the member connects; a
-command may carry the message's frames after its JSON):
-
-* member -> ``{"ready": pid, "endpoint": url}`` once its data socket is bound or
-  connected (``endpoint``: where it bound, for the kernel to pass on); a DEALER has
-  first sent its ROUTER an empty greeting on its data socket, from which the ROUTER
-  learns its routing id (its thread's native id: its process id, in a process);
-* kernel -> ``{"cmd": "receive", "expect": n, "copy": bool, "frames": k, "loop": ...}``
-  -> ``{"armed": true}``; the member receives until ``expect`` messages came, or,
-  ``expect`` 0 (a share it cannot know) or short of it, until the kernel's
-  ``{"cmd": "sent"}`` and then a silence; then ``{"received": m, "first": t0, "last":
-  t1, "late": l, "cpu_s": c, "cpu_clock": ...}``, its first and last receive stamped
-  on the machine's monotonic clock (``time.perf_counter``), which every process shares;
-  with ``"numbered": {"senders": [i, ...], "count": n}`` (``--sequence true``) it reads
-  each message's stamp (:mod:`.numbering`) and adds ``"gaps"``, ``"missed"``,
-  ``"first_lost"`` and ``"reordered"``, and, its share unknown, its bitmap as a frame;
-  with ``"ages": true`` too, two frames after it: each read's stamp (uint64) and time
-  (float64), in the order read;
-* kernel -> ``{"cmd": "send", "count": n, "copy": bool, "loop": ...}`` + frames ->
-  ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; member sends, then ``{"sent": n,
-  "elapsed": s, "burst": b, "burst_elapsed": s, "cpu_s": c, "cpu_clock": ...}``; with
-  ``"sender": i`` each message stamped with ``i`` and its number;
-* kernel -> ``{"cmd": "ping", "count": n, "copy": bool, "loop": ...}`` + frames ->
-  ``{"armed": true}``; kernel -> ``{"cmd": "go"}``; the client (a REQ) makes ``n``
-  round trips back to back, then ``{"pinged": n, "first": t0, "last": t1, "cpu_s": c,
-  "cpu_clock": ...}`` + one frame: each round trip's seconds as float64 bytes (numpy's
-  ``tobytes``; a JSON list would cost more to make and read than the loop it reports);
-* kernel -> ``{"cmd": "join", "url": hub, "at": t, "count": n, ...}`` -> ``{"armed":
-  true}``; the joining subscriber connects to ``url`` at ``t`` (the shared clock) while
-  the hub publishes, receives as ``receive`` does from its first message on, then
-  disconnects; its report adds ``connected_at`` and ``first_number``;
-* kernel -> ``{"cmd": "quit"}``; any error goes back as ``{"error": text}``.
+Its control protocol, JSON over a PAIR socket the kernel binds and the member
+connects to (a command may carry the message's frames after its JSON), is declared in
+:mod:`.protocol`: :class:`.protocol.MemberReady` once its data socket is bound or
+connected (a DEALER has first sent its ROUTER an empty greeting, from which the ROUTER
+learns its routing id: its thread's native id, its process id in a process); then,
+each sample, an order (receive, send, ping or join), :class:`.protocol.Armed`, the
+loop, and its report, its first and last receive stamped on the machine's monotonic
+clock (``time.perf_counter``), which every process shares.
 
 Every receive is bounded: a member hears its kernel within ``timeout`` or leaves.
 
@@ -52,7 +28,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import zmq
@@ -60,6 +36,7 @@ import zmq
 from .hub import greet
 from .member_loops import join, ping, receive, send
 from .peer import follow_parent, loop_clock
+from .protocol import Armed, Failed, MemberReady
 from .secret import Keys, admit_only, as_server
 
 # Each member's data socket, and whether it binds (it then says where).
@@ -194,13 +171,14 @@ def _serve(
             if role == "publisher":
                 data.xpub_nodrop = int(nodrop)
                 _await_subscription(data, timeout)
-            _send(ctrl, {"ready": os.getpid(), "endpoint": _endpoint(data, bound)})
+            _send(ctrl, MemberReady(ready=os.getpid(), endpoint=_endpoint(data, bound)))
             _answer(ctrl, data, timeout)
     except (zmq.ContextTerminated, zmq.Again):
         pass  # the kernel went away or stopped us: nothing to report to
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the kernel
         with contextlib.suppress(zmq.ZMQError):
-            ctrl.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode(), zmq.NOBLOCK)
+            failed = Failed(error=f"{type(exc).__name__}: {exc}")
+            ctrl.send(json.dumps(failed).encode(), zmq.NOBLOCK)
     finally:
         ctrl.close(linger=0)
         data.close(linger=0)
@@ -255,11 +233,11 @@ def _proxy(
         proxy.start()
         _send(
             ctrl,
-            {
-                "ready": os.getpid(),
-                "endpoint": back.getsockopt_string(zmq.LAST_ENDPOINT),
-                "front": front.getsockopt_string(zmq.LAST_ENDPOINT),
-            },
+            MemberReady(
+                ready=os.getpid(),
+                endpoint=back.getsockopt_string(zmq.LAST_ENDPOINT),
+                front=front.getsockopt_string(zmq.LAST_ENDPOINT),
+            ),
         )
         # It is told nothing while it forwards, however long the run: it waits without
         # a timeout (a process of its own still ends with the kernel: exit_with_parent).
@@ -300,7 +278,7 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
             from . import native
 
             native.library()
-        _send(ctrl, {"armed": True})
+        _send(ctrl, Armed(armed=True))
         with loop_clock() as (clock, counted):
             done, attached = _carry_out(ctrl, data, order, frames, timeout, clock)
             done["cpu_clock"] = counted
@@ -366,7 +344,7 @@ def _heard_sent(ctrl: zmq.Socket) -> bool:
     return True
 
 
-def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
+def _send(ctrl: zmq.Socket, message: Mapping[str, Any]) -> None:
     ctrl.send(json.dumps(message).encode())
 
 

@@ -42,6 +42,7 @@ from .pressure_loops import (
     paced_sends_native,
     sender_for,
 )
+from .protocol import GO, SENT, Join, Numbered, Receive, Send
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
@@ -68,24 +69,19 @@ def pattern_sample(
     working = {"work": work, "slow_peers": slow_peers}
     # One clock for the hub's sends and the reads: receivers on this machine.
     aged = sequence and bool(rate) and crowd.hub_sends and not crowd.doors
-    _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop, ages=aged)
+    _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop, aged=aged)
     burst = send_only_count(count, crowd.hwm)
     message = tuple(bytes(memoryview(f)) for f in payload.frames) if crowd.senders else ()
     for index, sender in enumerate(crowd.senders, 1):
-        numbered = {"sender": index} if sequence else {}
-        paced = {"rate": rate} if rate else {}
-        crowd.arm(
-            [sender],
-            message,
+        order = Send(
             cmd="send",
             count=count,
             burst=burst,
             copy=copy,
             loop=loop,
             copy_threshold=crowd.copy_threshold,
-            **numbered,
-            **paced,
         )
+        crowd.arm([sender], _numbered_and_paced(order, index if sequence else 0, rate), message)
     meter, clock = CpuMeter(crowd.pids), crowd.cpu_clock
     meter.start()
     with gc_off():
@@ -93,7 +89,7 @@ def pattern_sample(
         # The far ends that send (a fan-in's, a proxy's publishers beside the hub) go
         # first; the hub sends alongside them or receives what they send.
         for sender in crowd.senders:
-            crowd.command(sender, cmd="go")
+            crowd.command(sender, GO)
         if crowd.hub_sends and rate:
             hub_loop = partial(_hub_paced, crowd, payload, count, copy, loop, sequence, rate, aged)
         elif crowd.hub_sends:
@@ -107,7 +103,7 @@ def pattern_sample(
             if not crowd.reported(sender):
                 sender.report = crowd.reply(sender, 2 * crowd.timeout)
         for receiver in crowd.receivers:
-            crowd.command(receiver, cmd="sent")
+            crowd.command(receiver, SENT)
         for receiver in crowd.receivers:
             receiver.report = crowd.reply(receiver, 2 * crowd.timeout)
     other_load = meter.stop()
@@ -118,6 +114,16 @@ def pattern_sample(
     return row, elapsed
 
 
+def _numbered_and_paced(order: Send, sender: int, rate: float) -> Send:
+    """A far sender's order, its messages stamped with its number ``sender`` (0: not
+    numbered) and paced to ``rate`` (0: flat out)."""
+    if sender:
+        order["sender"] = sender
+    if rate:
+        order["rate"] = rate
+    return order
+
+
 def _hub_cpu(crowd: Crowd, clocked: float, hub_thread: OwnThread) -> float:
     """The hub's CPU seconds: what the kernel's clock read, when it is the whole
     process's (far ends of their own), else the hub's own thread's."""
@@ -125,21 +131,36 @@ def _hub_cpu(crowd: Crowd, clocked: float, hub_thread: OwnThread) -> float:
 
 
 def _arm_receivers(
-    crowd: Crowd, count: int, sequence: bool, working: dict[str, Any], **order: Any
+    crowd: Crowd,
+    count: int,
+    sequence: bool,
+    working: dict[str, Any],
+    *,
+    copy: bool,
+    frames: int,
+    loop: str,
+    aged: bool,
 ) -> None:
     """Each receiving far end armed; numbered, told which senders it hears (the hub is
     sender 0; a pair's receiver hears its own sender) and how many each sends; the
     first ``working["slow_peers"]`` (0: all) told to work ``working["work"]`` seconds
-    on each message."""
+    on each message; ``aged``: each read's stamp and time sent back."""
     expect = crowd.expected_each(count)
     slow = working["slow_peers"] or len(crowd.receivers)
     for index, receiver in enumerate(crowd.receivers, 1):
-        heard = [index] if crowd.pattern.in_pairs else [0]
-        numbered: dict[str, Any] = (
-            {"numbered": {"senders": heard, "count": count}} if sequence else {}
+        order = Receive(
+            cmd="receive",
+            expect=expect,
+            work=working["work"] if index <= slow else 0.0,
+            copy=copy,
+            frames=frames,
+            loop=loop,
+            ages=aged,
         )
-        work = working["work"] if index <= slow else 0.0
-        crowd.arm([receiver], cmd="receive", expect=expect, work=work, **order, **numbered)
+        if sequence:
+            heard = [index] if crowd.pattern.in_pairs else [0]
+            order["numbered"] = Numbered(senders=heard, count=count)
+        crowd.arm([receiver], order)
 
 
 def _hub_paced(
@@ -251,7 +272,7 @@ def joiner_sample(
     (joiner,) = crowd.receivers
     schedule = Schedule(rate, start=time.perf_counter() + _LEAD_S)
     joins_at = schedule.start + math.ceil(count * JOIN_AFTER) / rate
-    crowd.arm([joiner], cmd="join", url=crowd.hub_url, at=joins_at, count=count, copy=copy)
+    crowd.arm([joiner], Join(cmd="join", url=crowd.hub_url, at=joins_at, count=count, copy=copy))
     sent_at: array[float] = array("d")
     numbered = numbered_sender_for(crowd.data, native_bytes(crowd, payload), 0)
 
@@ -267,7 +288,7 @@ def joiner_sample(
             partial(paced_sends, crowd.data, send_one, schedule, 0, count, crowd.check_stall)
         )
         hub_cpu = _hub_cpu(crowd, clock() - cpu_start, hub_thread)
-        crowd.command(joiner, cmd="sent")
+        crowd.command(joiner, SENT)
         joiner.report = crowd.reply(joiner, 2 * crowd.timeout)
     other_load = meter.stop()
     report = joiner.report

@@ -5,16 +5,11 @@ It runs either as a separate process (``python -m zmqbench_magic.sockets.peer``)
 kernel's GIL does not distort the figure, or as a thread of the kernel (needed for
 inproc). The same :func:`serve` loop does both.
 
-Control protocol (JSON over a PAIR socket; the driver binds, the peer connects):
-
-* peer -> ``{"ready": pid}`` once both sockets are connected;
-* driver -> ``{"cmd": "sink" | "echo" | "route", "count": n, "copy": bool, "frames": k,
-  "loop": "python" | "native"}``,
-  peer -> ``{"armed": true}``, then the data moves, then peer ->
-  ``{"received": m, "elapsed": s, "cpu_s": c, "cpu_clock": "process" | "thread"}``
-  (sink: first to last receive; the CPU this end spent in its loop) or
-  ``{"echoed": m}``;
-* driver -> ``{"cmd": "quit"}`` ends the peer; any error is sent as ``{"error": text}``.
+Its control protocol, JSON over a PAIR socket the driver binds and the peer connects
+to, is declared in :mod:`.protocol`: :class:`.protocol.Ready` once both sockets are
+connected; then, each sample, a :class:`.protocol.PeerOrder`, :class:`.protocol.Armed`,
+the data, and its report (a sink's from its first to its last receive, with the CPU
+this end spent in its loop); :data:`.protocol.QUIT` ends it.
 
 Every receive is bounded by ``timeout``; a sink that stops hearing messages reports
 how many it got (libzmq can drop messages over ipc) instead of waiting forever.
@@ -32,11 +27,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import zmq
 
+from .protocol import Armed, Failed, Ready
 from .secret import Keys, as_client
 
 ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
@@ -104,7 +100,7 @@ def session(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     """Say ready, answer the driver's commands until it quits, goes silent for the
     timeout or stops the context; report any failure to it; close both sockets."""
     try:
-        _send(ctrl, {"ready": os.getpid()})
+        _send(ctrl, Ready(ready=os.getpid()))
         _answer_commands(ctrl, data)
     except zmq.ContextTerminated:
         pass  # the driver stopped a thread far end: nothing to report to
@@ -135,7 +131,7 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         if command["cmd"] == "quit":
             return
         loop = _LOOPS[command["cmd"], command.get("loop", "python")]
-        _send(ctrl, {"armed": True})
+        _send(ctrl, Armed(armed=True))
         with loop_clock() as (clock, counted):
             cpu_start = clock()
             done = loop(data, command["count"], command["copy"], command["frames"])
@@ -268,14 +264,14 @@ _LOOPS = {
 }
 
 
-def _send(ctrl: zmq.Socket, message: dict[str, Any]) -> None:
+def _send(ctrl: zmq.Socket, message: Mapping[str, Any]) -> None:
     ctrl.send(json.dumps(message).encode())
 
 
 def _report_error(ctrl: zmq.Socket, text: str) -> None:
     # If the driver is gone too, its own timeout says so.
     with contextlib.suppress(zmq.ZMQError):
-        ctrl.send(json.dumps({"error": text}).encode(), zmq.NOBLOCK)
+        ctrl.send(json.dumps(Failed(error=text)).encode(), zmq.NOBLOCK)
 
 
 def exit_with_parent(parent_pid: int, ending: Callable[[], object] = lambda: os._exit(3)) -> None:

@@ -39,6 +39,7 @@ from . import member, peer
 from .link import stop_process
 from .malloc import steady_malloc
 from .processes import far_end_env, start_module
+from .protocol import DoorAnswer, Failed
 from .secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 
 _DOOR_POLL_MS = 200
@@ -148,8 +149,12 @@ def _serve_one(
             as_server(data, secret)
     ctrl_port = ctrl.bind_to_random_port(f"tcp://{interface}")
     data_port = data.bind_to_random_port(f"tcp://{interface}")
-    where = {"ctrl": f"tcp://{interface}:{ctrl_port}", "data": f"tcp://{interface}:{data_port}"}
-    door.send(json.dumps({**where, "pid": os.getpid()}).encode())
+    where = DoorAnswer(
+        ctrl=f"tcp://{interface}:{ctrl_port}",
+        data=f"tcp://{interface}:{data_port}",
+        pid=os.getpid(),
+    )
+    door.send(json.dumps(where).encode())
     started = time.monotonic()
     say(f"run {number}: {request['role']} session on {where['data']}")
     peer.session(ctrl, data)
@@ -159,7 +164,7 @@ def _serve_one(
 
 def _refuse(door: zmq.Socket, why: str) -> None:
     """Answer a request at the door with why it is refused."""
-    door.send(json.dumps({"error": why}).encode())
+    door.send(json.dumps(Failed(error=why)).encode())
 
 
 _MEMBER_AT = re.compile(rb"member ctrl (tcp://\S+) data (tcp://\S+)")
@@ -210,7 +215,7 @@ def _open_member(
         _refuse(door, refusal)
         return []
     ctrl, data = (url.decode() for url in found.groups())
-    door.send(json.dumps({"ctrl": ctrl, "data": data, "pid": process.pid}).encode())
+    door.send(json.dumps(DoorAnswer(ctrl=ctrl, data=data, pid=process.pid)).encode())
     say(f"run {number}: a pattern's {role} on {data}")
     return [process]
 

@@ -19,6 +19,7 @@ from ..params.far_end import host_of
 from . import member as member_module
 from .link import ask_door
 from .processes import far_end_env, start_module
+from .protocol import DoorOpen
 from .secret import Door, as_client
 
 # A command to a far end waits in steps this long, looking for the dead between them.
@@ -124,7 +125,7 @@ def start_elsewhere(crowd: Crowd, plans: list[tuple[str, str]]) -> list[Member]:
     started = []
     for number, (role, name) in enumerate(plans):
         url, secret = crowd.doors[number % len(crowd.doors)]
-        request = {"member": True, "role": role, "hwm": crowd.hwm, "curve": False}
+        request = DoorOpen(member=True, role=role, hwm=crowd.hwm, curve=False)
         where = ask_door(crowd.ctx, url, secret, request, crowd.timeout)
         host = host_of(url)
         ctrl = _control_socket(crowd)

@@ -4,7 +4,7 @@ of points, run by whichever interpreter the kernel started it with
 
 It needs only pyzmq and numpy (an environment built for another pyzmq may have
 nothing else). It talks JSON lines: the kernel writes the job on stdin, then one
-``{"cmd": "sample", "point": ..., "count": n}`` per kept sample and ``{"cmd":
+``{"cmd": "sample", "point": ...}`` per kept sample (its count in the job) and ``{"cmd":
 "quit"}``; the worker answers on stdout ``{"ready": pid, "environment": ...}`` once
 its far end is up, ``{"row": ...}`` per sample, ``{"closed": true}`` once its far end
 has ended cleanly, or ``{"error": text, "kind": name}``; and ``{"alive": true}``

@@ -1,0 +1,280 @@
+"""Every control message between the kernel and its far ends, declared once.
+
+Two protocols, each JSON over a PAIR socket the kernel binds and the far end connects:
+
+- **a pair's far end** (:mod:`.peer`: a PULL sink, a REP echo, a ROUTER for an offered
+  rate), driven by :class:`.link.Link`: the far end says :class:`Ready`; each sample,
+  the kernel sends a :class:`PeerOrder`, the far end answers :class:`Armed`, the data
+  moves, and it reports (:class:`SinkReport`, :class:`EchoReport`);
+- **a pattern's member** (:mod:`.member`: a subscriber, receiver, sender, proxy, joining
+  subscriber or client), driven by :class:`.crowd.Crowd`: the member says
+  :class:`MemberReady`; each sample, the kernel arms it with a :class:`Receive`,
+  :class:`Send`, :class:`Ping` or :class:`Join` (a sender's message frames after the
+  JSON), it answers :class:`Armed`; a sender or client waits for :class:`GO`, a
+  receiver for the last message or :data:`SENT` and a silence; then its report
+  (:class:`ReceiveReport` and the others), with any frames after it.
+
+Either ends with :data:`QUIT`; a far end that fails answers :class:`Failed`. A far
+end on another host is opened first at its door (:mod:`.standing`, a REP the kernel's
+REQ asks): :class:`DoorOpen`, answered :class:`DoorAnswer` or :class:`Failed`. Every
+receive on both sides is bounded (a far end that hears nothing for its timeout leaves).
+The types are what the code on both sides builds and reads: a field added here is
+added everywhere it is used, and the type checker holds both sides to it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+# --- either far end -----------------------------------------------------------------
+
+
+class Armed(TypedDict):
+    """In its loop, waiting for the data (or, armed to send, for :data:`GO`)."""
+
+    armed: Literal[True]
+
+
+class Failed(TypedDict):
+    """What went wrong, in words, before the far end leaves."""
+
+    error: str
+
+
+class Quit(TypedDict):
+    cmd: Literal["quit"]
+
+
+QUIT: Quit = {"cmd": "quit"}
+
+# --- a pair's far end (peer.py) -------------------------------------------------------
+
+
+class Ready(TypedDict):
+    """Both its sockets connected: its process id (its thread's, a thread far end)."""
+
+    ready: int
+
+
+# A pair's far end's loops: receive (throughput), echo (closed loop), route (open).
+PeerCommand = Literal["sink", "echo", "route"]
+PeerLoop = Literal["python", "native"]
+
+
+class PeerOrder(TypedDict):
+    """One sample's loop: ``count`` messages (round trips) of ``frames`` frames, its
+    Python or native loop (an asyncio driver's far end runs Python's)."""
+
+    cmd: PeerCommand
+    count: int
+    copy: bool
+    frames: int
+    loop: PeerLoop
+
+
+class CpuUse(TypedDict):
+    """The CPU a far end's loop took, and which clock counted it."""
+
+    cpu_s: float
+    cpu_clock: Literal["process", "thread"]
+
+
+class SinkReport(CpuUse, total=False):
+    """A sink's sample: what came, over its first to last receive (``late``: messages
+    that came after the driver's end, a stalled queue's)."""
+
+    received: int
+    elapsed: float
+    late: int
+
+
+class EchoReport(CpuUse):
+    echoed: int
+
+
+# --- a standing far end's door (standing.py) -------------------------------------------
+
+
+class DoorOpen(TypedDict, total=False):
+    """Open a pair's session in ``role`` (its data path CURVE-encrypted with ``curve``),
+    or, ``member``, start one pattern member in ``role``; each answers within
+    ``timeout`` of silence or leaves."""
+
+    cmd: Literal["open"]
+    timeout: float
+    role: str
+    hwm: int
+    curve: bool
+    member: bool
+
+
+class DoorAnswer(TypedDict):
+    """Where the opened far end's control and data sockets listen, and its process."""
+
+    ctrl: str
+    data: str
+    pid: int
+
+
+# --- a pattern's member (member.py) ---------------------------------------------------
+
+
+class MemberReady(TypedDict, total=False):
+    """Its data socket bound or connected: its process id and where it bound (for the
+    kernel to pass on); a proxy's also where its XSUB bound, for publishers beside."""
+
+    ready: int
+    endpoint: str
+    front: str
+
+
+class Numbered(TypedDict):
+    """``--sequence``: the senders a receiver hears (the hub is sender 0), and how many
+    each sends."""
+
+    senders: list[int]
+    count: int
+
+
+class _ReceiveFields(TypedDict):
+    cmd: Literal["receive"]
+    expect: int  # 0: a share it cannot know (a PUSH's or a ROUTER's among N)
+    work: float  # seconds on each message (--work)
+    copy: bool
+    frames: int
+    loop: str
+    ages: bool  # each read's stamp and time sent back, as two frames after the report
+
+
+class Receive(_ReceiveFields, total=False):
+    """Receive until ``expect`` came, or (0, or short) until :data:`SENT` and a silence."""
+
+    numbered: Numbered
+
+
+class _SendFields(TypedDict):
+    cmd: Literal["send"]
+    count: int
+    burst: int  # the first sends timed on their own (the send-only rate)
+    copy: bool
+    loop: str
+    copy_threshold: int
+
+
+class Send(_SendFields, total=False):
+    """Send ``count`` of the message (its frames after the JSON) once told :data:`GO`;
+    ``sender``: each message stamped with it and its number; ``rate``: paced."""
+
+    sender: int
+    rate: float
+
+
+class Ping(TypedDict):
+    """A client's ``count`` round trips back to back, once told :data:`GO`."""
+
+    cmd: Literal["ping"]
+    count: int
+    copy: bool
+    loop: str
+    copy_threshold: int
+
+
+class Join(TypedDict):
+    """Connect to ``url`` at ``at`` (the machine's one clock) while the hub publishes,
+    then receive as :class:`Receive` does from the first message on."""
+
+    cmd: Literal["join"]
+    url: str
+    at: float
+    count: int
+    copy: bool
+
+
+class Go(TypedDict):
+    cmd: Literal["go"]
+
+
+class Sent(TypedDict):
+    cmd: Literal["sent"]
+
+
+GO: Go = {"cmd": "go"}
+SENT: Sent = {"cmd": "sent"}  # every sender is done: a receiver short of its share stops
+
+# What the kernel may send a member; a pair's far end.
+MemberOrder = Receive | Send | Ping | Join | Go | Sent | Quit
+ToPeer = PeerOrder | Quit
+
+
+class ReceiveReport(CpuUse, total=False):
+    """A receiver's sample, its first and last receive on the machine's monotonic
+    clock; numbered, what it missed (its bitmap a frame after it, where its share is
+    unknown)."""
+
+    received: int
+    first: float
+    last: float
+    late: int
+    gaps: int
+    missed: int
+    first_lost: int
+    reordered: int
+
+
+class SendReport(CpuUse, total=False):
+    """A sender's sample; ``burst`` sends timed on their own; paced, how long its
+    sends were blocked."""
+
+    sent: int
+    elapsed: float
+    burst: int
+    burst_elapsed: float
+    blocked_s: float
+
+
+class PingReport(CpuUse):
+    """A client's round trips (each one's seconds in a float64 frame after it)."""
+
+    pinged: int
+    first: float
+    last: float
+
+
+class JoinReport(ReceiveReport, total=False):
+    """A joining subscriber's: also when it connected and the first number it got."""
+
+    connected_at: float
+    first_number: int
+
+
+__all__ = [
+    "GO",
+    "QUIT",
+    "SENT",
+    "Armed",
+    "CpuUse",
+    "DoorAnswer",
+    "DoorOpen",
+    "EchoReport",
+    "Failed",
+    "Go",
+    "Join",
+    "JoinReport",
+    "MemberOrder",
+    "MemberReady",
+    "Numbered",
+    "PeerCommand",
+    "PeerLoop",
+    "PeerOrder",
+    "Ping",
+    "PingReport",
+    "Quit",
+    "Ready",
+    "Receive",
+    "ReceiveReport",
+    "Send",
+    "SendReport",
+    "Sent",
+    "SinkReport",
+    "ToPeer",
+]
