@@ -163,7 +163,7 @@ def _busy_far_end() -> psutil.Process | None:
     """This run's far end, once it is in its sample's loop (busy on the CPU)."""
     for child in psutil.Process().children():
         try:
-            if "zmqbench_magic.sockets.peer" in " ".join(child.cmdline()):
+            if "zmqbench_magic.sockets.far_ends.peer" in " ".join(child.cmdline()):
                 return child if child.cpu_percent(interval=0.05) > 20 else None
         except psutil.Error:
             continue

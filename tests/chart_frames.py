@@ -35,7 +35,7 @@ from zmqbench_magic.charts import (
     tax_chart,
     throughput_chart,
 )
-from zmqbench_magic.sockets.measure import run_latency, run_throughput
+from zmqbench_magic.sockets.kernel.measure import run_latency, run_throughput
 
 SIZES = {1: [64], 2: [1, 1024 * 1024], 7: [1, 16, 256, 1024, 16384, 65536, 1024 * 1024]}
 # Far ends as threads of this process (for tcp too): the same sockets and shapes,

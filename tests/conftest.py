@@ -73,7 +73,7 @@ def far_end_child(parent: psutil.Process | None = None) -> psutil.Process | None
     tracker, which lives as long as this process."""
     for child in (parent or psutil.Process()).children():
         with contextlib.suppress(psutil.Error):
-            if "zmqbench_magic.sockets.peer" in " ".join(child.cmdline()):
+            if "zmqbench_magic.sockets.far_ends.peer" in " ".join(child.cmdline()):
                 return child
     return None
 
@@ -83,7 +83,7 @@ def member_processes(parent: psutil.Process | None = None) -> list[psutil.Proces
     found = []
     for child in (parent or psutil.Process()).children():
         with contextlib.suppress(psutil.Error):
-            if "zmqbench_magic.sockets.member" in " ".join(child.cmdline()):
+            if "zmqbench_magic.sockets.far_ends.member" in " ".join(child.cmdline()):
                 found.append(child)
     return found
 

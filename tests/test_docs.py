@@ -155,9 +155,9 @@ def test_every_module_the_pages_name_exists():
 
 
 def test_the_module_check_catches_what_it_is_for():
-    assert _PATH.findall("see `results/unlike.py` and zmqbench_magic/sockets/peer.py") == [
+    assert _PATH.findall("see `results/unlike.py` and zmqbench_magic/sockets/far_ends/peer.py") == [
         "results/unlike.py",
-        "zmqbench_magic/sockets/peer.py",
+        "zmqbench_magic/sockets/far_ends/peer.py",
     ]
     assert _resolves("zmqbench_magic.results.statistics.knee.load_knees")
     assert not _resolves("zmqbench_magic.results.unlike")

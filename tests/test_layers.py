@@ -56,7 +56,7 @@ def _modules() -> list[tuple[str, Path]]:
 
 
 def _layer(module: str) -> str | None:
-    """``zmqbench_magic.sockets.link`` -> ``sockets``; None for the top level."""
+    """``zmqbench_magic.sockets.kernel.link`` -> ``sockets``; None for the top level."""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 or parts[1] in ALLOWED else None
 
@@ -257,7 +257,7 @@ def test_the_package_and_the_cli_load_no_front_end():
 
 
 @pytest.mark.parametrize(
-    "helper", ["zmqbench_magic.sockets.peer", "zmqbench_magic.parallel.clusters.reaper"]
+    "helper", ["zmqbench_magic.sockets.far_ends.peer", "zmqbench_magic.parallel.clusters.reaper"]
 )
 def test_a_helper_process_starts_without_pandas_or_numpy(helper):
     # Each far end starts a fresh interpreter: pandas and numpy would add ~0.3 s a start.
@@ -285,7 +285,7 @@ def test_a_summary_imports_no_statistics_library_until_a_test_is_run():
 
 def test_a_driver_process_starts_without_pandas():
     # Another environment's interpreter may have only pyzmq and numpy.
-    code = "import sys, zmqbench_magic.sockets.worker\nprint('pandas' in sys.modules)"
+    code = "import sys, zmqbench_magic.sockets.far_ends.worker\nprint('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

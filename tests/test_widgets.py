@@ -22,7 +22,7 @@ from zmqbench_magic.panels.panel import NOT_CONTROLS
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.params.taskflood import FLOOD_TESTS
 from zmqbench_magic.params.units import KiB, parse_messages
-from zmqbench_magic.sockets.measure import run_throughput
+from zmqbench_magic.sockets.kernel.measure import run_throughput
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel
 
 FLOOD_TINY = {"repeat": 1, "warmup": 0}

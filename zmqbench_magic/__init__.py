@@ -29,14 +29,14 @@ from typing import Any
 from . import kinds as _kinds  # noqa: F401
 
 # Loaded on first use (PEP 562): the far end runs as ``python -m
-# zmqbench_magic.sockets.peer``, which imports this package first and needs only
+# zmqbench_magic.sockets.far_ends.peer``, which imports this package first and needs only
 # pyzmq, not the pandas and numpy that results and measurement bring (~0.3 s per peer
 # start), and ipyparallel costs ~1 s to import.
 _LAZY = {
-    "run_throughput": "sockets.measure",
-    "run_latency": "sockets.measure",
+    "run_throughput": "sockets.kernel.measure",
+    "run_latency": "sockets.kernel.measure",
     "run_taskflood": "parallel.flood",
-    "run_noise": "sockets.noise",
+    "run_noise": "sockets.kernel.noise",
     "build_environment": "method.environments",
     "ThroughputParams": "params",
     "LatencyParams": "params",

@@ -236,7 +236,7 @@ def _measure(measure: Callable[..., ResultSet], params: BenchParams, quiet: bool
 def _peer(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .sockets import standing
+    from .sockets.far_ends import standing
     from .sockets.secret import read_secret, write_secret
 
     secret = None

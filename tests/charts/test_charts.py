@@ -50,7 +50,7 @@ from zmqbench_magic.charts.pressure_chart import pressure_frame
 from zmqbench_magic.params import COLUMN_TITLES
 from zmqbench_magic.params.backends import BACKENDS, IPYPARALLEL
 from zmqbench_magic.params.units import format_size
-from zmqbench_magic.sockets.measure import run_throughput
+from zmqbench_magic.sockets.kernel.measure import run_throughput
 
 
 def _scenegraph(chart: alt.TopLevelMixin) -> dict[str, Any]:

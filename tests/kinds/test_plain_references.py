@@ -11,7 +11,7 @@ from pathlib import Path
 import zmqbench_magic
 
 PACKAGE = Path(zmqbench_magic.__file__).parent
-# "zmqbench_magic.sockets.measure:run_throughput", as entry points write a reference.
+# "zmqbench_magic.sockets.kernel.measure:run_throughput", as entry points write a reference.
 _REFERENCE = re.compile(r"^zmqbench_magic(\.\w+)+:\w+$")
 # Where importing by name is the job: the package's and results' lazy top-level names
 # (PEP 562), and the modules a user's cell names, imported in a task engine's worker.
@@ -44,7 +44,7 @@ def _imports_by_name(tree: ast.AST) -> list[int]:
 
 def test_the_detectors_find_what_they_look_for():
     planted = ast.parse(
-        'run = "zmqbench_magic.sockets.measure:run_throughput"\n'
+        'run = "zmqbench_magic.sockets.kernel.measure:run_throughput"\n'
         "import importlib\nf = importlib.import_module(name)\ng = __import__(x)\n"
         'h = "not: a reference"\n'
     )

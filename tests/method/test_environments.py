@@ -26,7 +26,7 @@ from zmqbench_magic.method.schedule import Schedule
 from zmqbench_magic.params import LatencyParams, ThroughputParams
 from zmqbench_magic.results.storage import noise_floor
 from zmqbench_magic.results.words.text import comparison_lines
-from zmqbench_magic.sockets.peer import PeerError
+from zmqbench_magic.sockets.far_ends.peer import PeerError
 
 # Runs of fresh driver processes: samples of 0.02 s.
 QUICK = "-q -o --no-chart --warmup 0 --min-time 0.02"
@@ -42,7 +42,7 @@ def drivers() -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         command = " ".join(process.info["cmdline"] or [])
-        if "-m zmqbench_magic.sockets.worker" in command and started_by_this_run(process):
+        if "-m zmqbench_magic.sockets.far_ends.worker" in command and started_by_this_run(process):
             found.append(process)
     return found
 

@@ -69,9 +69,9 @@ def test_a_zeromq_run_pins_the_driver_and_the_far_end_and_lets_go(driver, no_lef
     result = run_throughput(
         size=[100], transport=["tcp"], driver=driver, cpu=PLAN, progress=seen, **TINY
     )
-    assert seen.processes["zmqbench_magic.sockets.peer"] == {(FAR,)}
+    assert seen.processes["zmqbench_magic.sockets.far_ends.peer"] == {(FAR,)}
     if driver == "process":
-        assert seen.processes["zmqbench_magic.sockets.worker"] == {(DRIVER,)}
+        assert seen.processes["zmqbench_magic.sockets.far_ends.worker"] == {(DRIVER,)}
     assert sorted(os.sched_getaffinity(0)) == USABLE  # the kernel's thread let go
     assert result.settings["cpu"] == PLAN
 

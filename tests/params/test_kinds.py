@@ -194,7 +194,7 @@ def test_no_module_outside_the_records_branches_on_a_flood_test_by_name():
 # Where a pattern's name may be written: its record's module; and the module that
 # declares the far ends' roles, two of which ("proxy", "joiner") are named after the
 # pattern they serve. A comparison with a ``role`` is a role's, wherever it is.
-_PATTERNS_DECLARED_IN = {"params/patterns.py", "sockets/member.py"}
+_PATTERNS_DECLARED_IN = {"params/patterns.py", "sockets/far_ends/member.py"}
 
 
 def _pattern_names_branched_on(tree: ast.AST, names: set[str]) -> list[int]:

@@ -12,7 +12,7 @@ from far_ends import LONG, find_far_end, kill_later
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import LatencyParams
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.kernel.link import PeerError
 
 ROUNDS = {"repeat": 2, "warmup": 1, "min_time": 0.02}
 

@@ -17,9 +17,9 @@ from IPython.core.error import UsageError
 from zmqbench_magic import run_latency
 from zmqbench_magic.params import LatencyParams
 from zmqbench_magic.results.statistics.histogram import LogHistogram
-from zmqbench_magic.sockets import rounds
-from zmqbench_magic.sockets.crowd import Crowd
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.kernel import rounds
+from zmqbench_magic.sockets.kernel.crowd import Crowd
+from zmqbench_magic.sockets.kernel.link import PeerError
 
 
 def test_every_clients_round_trips_are_pooled_into_one_row(bench, no_leftovers):

@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import ThroughputParams
-from zmqbench_magic.sockets.link import Link, PeerError
+from zmqbench_magic.sockets.kernel.link import Link, PeerError
 from zmqbench_magic.sockets.protocol import PeerOrder
 
 

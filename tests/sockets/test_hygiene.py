@@ -15,8 +15,8 @@ import zmq
 from conftest import far_end_child, sampling, wait_until
 
 from zmqbench_magic import run_latency, run_throughput
-from zmqbench_magic.sockets.link import Link, PeerError
-from zmqbench_magic.sockets.loops import latency_sample, timed_sample
+from zmqbench_magic.sockets.kernel.link import Link, PeerError
+from zmqbench_magic.sockets.loops.pair import latency_sample, timed_sample
 from zmqbench_magic.sockets.payload import Payload
 
 LONG = {"size": 100, "count": 20_000_000, "repeat": 1, "warmup": 0}

@@ -172,7 +172,7 @@ def test_progress_is_reported_after_each_sample(no_leftovers):
 def test_a_sink_that_misses_messages_reports_what_arrived(no_leftovers):
     """What happens when libzmq drops messages (it can over ipc): the sink waits one
     timeout past the last message, then says how many arrived, instead of hanging."""
-    from zmqbench_magic.sockets.link import Link
+    from zmqbench_magic.sockets.kernel.link import Link
 
     with Link("sink", "ipc", "process", "127.0.0.1", timeout=0.5, hwm=1000) as link:
         # 105 expected, 5 of which will never come.
@@ -195,7 +195,7 @@ def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(no_leftovers, 
     """The timeout is per message; starting an interpreter that imports pyzmq can take
     seconds on a busy machine, and the start has a floor of its own."""
     from zmqbench_magic.params.common import START_FLOOR_S
-    from zmqbench_magic.sockets.link import Link
+    from zmqbench_magic.sockets.kernel.link import Link
 
     python_startup("import time\ntime.sleep(1.5)\n")
     assert START_FLOOR_S > 1.5 + 2  # room for the interpreter's own start
@@ -208,7 +208,7 @@ def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(no_leftovers, 
 
 
 def test_lost_messages_are_a_warning_not_hidden():
-    from zmqbench_magic.sockets.measure import _point_warnings
+    from zmqbench_magic.sockets.kernel.measure import _point_warnings
 
     point = {"transport": "ipc", "size": 1, "copy": True, "peer": "process"}
     rows = [
@@ -220,7 +220,7 @@ def test_lost_messages_are_a_warning_not_hidden():
 
 
 def test_a_numbered_loss_says_its_gaps_and_where_it_began():
-    from zmqbench_magic.sockets.measure import _point_warnings
+    from zmqbench_magic.sockets.kernel.measure import _point_warnings
 
     point = {"transport": "tcp", "size": 100, "copy": True, "peer": "process"}
     point |= {"pattern": "pubsub", "peers": 2}

@@ -17,8 +17,8 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from zmqbench_magic import run_latency, run_throughput
-from zmqbench_magic.sockets import native
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.kernel.link import PeerError
+from zmqbench_magic.sockets.loops import native
 
 BOTH = ["python", "native"]
 

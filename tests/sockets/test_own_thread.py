@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from zmqbench_magic.sockets.own_thread import Halted, on_own_thread
+from zmqbench_magic.sockets.loops.own_thread import Halted, on_own_thread
 
 
 def _ours() -> list[threading.Thread]:

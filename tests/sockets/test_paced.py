@@ -24,9 +24,9 @@ from zmqbench_magic.params import LatencyParams
 from zmqbench_magic.params.sockets import HELD_FRACTION
 from zmqbench_magic.params.units import format_rate, parse_rate
 from zmqbench_magic.results.statistics.knee import load_knees
-from zmqbench_magic.sockets import paced
-from zmqbench_magic.sockets.link import Link, PeerError
-from zmqbench_magic.sockets.paced import paced_sample
+from zmqbench_magic.sockets.kernel.link import Link, PeerError
+from zmqbench_magic.sockets.loops import paced
+from zmqbench_magic.sockets.loops.paced import paced_sample
 from zmqbench_magic.sockets.payload import Payload
 
 BOTH = ["python", "native"]

@@ -16,13 +16,14 @@ from conftest import killed_mid_sample, member_processes
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params import PATTERN, PATTERNS, ThroughputParams
-from zmqbench_magic.sockets import member, member_loops, numbering
-from zmqbench_magic.sockets.crowd import Crowd
-from zmqbench_magic.sockets.link import Link
-from zmqbench_magic.sockets.numbering import STAMP, missing, stamp_of, union
-from zmqbench_magic.sockets.pattern_loops import pattern_sample
+from zmqbench_magic.sockets.far_ends import member
+from zmqbench_magic.sockets.far_ends.peer import PeerError
+from zmqbench_magic.sockets.kernel.crowd import Crowd
+from zmqbench_magic.sockets.kernel.link import Link
+from zmqbench_magic.sockets.loops import member_loops, numbering
+from zmqbench_magic.sockets.loops.numbering import STAMP, missing, stamp_of, union
+from zmqbench_magic.sockets.loops.pattern_loops import pattern_sample
 from zmqbench_magic.sockets.payload import Payload
-from zmqbench_magic.sockets.peer import PeerError
 
 QUICK = {"size": [100], "repeat": 2, "warmup": 0, "count": 3000}
 # PUSH/PULL and a proxy-free pipeline never drop a message over tcp.

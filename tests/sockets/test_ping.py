@@ -10,8 +10,8 @@ import threading
 import pytest
 import zmq
 
-from zmqbench_magic.sockets.async_loops import ping as ping_awaited
-from zmqbench_magic.sockets.loops import _ping, _ping_native
+from zmqbench_magic.sockets.loops.async_loops import ping as ping_awaited
+from zmqbench_magic.sockets.loops.pair import _ping, _ping_native
 
 COUNT = 5
 PAYLOAD = b" " * 100_000  # past pyzmq's copy threshold: copy=False sends it as it is

@@ -28,9 +28,9 @@ from IPython.core.error import UsageError
 from zmqbench_magic import run_throughput
 from zmqbench_magic.params import PATTERNS, ThroughputParams
 from zmqbench_magic.params.pressure import HELD_FRACTION, paced_count
-from zmqbench_magic.sockets.numbering import stamp_of
-from zmqbench_magic.sockets.pattern_loops import _ages
-from zmqbench_magic.sockets.peer import PeerError
+from zmqbench_magic.sockets.far_ends.peer import PeerError
+from zmqbench_magic.sockets.loops.numbering import stamp_of
+from zmqbench_magic.sockets.loops.pattern_loops import _ages
 
 # A consumer that works 2 ms on each message, fed 1,000 messages of 64 kB offered at
 # 10k a second, through queues of 10 messages a side.
@@ -445,7 +445,7 @@ def test_a_mandatory_router_names_a_receiver_that_has_gone():
     gone), is an error naming that receiver, not a silent drop."""
     import zmq
 
-    from zmqbench_magic.sockets.hub import RoutedSocket
+    from zmqbench_magic.sockets.kernel.hub import RoutedSocket
 
     with zmq.Context() as ctx, ctx.socket(zmq.ROUTER, RoutedSocket) as router:
         router.linger = 0

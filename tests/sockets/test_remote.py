@@ -31,7 +31,7 @@ from IPython.utils.capture import capture_output
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.parallel.flood.samples import hub_queues
 from zmqbench_magic.params.far_end import SSH_COMMAND_ENV
-from zmqbench_magic.sockets.link import PeerError
+from zmqbench_magic.sockets.kernel.link import PeerError
 from zmqbench_magic.sockets.secret import Keys, read_secret, write_secret
 
 # A far end elsewhere: 2,000 messages a sample, one round (a link of 1 Gbit/s).

@@ -17,9 +17,9 @@ from IPython.utils.capture import capture_output
 
 from zmqbench_magic import load, run_latency, run_throughput
 from zmqbench_magic.charts import chart_to_svg, default_chart
-from zmqbench_magic.sockets.link import Link, PeerError
-from zmqbench_magic.sockets.peer import _sink
-from zmqbench_magic.sockets.rounds import FarEnd
+from zmqbench_magic.sockets.far_ends.peer import _sink
+from zmqbench_magic.sockets.kernel.link import Link, PeerError
+from zmqbench_magic.sockets.kernel.rounds import FarEnd
 
 
 def test_rounds_interleave_points_on_fresh_far_ends(no_leftovers):

@@ -16,11 +16,11 @@ from hosts import commands_in, host, namespaces, skip_without_hosts, sshd, stand
 
 from zmqbench_magic import run_latency, run_throughput
 from zmqbench_magic.params.far_end import SSH_COMMAND_ENV
-from zmqbench_magic.sockets.crowd import Crowd
-from zmqbench_magic.sockets.link import PeerError
-from zmqbench_magic.sockets.pattern_loops import pattern_sample
+from zmqbench_magic.sockets.kernel.crowd import Crowd
+from zmqbench_magic.sockets.kernel.link import PeerError
+from zmqbench_magic.sockets.kernel.remote import reach_all
+from zmqbench_magic.sockets.loops.pattern_loops import pattern_sample
 from zmqbench_magic.sockets.payload import Payload
-from zmqbench_magic.sockets.remote import reach_all
 
 QUICK = {"count": 2000, "repeat": 1, "warmup": 0}
 
@@ -110,7 +110,7 @@ def test_a_peer_that_dies_on_the_other_host_is_named(no_leftovers):
 
 def _peers_on(where) -> list[str]:
     """The pattern's peers running on a test host."""
-    return [c for c in commands_in(where) if "zmqbench_magic.sockets.member" in c]
+    return [c for c in commands_in(where) if "zmqbench_magic.sockets.far_ends.member" in c]
 
 
 def _far_ends_on(where) -> list[str]:

@@ -18,7 +18,7 @@ import time
 import pytest
 import zmq
 
-from zmqbench_magic.sockets.peer import _sink, _sink_native
+from zmqbench_magic.sockets.far_ends.peer import _sink, _sink_native
 
 RATE, COUNT, SIZE = 10.0, 5, 4096
 TRIES = 5

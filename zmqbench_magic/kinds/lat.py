@@ -14,7 +14,7 @@ __all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
 
 
 def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
-    from ..sockets.measure import run_latency
+    from ..sockets.kernel.measure import run_latency
 
     return run_latency(params, progress=progress, **kwargs)
 

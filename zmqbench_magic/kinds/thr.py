@@ -11,7 +11,7 @@ __all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
 
 
 def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
-    from ..sockets.measure import run_throughput
+    from ..sockets.kernel.measure import run_throughput
 
     return run_throughput(params, progress=progress, **kwargs)
 

@@ -3,7 +3,7 @@ their metrics, and the rules they obey: which settings a pattern of many far end
 refuses, and when its ends outnumber the machine's cores.
 
 The pipeline with one peer is the one-to-one PUSH/PULL run every earlier result is;
-the other patterns have a side of N far ends (:mod:`zmqbench_magic.sockets.crowd`).
+the other patterns have a side of N far ends (:mod:`zmqbench_magic.sockets.kernel.crowd`).
 One client is the one REQ/REP pair every earlier latency result is; N clients are N
 REQ far ends on this process's one ROUTER.
 """
@@ -19,7 +19,7 @@ from .columns import Column
 from .declare import Metric, Param
 from .far_end import remote_hosts
 
-# The stamp a numbered message carries first (sockets/numbering.py writes and reads it).
+# The stamp a numbered message carries first (sockets/loops/numbering.py writes and reads it).
 STAMP_BYTES = 8
 
 # A publisher's and a ROUTER's own rule for a full queue, said beside a sample that
@@ -43,7 +43,7 @@ class Pattern:
     between patterns from here, so no code names a pattern to branch on it.
 
     The kernel's one socket is the hub; the side of N is the far ends' (a socket each,
-    ``sockets/member.py`` by its role). The booleans say what the code does differently
+    ``sockets/far_ends/member.py`` by its role). The booleans say what the code does differently
     for the patterns that have them."""
 
     name: str  # what --pattern takes, and a result's ``pattern`` column: "pubsub"
@@ -308,7 +308,7 @@ def many_clients(point: Mapping[str, Any]) -> bool:
 
 
 def crowd_shape(point: Mapping[str, Any], as_pattern: bool = False) -> tuple[Pattern, int] | None:
-    """A point's many far ends as a :class:`..sockets.crowd.Crowd` takes them (its
+    """A point's many far ends as a :class:`..sockets.kernel.crowd.Crowd` takes them (its
     pattern, or latency's clients, and their N); None for the one far end of a pair.
     With ``as_pattern`` (numbered messages, an offered rate or working receivers of a
     throughput run) the one-to-one pipeline too is a pattern, of one receiver, so that

@@ -142,8 +142,8 @@ def plan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
 
 def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from ..results.storage.noise_floor import floor_of, point_key
-    from ..sockets.noise import run_noise
-    from ..sockets.rounds import describe
+    from ..sockets.kernel.noise import run_noise
+    from ..sockets.kernel.rounds import describe
 
     params_class = KINDS[args.noise_benchmark].params
     progress = None

@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 import zmq
 
-from ..params.far_end import host_of
-from . import member as member_module
+from ...params.far_end import host_of
+from ..far_ends import member as member_module
+from ..protocol import DoorOpen
+from ..secret import Door, as_client
 from .link import ask_door
 from .processes import far_end_env, start_module
-from .protocol import DoorOpen
-from .secret import Door, as_client
 
 # A command to a far end waits in steps this long, looking for the dead between them.
 COMMAND_STEP_MS = 100
@@ -102,7 +102,7 @@ def start_here(crowd: Crowd, role: str, name: str, url: str, bind: bool, proxy_u
         return member
     port = ctrl.bind_to_random_port("tcp://127.0.0.1")
     member.process = start_module(
-        "zmqbench_magic.sockets.member",
+        "zmqbench_magic.sockets.far_ends.member",
         (
             *("--role", role, "--ctrl", f"tcp://127.0.0.1:{port}", "--data", url),
             *(["--bind"] if bind else []),

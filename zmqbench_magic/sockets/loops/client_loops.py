@@ -21,15 +21,15 @@ from typing import Any
 import numpy as np
 import zmq
 
-from ..method.control import gc_off
-from ..method.load import CpuMeter
+from ...method.control import gc_off
+from ...method.load import CpuMeter
+from ..far_ends.peer import PeerError
+from ..kernel.crowd import Crowd, Member
+from ..kernel.link import LIVENESS_S
+from ..payload import Payload
+from ..protocol import GO, Ping
 from . import native
-from .crowd import Crowd, Member
-from .link import LIVENESS_S
-from .loops import latency_columns
-from .payload import Payload
-from .peer import PeerError
-from .protocol import GO, Ping
+from .pair import latency_columns
 
 # The most requests echoed between two looks at the clients (a look every LIVENESS_S
 # at most: the clock is read once a batch, never per request).

@@ -1,7 +1,7 @@
 """The driver's side of a benchmark: its sockets and the far end they reach.
 
 A :class:`Link` owns one ZeroMQ context, the bound data and control sockets, and
-one far end (:mod:`zmqbench_magic.sockets.peer`) in a child process or a thread, or a
+one far end (:mod:`zmqbench_magic.sockets.far_ends.peer`) in a child process or a thread, or a
 session of a standing far end on another host (:mod:`.standing`), which it asks for at
 that far end's door. Closing
 it — on success, error, timeout or ``KeyboardInterrupt``, and at interpreter exit
@@ -27,15 +27,15 @@ from typing import Any, NoReturn
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ..method.pinning import pin_this_thread
-from ..params.address import split_address
-from ..params.common import START_FLOOR_S
-from ..params.far_end import SECRET_FILE
-from . import peer as peer_module
-from .peer import PeerError
+from ...method.pinning import pin_this_thread
+from ...params.address import split_address
+from ...params.common import START_FLOOR_S
+from ...params.far_end import SECRET_FILE
+from ..far_ends import peer as peer_module
+from ..far_ends.peer import PeerError
+from ..protocol import QUIT, DoorAnswer, DoorOpen, ToPeer
+from ..secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 from .processes import far_end_env, start_module
-from .protocol import QUIT, DoorAnswer, DoorOpen, ToPeer
-from .secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 
 DATA_SOCKET = {"sink": zmq.PUSH, "echo": zmq.REQ, "route": zmq.DEALER}
 _LIVENESS_POLL_MS = 100
@@ -204,7 +204,7 @@ class Link:
             self._thread.start()
             return
         self._process = start_module(
-            "zmqbench_magic.sockets.peer",
+            "zmqbench_magic.sockets.far_ends.peer",
             (
                 *("--role", self.role, "--ctrl", ctrl_url, "--data", data_url),
                 *("--timeout", str(self.timeout), "--hwm", str(hwm)),

@@ -25,8 +25,8 @@ from typing import Any
 
 import zmq
 
-from ...params.sockets import LOOP
-from ...results.storage.cache import cache_dir
+from ....params.sockets import LOOP
+from ....results.storage.cache import cache_dir
 
 SOURCE = Path(__file__).with_name("loops.c")
 _INT64, _DOUBLE_P = ctypes.c_int64, ctypes.POINTER(ctypes.c_double)

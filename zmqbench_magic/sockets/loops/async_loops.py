@@ -33,7 +33,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from .link import LIVENESS_S, Link
+from ..kernel.link import LIVENESS_S, Link
 from .own_thread import Halted, OwnThread, on_own_thread
 
 # How often (in messages, a power of two) a hot loop looks whether it was halted.

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..method.control import Progress, StopFlag
-from ..params import LatencyParams, ThroughputParams, ZmqParams
-from ..results import ResultSet
-from ..results.storage import noise_floor as floor
+from ...method.control import Progress, StopFlag
+from ...params import LatencyParams, ThroughputParams, ZmqParams
+from ...results import ResultSet
+from ...results.storage import noise_floor as floor
 from .measure import run_latency, run_throughput
 
 RUNS = 5

@@ -1,7 +1,7 @@
 """The far end of a benchmark: a PULL sink, a REP echo (closed loop) or a ROUTER echo
 (open loop, many requests in flight) driven over a control socket.
 
-It runs either as a separate process (``python -m zmqbench_magic.sockets.peer``) so the
+It runs either as a separate process (``python -m zmqbench_magic.sockets.far_ends.peer``) so the
 kernel's GIL does not distort the figure, or as a thread of the kernel (needed for
 inproc). The same :func:`serve` loop does both.
 
@@ -32,8 +32,8 @@ from typing import Any
 
 import zmq
 
-from .protocol import Armed, Failed, Ready
-from .secret import Keys, as_client
+from ..protocol import Armed, Failed, Ready
+from ..secret import Keys, as_client
 
 ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
 
@@ -191,7 +191,7 @@ def _sink(
 def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
     """As :func:`_sink`, in C: every receive is stamped, so a lossy sample's last
     receive is exact."""
-    from . import native
+    from ..loops import native
 
     lib = native.library()
     first, last = ctypes.c_double(), ctypes.c_double()
@@ -211,7 +211,7 @@ def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[
 
 def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> dict[str, Any]:
     """Run the C echo ``loop`` (``zb_echo`` or ``zb_route``) for ``count`` requests."""
-    from . import native
+    from ..loops import native
 
     lib = native.library()
     echoed = native.check(lib, getattr(lib, loop)(data.underlying, count, int(not copy)))

@@ -20,18 +20,18 @@ from typing import Any, Protocol
 import numpy as np
 import zmq
 
-from ..method.control import gc_off
-from ..method.load import CpuMeter
-from ..params.far_end import host_of
-from ..params.patterns import SEQUENCE_METRICS
-from ..params.pressure import AGE_METRICS, JOIN_METRICS
-from ..results.statistics.histogram import LogHistogram
+from ...method.control import gc_off
+from ...method.load import CpuMeter
+from ...params.far_end import host_of
+from ...params.patterns import SEQUENCE_METRICS
+from ...params.pressure import AGE_METRICS, JOIN_METRICS
+from ...results.statistics.histogram import LogHistogram
+from ..kernel.link import LIVENESS_S, Link, PeerError
+from ..payload import Payload
+from ..protocol import PeerCommand, PeerLoop, PeerOrder
 from . import async_loops, native
-from .link import LIVENESS_S, Link, PeerError
 from .numbering import send_numbered
 from .own_thread import OwnThread, on_own_thread
-from .payload import Payload
-from .protocol import PeerCommand, PeerLoop, PeerOrder
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 

@@ -18,11 +18,11 @@ import statistics
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..method.assembly import RunAssembly
-from ..method.control import Progress, StopFlag
-from ..method.pinning import pinned
-from ..method.schedule import Interrupted, Schedule
-from ..params import (
+from ...method.assembly import RunAssembly
+from ...method.control import Progress, StopFlag
+from ...method.pinning import pinned
+from ...method.schedule import Interrupted, Schedule
+from ...params import (
     LATENCY,
     LOOP,
     RATE,
@@ -33,16 +33,16 @@ from ..params import (
     ZmqParams,
     check_memory,
 )
-from ..params.cpus import cpu_plan
-from ..params.interpreter import interpreter_words
-from ..params.patterns import check_sequenced_message, pattern_of
-from ..results import ResultSet
-from ..results.host.environment import environment
-from ..results.storage import noise_floor
+from ...params.cpus import cpu_plan
+from ...params.interpreter import interpreter_words
+from ...params.patterns import check_sequenced_message, pattern_of
+from ...results import ResultSet
+from ...results.host.environment import environment
+from ...results.storage import noise_floor
+from ..loops.pair import SAMPLE_OF_ROLE
+from ..malloc import STEADY_MALLOC
+from ..payload import Payload
 from .driver import ProcessDrivers
-from .loops import SAMPLE_OF_ROLE
-from .malloc import STEADY_MALLOC
-from .payload import Payload
 from .remote import reach_all
 from .rounds import LINK_KEY, RunState, describe, far_role
 
@@ -119,7 +119,7 @@ def _points(params: BenchParams, payload: Payload | None) -> list[dict[str, Any]
 def _check_native(payload: Payload | None) -> None:
     """Before anything starts: the native loop is built (or a ValueError says what to
     install) and can send the payload."""
-    from . import native
+    from ..loops import native
 
     native.library()
     if payload is not None and len(payload.frames) > 1:

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import zmq
 
-from ..params import HELD_FRACTION
+from ...params import HELD_FRACTION
+from ..kernel.link import LIVENESS_S, Link
+from ..payload import Payload
 from . import native
-from .link import LIVENESS_S, Link
-from .loops import latency_columns, timed_sample
-from .payload import Payload
+from .pair import latency_columns, timed_sample
 
 # Waits at least this long sleep in a poll (woken by a reply); shorter ones spin,
 # since a poll's millisecond timeout cannot keep a finer schedule.

@@ -25,7 +25,7 @@ from typing import Any
 
 import zmq
 
-from ..params.patterns import STAMP_BYTES
+from ...params.patterns import STAMP_BYTES
 
 # Where a stamp's two halves meet.
 SENDER_SHIFT = 48

@@ -32,15 +32,15 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ..method.piped import read_until
-from ..params.address import is_loopback_url
-from ..params.far_end import CURVE, SECRET_FILE
+from ...method.piped import read_until
+from ...params.address import is_loopback_url
+from ...params.far_end import CURVE, SECRET_FILE
+from ..kernel.link import stop_process
+from ..kernel.processes import far_end_env, start_module
+from ..malloc import steady_malloc
+from ..protocol import DoorAnswer, Failed
+from ..secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 from . import member, peer
-from .link import stop_process
-from .malloc import steady_malloc
-from .processes import far_end_env, start_module
-from .protocol import DoorAnswer, Failed
-from .secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 
 _DOOR_POLL_MS = 200
 
@@ -190,7 +190,7 @@ def _open_member(
         _refuse(door, refusal)
         return []
     process = start_module(
-        "zmqbench_magic.sockets.member",
+        "zmqbench_magic.sockets.far_ends.member",
         (
             *("--role", role, "--listen", interface, "--timeout", str(request["timeout"])),
             *("--hwm", str(request["hwm"]), "--parent", str(os.getpid())),

@@ -13,20 +13,20 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..method.calibrate import calibrate
-from ..method.resident import MemoryMeter, this_process
-from ..params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
-from ..params.patterns import crowd_shape, crowd_words, pattern_of
-from ..params.pressure import paced_count
-from ..params.units import format_size
-from .client_loops import clients_sample
+from ...method.calibrate import calibrate
+from ...method.resident import MemoryMeter, this_process
+from ...params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
+from ...params.patterns import crowd_shape, crowd_words, pattern_of
+from ...params.pressure import paced_count
+from ...params.units import format_size
+from ..loops.client_loops import clients_sample
+from ..loops.paced import paced_sample
+from ..loops.pair import idle_sample, latency_sample
+from ..loops.pattern_loops import joiner_sample, pattern_sample
+from ..payload import Payload
+from ..secret import Door, Keys
 from .crowd import Crowd
 from .link import Link, PeerError
-from .loops import idle_sample, latency_sample
-from .paced import paced_sample
-from .pattern_loops import joiner_sample, pattern_sample
-from .payload import Payload
-from .secret import Door, Keys
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
 SampleFn = Callable[..., tuple[dict[str, Any], float]]

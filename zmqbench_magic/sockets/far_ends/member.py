@@ -33,11 +33,11 @@ from typing import Any
 
 import zmq
 
-from .hub import greet
-from .member_loops import join, ping, receive, send
+from ..kernel.hub import greet
+from ..loops.member_loops import join, ping, receive, send
+from ..protocol import Armed, Failed, MemberReady
+from ..secret import Keys, admit_only, as_server
 from .peer import follow_parent, loop_clock
-from .protocol import Armed, Failed, MemberReady
-from .secret import Keys, admit_only, as_server
 
 # Each member's data socket, and whether it binds (it then says where).
 SOCKETS = {
@@ -164,7 +164,7 @@ def _serve(
         if role == "client":
             # Its loops (and numpy) load before it says ready, not after its first go:
             # the import would hold up that sample's start, and calibration count it.
-            from . import loops  # noqa: F401
+            from ..loops import pair  # noqa: F401
         if role == "proxy":
             _proxy(ctx, ctrl, data, proxy_url, timeout, hwm, nodrop)
         else:
@@ -275,7 +275,7 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
             continue  # the word that came after this receiver had its whole share
         if order.get("loop") == "native":
             # Built or loaded before it says armed: never inside a timed sample.
-            from . import native
+            from ..loops import native
 
             native.library()
         _send(ctrl, Armed(armed=True))

@@ -30,15 +30,15 @@ from typing import Any
 
 import zmq
 
-from ..params.address import split_address
-from ..params.common import START_FLOOR_S
-from ..params.patterns import PATTERNS, Pattern
-from . import member as member_module
+from ...params.address import split_address
+from ...params.common import START_FLOOR_S
+from ...params.patterns import PATTERNS, Pattern
+from ..far_ends import member as member_module
+from ..far_ends.peer import PeerError
+from ..protocol import QUIT, MemberOrder
+from ..secret import Door
 from .hub import RoutedSocket, await_joined
 from .link import how_it_ended, stderr_tail, stop_process
-from .peer import PeerError
-from .protocol import QUIT, MemberOrder
-from .secret import Door
 from .starting import Member, start_elsewhere, start_here
 
 _STOP_GRACE_S = 2.0

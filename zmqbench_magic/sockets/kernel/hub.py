@@ -17,7 +17,7 @@ from typing import Any
 
 import zmq
 
-from .peer import PeerError
+from ..far_ends.peer import PeerError
 
 _POLL_MS = 100
 

@@ -27,16 +27,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..method.spawn import child_env, foreign_env, interrupt_after
-from ..params import ZmqParams
-from ..params.cpus import cpu_plan
-from ..params.interpreter import KERNEL, executable, split
-from ..results.statistics.histogram import LogHistogram
-from .payload import Payload
-from .peer import PeerError
+from ...method.spawn import child_env, foreign_env, interrupt_after
+from ...params import ZmqParams
+from ...params.cpus import cpu_plan
+from ...params.interpreter import KERNEL, executable, split
+from ...results.statistics.histogram import LogHistogram
+from ..far_ends.peer import PeerError
+from ..far_ends.worker import RAISED_AS_THEMSELVES
+from ..payload import Payload
 from .processes import start_module
 from .rounds import point_key
-from .worker import RAISED_AS_THEMSELVES
 
 _STOP_GRACE_S = 2.0
 _LOOK_S = 0.25
@@ -65,7 +65,7 @@ class ProcessDrivers:
         """Before anything is measured: every arm's interpreter can run a driver
         (``ValueError`` saying what it lacks otherwise)."""
         for arm, spec in self.params.interpreters().items():
-            imports = "import numpy, zmq, zmqbench_magic.sockets.worker"
+            imports = "import numpy, zmq, zmqbench_magic.sockets.far_ends.worker"
             command = [executable(spec), "-c", imports]
             try:
                 done = subprocess.run(
@@ -147,7 +147,7 @@ class _Worker:
         # A session of its own: a terminal's Ctrl-C reaches the kernel alone, which
         # then ends this process and its far end together (its process group).
         self.process = start_module(
-            "zmqbench_magic.sockets.worker",
+            "zmqbench_magic.sockets.far_ends.worker",
             ("--parent", str(os.getpid())),
             env=_env(spec),
             python=self.executable,

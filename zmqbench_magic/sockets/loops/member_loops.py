@@ -16,6 +16,7 @@ from typing import Any
 
 import zmq
 
+from ..far_ends.peer import drain
 from .numbering import (
     Reads,
     Tally,
@@ -25,7 +26,6 @@ from .numbering import (
     receive_read_times_python,
     send_numbered_range,
 )
-from .peer import drain
 from .pressure_loops import (
     ReceiveLoop,
     Schedule,
@@ -274,7 +274,7 @@ def ping(
     and the round trips' seconds as one float64 frame."""
     import numpy as np
 
-    from .loops import _ping, _ping_native
+    from .pair import _ping, _ping_native
 
     count, copy = order["count"], order["copy"]
     data.copy_threshold = order["copy_threshold"]

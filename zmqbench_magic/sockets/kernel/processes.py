@@ -15,9 +15,9 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ..method.pinning import pin_process
-from ..method.spawn import child_env, interrupt_after, module_command
-from .malloc import STEADY_MALLOC
+from ...method.pinning import pin_process
+from ...method.spawn import child_env, interrupt_after, module_command
+from ..malloc import STEADY_MALLOC
 
 # Where a started process's stream goes: a pipe, /dev/null, a file of the caller's,
 # or the caller's own (None).

@@ -19,10 +19,10 @@ import shlex
 import subprocess
 from collections.abc import Iterator
 
-from ..method.piped import STOP_GRACE_S, Tail, read_until, stop
-from ..params.far_end import REMOTE_PYTHON, remote_hosts, ssh_to
-from .peer import PeerError
-from .secret import Door, Keys, read_secret
+from ...method.piped import STOP_GRACE_S, Tail, read_until, stop
+from ...params.far_end import REMOTE_PYTHON, remote_hosts, ssh_to
+from ..far_ends.peer import PeerError
+from ..secret import Door, Keys, read_secret
 
 
 @contextlib.contextmanager

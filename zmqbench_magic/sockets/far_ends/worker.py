@@ -1,6 +1,6 @@
 """A fresh driver process (``--driver process``): both ends of one round of a group
 of points, run by whichever interpreter the kernel started it with
-(``python -m zmqbench_magic.sockets.worker --parent PID``).
+(``python -m zmqbench_magic.sockets.far_ends.worker --parent PID``).
 
 It needs only pyzmq and numpy (an environment built for another pyzmq may have
 nothing else). It talks JSON lines: the kernel writes the job on stdin, then one
@@ -23,13 +23,13 @@ import threading
 import time
 from typing import Any, TextIO
 
-from ..params import KINDS, ZmqParams
-from ..params.interpreter import this_interpreter
-from .link import PeerError
-from .loops import SAMPLE_OF_ROLE
-from .payload import Payload
+from ...params import KINDS, ZmqParams
+from ...params.interpreter import this_interpreter
+from ..kernel.link import PeerError
+from ..kernel.rounds import RunState
+from ..loops.pair import SAMPLE_OF_ROLE
+from ..payload import Payload
 from .peer import exit_with_parent
-from .rounds import RunState
 
 ALIVE_EVERY_S = 1.0
 _EXIT_GRACE_S = 5.0

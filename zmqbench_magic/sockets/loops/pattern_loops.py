@@ -25,16 +25,17 @@ from array import array
 from functools import partial
 from typing import Any
 
-from ..method.control import gc_off
-from ..method.load import CpuMeter
-from ..params.pressure import JOIN_AFTER
-from .crowd import Crowd, Member
-from .loops import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
+from ...method.control import gc_off
+from ...method.load import CpuMeter
+from ...params.pressure import JOIN_AFTER
+from ..far_ends.peer import PeerError
+from ..kernel.crowd import Crowd, Member
+from ..payload import Payload
+from ..protocol import GO, SENT, Join, Numbered, Receive, Send
 from .member_loops import receive
 from .numbering import NUMBER_MASK, missing, union
 from .own_thread import OwnThread, on_own_thread
-from .payload import Payload
-from .peer import PeerError
+from .pair import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
 from .pressure_loops import (
     Schedule,
     numbered_sender_for,
@@ -42,7 +43,6 @@ from .pressure_loops import (
     paced_sends_native,
     sender_for,
 )
-from .protocol import GO, SENT, Join, Numbered, Receive, Send
 from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
