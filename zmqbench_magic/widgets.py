@@ -14,15 +14,14 @@ Example
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import altair as alt
 
 from .charts import default_chart
+from .panels.by_kind import PANELS
 from .panels.panel import BenchmarkPanel
-from .params import KINDS, FloodParams, LatencyParams, ThroughputParams
-from .params.kinds import Derived
+from .params import FloodParams, LatencyParams, ThroughputParams
 from .params.taskflood import FLOOD_TESTS
 from .params.units import plural
 from .results import ResultSet
@@ -137,13 +136,6 @@ class TaskFloodPanel(BenchmarkPanel):
             said = own_cluster.resize(wanted, self.controls["timeout"].value, self._show_phase)
             self.progress_label.value = ""
             self._say(said)
-
-
-# Each kind's panel, by the kind's name, as its module gives it (read when used: a
-# kind's module imports its panel from here).
-PANELS: Mapping[str, type[BenchmarkPanel]] = Derived(
-    lambda: {name: kind.module.panel() for name, kind in KINDS.items() if kind.module.panel}
-)
 
 
 __all__ = ["PANELS", "BenchmarkPanel", "LatencyPanel", "TaskFloodPanel", "ThroughputPanel"]

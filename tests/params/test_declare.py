@@ -127,7 +127,7 @@ def test_a_size_with_few_messages_a_sample_is_cautioned_before_the_run():
 
 def test_a_slow_point_is_spelled_without_contradicting_itself():
     """1 GB at 0.49 msgs/s is 4.2 Gbit/s: the line says 0.49, never '0 msgs/s'."""
-    from zmqbench_magic.results.words.text import summary_line
+    from zmqbench_magic.results.words.summary_lines import summary_line
 
     nan = float("nan")
     point = {

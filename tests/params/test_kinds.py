@@ -241,3 +241,41 @@ def test_no_module_outside_the_records_branches_on_a_pattern_by_name():
         if lines:
             found[relative] = lines
     assert found == {}
+
+
+# --- no call up into a kind's module and back ----------------------------------------
+
+_KIND_FUNCTIONS = {"run", "where", "figures", "chart", "panel", "advice", "stop", "cell"}
+
+
+def _asks_a_kind(tree: ast.AST) -> bool:
+    """Whether a module calls a kind's module: ``KINDS[name].module.where`` and alike."""
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr in _KIND_FUNCTIONS
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "module"
+        for node in ast.walk(tree)
+    )
+
+
+def _imported_by_the_kinds() -> set[str]:
+    """Every module of the package a kind's module imports (inside its functions too),
+    as a path in the package: ``results/words/text.py``."""
+    found = set()
+    for path in (PACKAGE / "kinds").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+                found.add(node.module.replace(".", "/") + ".py")
+    return found
+
+
+def test_no_module_a_kind_calls_into_calls_a_kind():
+    """A kind's module answers from the modules below it; the one that asked it (the
+    summary's lines, the default chart, the adapters) is never one of them, so a call
+    goes up into a kind and down, never back into the module it came from."""
+    planted = "def f(kind):\n    return KINDS[kind].module.where\n"
+    assert _asks_a_kind(ast.parse(planted)) and not _asks_a_kind(ast.parse("a.module"))
+    asking = {relative for relative, tree in _modules_outside(set()).items() if _asks_a_kind(tree)}
+    assert {"results/words/summary_lines.py", "charts/default.py"} <= asking
+    assert asking & _imported_by_the_kinds() == set()

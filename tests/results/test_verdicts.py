@@ -35,7 +35,7 @@ from zmqbench_magic.results.synthetic import (
     paired_sweep,
     unpaired_run,
 )
-from zmqbench_magic.results.words.text import summary_line
+from zmqbench_magic.results.words.summary_lines import summary_line
 
 
 def _paired_verdicts(df: pd.DataFrame) -> pd.Series:

@@ -9,12 +9,12 @@ come from the declarations), never a measurement core or a front end.
 from __future__ import annotations
 
 from .comparison import comparison_chart
+from .default import default_chart
 from .distribution import latency_cdf_chart
 from .figures import (
     bandwidth_chart,
     clients_chart,
     cpu_chart,
-    default_chart,
     latency_chart,
     pattern_chart,
     speedup_chart,

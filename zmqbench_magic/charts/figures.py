@@ -279,13 +279,6 @@ def _round_trip_kind(frame: pd.DataFrame) -> str:
     )
 
 
-def default_chart(
-    benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
-) -> alt.TopLevelMixin:
-    """What a magic shows for a result of ``benchmark``: its kind's default chart."""
-    return KINDS[benchmark].module.chart(df, distributions)
-
-
 def pattern_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     """Patterns side by side: the aggregate delivered rate and the slowest peer's own
     rate against the number of peers (against the size where one N was run), one

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .host.environment import run_identity
     from .resultset import FORMAT, FORMAT_VERSION, ResultSet, load, load_runs
     from .statistics.spread import spread_warnings
-    from .words.text import summary_line
+    from .words.summary_lines import summary_line
 
 # Loaded on first use (PEP 562): a driver process (``--driver process``) imports the
 # latency histogram from here and needs only numpy and pyzmq, not pandas. (What a run's
@@ -43,7 +43,7 @@ _LAZY = {
     "load_runs": "resultset",
     "run_identity": "host.environment",
     "spread_warnings": "statistics.spread",
-    "summary_line": "words.text",
+    "summary_line": "words.summary_lines",
 }
 
 __all__ = [

@@ -35,7 +35,8 @@ from .statistics.compare import arms_versus, compare
 from .statistics.histogram import LogHistogram
 from .statistics.history import history
 from .statistics.summary import summarize
-from .words.text import fit, summary_lines, verdict_lines
+from .words.summary_lines import summary_lines
+from .words.text import fit, verdict_lines
 
 FORMAT = "zmqbench-result"
 FORMAT_VERSION = 4

@@ -226,32 +226,6 @@ def latency_figures(point: Mapping[str, Any]) -> str:
     )
 
 
-def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
-    """One %timeit-style line per point of a summary, their names aligned in columns
-    as wide as this summary needs (prefixed by its run when a result joins several),
-    named by its kind's module."""
-    kind = KINDS[benchmark]
-    where, figures = kind.module.where, kind.module.figures
-    names = [[f"[{p['run']}]" if "run" in p else "", *where(p)] for p in points]
-    widths = [max(len(words[i]) for words in names) for i in range(len(names[0]))] if names else []
-    # Counts read right-aligned (tasks, sizes), words left-aligned.
-    right = {1 + i for i in kind.counts_at}
-    lines = []
-    for point, words in zip(points, names, strict=True):
-        cells = [
-            w.rjust(widths[i]) if i in right else w.ljust(widths[i])
-            for i, w in enumerate(words)
-            if widths[i]
-        ]
-        lines.append(f"{' '.join(cells)}: {figures(point)}")
-    return lines
-
-
-def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
-    """One %timeit-style line for one point of a summary."""
-    return summary_lines(benchmark, [point])[0]
-
-
 def _achieved(point: Mapping[str, Any]) -> str:
     """``, achieved 9,998 msgs/s``, and says so when the offered rate was not held."""
     held = "" if point.get("held", True) else " (rate NOT held)"
