@@ -52,7 +52,7 @@ generates; on Linux it only leaves ``ZMQ_HAVE_WINDOWS`` undefined):
     git clone --depth 1 --branch v4.3.5 https://github.com/zeromq/libzmq /tmp/libzmq
     cd /tmp/libzmq && sed -i 's|"../include/zmq.h"|<zmq.h>|; /"platform.hpp"/d' \\
         perf/proxy_thr.cpp
-    LIBZMQ=$(python -c "from zmqbench_magic.sockets.loops import native; print(native.libzmq_path())")
+    LIBZMQ=$(python -c "import zmqbench_magic.sockets.loops.native as n; print(n.libzmq_path())")
     mkdir -p /tmp/ref && g++ -O2 -I include -o /tmp/ref/proxy_thr perf/proxy_thr.cpp \\
         $LIBZMQ -Wl,-rpath,$(dirname $LIBZMQ)
     /tmp/ref/proxy_thr 100 1000000   # usage: proxy_thr <message-size> <message-count>
