@@ -53,7 +53,7 @@ class Crowd:
 
     Parameters
     ----------
-    pattern : a :class:`..params.patterns.Pattern` record, or its name (``"pubsub"``;
+    pattern : a :class:`...params.patterns.Pattern` record, or its name (``"pubsub"``;
         ``"clients"``: latency's N clients).
     peers : how many subscribers, receivers, senders, pairs or clients.
     transport, peer, address, timeout, hwm : as for :class:`.link.Link`.

@@ -6,7 +6,7 @@ schedule`), each round on fresh far ends, each far end warmed up on every point 
 serves before that point's kept sample. A large spread, a lost message or a busy
 machine is reported as a warning, never hidden; every point gets an interval, at the
 level its samples reach.
-The hot loops (:mod:`.loops`) are the plain pyzmq loops of pyzmq's ``perf/perf.py``.
+The hot loops (:mod:`..loops.pair`) are the plain pyzmq loops of pyzmq's ``perf/perf.py``.
 With ``driver="process"`` (or ``python=[...]``, environments side by side) each round's
 far ends and their driving loops run in fresh processes (:mod:`.driver`).
 """

@@ -1,4 +1,4 @@
-"""Measuring this host's noise floor (:mod:`..results.storage.noise_floor`): one sweep as several
+"""Measuring this host's noise floor (:mod:`...results.storage.noise_floor`): one sweep as several
 independent runs, each with fresh driver processes."""
 
 from __future__ import annotations

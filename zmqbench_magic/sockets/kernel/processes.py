@@ -1,9 +1,10 @@
 """The one way the sockets layer starts a process of its own: a pair's far end
-(:mod:`.peer`), a pattern's member (:mod:`.member`, here or on a standing far end's
-host) and a driver process (:mod:`.worker`) all start through :func:`start_module`.
+(:mod:`..far_ends.peer`), a pattern's member (:mod:`..far_ends.member`, here or on a
+standing far end's host) and a driver process (:mod:`..far_ends.worker`) all start
+through :func:`start_module`.
 
 Each is ``python -m MODULE ARGS`` with this package importable; a far end's also with
-its steady malloc thresholds (:data:`.malloc.STEADY_MALLOC`), so it costs what a
+its steady malloc thresholds (:data:`..malloc.STEADY_MALLOC`), so it costs what a
 warmed, long-running process costs. A Ctrl-C that lands while it starts is held until
 the process is the caller's to stop, and it is pinned at once where ``--cpu`` asks:
 it measures nothing before it says it is ready.

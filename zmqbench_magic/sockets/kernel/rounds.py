@@ -196,7 +196,7 @@ class FarEnd:
 def _calibrated(one: Any, min_time: float, point: Mapping[str, Any]) -> int:
     """A count whose sample lasts ``min_time``: measured; for pauses before each round
     trip, as many pauses as fill it (calibrating would sit through ten or more); at an
-    offered rate, what the pace sends in it (:func:`..params.pressure.paced_count`)."""
+    offered rate, what the pace sends in it (:func:`...params.pressure.paced_count`)."""
     if point.get("idle"):
         return max(1, math.ceil(min_time / point["idle"]))
     if point.get("rate"):

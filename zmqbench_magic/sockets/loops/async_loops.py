@@ -106,7 +106,7 @@ def send_all(
 
 def ping(link: Link, message: Any, frames: int, copy: bool, count: int) -> OwnThread:
     """``count`` awaited round trips; their stamps (``[0]``: the start). Each request
-    after the first is the reply just received, as in :func:`.loops._ping`."""
+    after the first is the reply just received, as in :func:`.pair._ping`."""
 
     async def main(socket: zmq.asyncio.Socket, halted: threading.Event) -> list[float]:
         send = socket.send if frames == 1 else socket.send_multipart

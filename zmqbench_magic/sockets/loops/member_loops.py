@@ -250,7 +250,7 @@ def _send_native(data: zmq.Socket, message: bytes, copy: bool, count: int) -> No
 
 
 class _Client:
-    """A client's side as the round-trip loops (:func:`.loops._ping`) ask for it: its
+    """A client's side as the round-trip loops (:func:`.pair._ping`) ask for it: its
     REQ socket, and what a late reply means."""
 
     def __init__(self, ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:

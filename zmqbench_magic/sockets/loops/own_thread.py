@@ -12,7 +12,7 @@ What a user reads is then ZeroMQ's rate, not the state of the kernel's heap.
 The calling thread only waits (an event's wait, without the GIL). Ctrl-C lands there:
 it halts the loop's thread, by default with an exception raised in it at its next
 Python step (a native send loop returns to Python every few tens of milliseconds,
-:mod:`.loops`; a native round-trip loop only at its sample's end), sent again until
+:mod:`.pair`; a native round-trip loop only at its sample's end), sent again until
 the thread has left its loop (one that lands in a finalizer is dropped), and waits
 for it, :data:`JOIN_GRACE_S` at most, before going on with the interrupt, since the
 loop's sockets are closed after. It never waits with ``Thread.join``: a join that

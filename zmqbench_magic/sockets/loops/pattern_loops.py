@@ -238,7 +238,7 @@ def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
 def _hub_send(
     crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str, burst: int, sequence: bool
 ) -> dict[str, Any]:
-    """The hub's sends, timed as the pipeline's are (:func:`.loops.throughput_sample`)."""
+    """The hub's sends, timed as the pipeline's are (:func:`.pair.throughput_sample`)."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
     if sequence:

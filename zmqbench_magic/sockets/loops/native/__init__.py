@@ -1,4 +1,4 @@
-"""The native loop (``--loop native``): the hot loops of :mod:`..loops` in C
+"""The native loop (``--loop native``): the hot loops of :mod:`..pair` in C
 (``loops.c``), built once with the machine's C compiler against the very libzmq that
 pyzmq loaded, and called through ctypes, which releases the GIL for the call.
 
