@@ -149,10 +149,10 @@ def pattern_of(name: object) -> Pattern:
     return PATTERNS[name] if isinstance(name, str) and name in PATTERNS else PIPELINE
 
 
-def _either(items: Any) -> str:
-    """``a, b or c``."""
+def _series(items: Any, joined_by: str = "or") -> str:
+    """``a, b or c`` (``joined_by="and"``: ``a, b and c``)."""
     *most, last = items
-    return f"{', '.join(most)} or {last}" if most else last
+    return f"{', '.join(most)} {joined_by} {last}" if most else last
 
 
 def patterns_where(has: str) -> tuple[str, ...]:
@@ -164,12 +164,12 @@ def patterns_where(has: str) -> tuple[str, ...]:
 # fmt: off
 PATTERN = Param(
     "pattern", PIPELINE.name,
-    "the sockets' topology: " + _either(f"{p.name} ({p.help})" for p in _OFFERED),
+    "the sockets' topology: " + _series(f"{p.name} ({p.help})" for p in _OFFERED),
     "pattern", "choice", choices=tuple(p.name for p in _OFFERED), sweep=True,
 )
 PEERS = Param(
     "peers", 1,
-    "the pattern's N: " + _either(
+    "the pattern's N: " + _series(
         f"{counted} ({', '.join(p.name for p in _SWEPT_PEERS if p.peers_are == counted)})"
         for counted in dict.fromkeys(p.peers_are for p in _SWEPT_PEERS)
     ) + ", each a far end of its own",
@@ -359,9 +359,9 @@ def check_pattern(params: Any) -> None:
         ("asyncio" in params.loop, "--loop asyncio drives one socket: use python or native"),
         (
             bool(params.remote) and not all(p.spreads for p in chosen),
-            f"--remote spreads the peers of {_listed(patterns_where('spreads'))} over hosts; "
-            f"{_listed(p.name for p in _OFFERED if not p.spreads)} run on this machine: "
-            "leave out --remote",
+            f"--remote spreads the peers of {_series(patterns_where('spreads'), 'and')} over "
+            f"hosts; {_series((p.name for p in _OFFERED if not p.spreads), 'and')} run on this "
+            "machine: leave out --remote",
         ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
         (params.driver == "process", "--driver process drives one far end: leave it out"),
@@ -422,12 +422,6 @@ def crowded_clients(clients: tuple[int, ...]) -> list[str]:
         f"{CLIENTS.words(most)} and their server keep {most + 1} ends busy on {cores} "
         "cores: their round trips include waiting for a core"
     ]
-
-
-def _listed(names: Any) -> str:
-    """``a, b and c``."""
-    *most, last = names
-    return f"{', '.join(most)} and {last}" if most else last
 
 
 def crowded_cores(
