@@ -206,7 +206,7 @@ def test_the_wheel_carries_the_native_loop_and_the_magics(tmp_path):
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("zmqbench_magic-*.whl")
-    assert "zmqbench_magic/sockets/native/loops.c" in zipfile.ZipFile(wheel).namelist()
+    assert "zmqbench_magic/sockets/loops/native/loops.c" in zipfile.ZipFile(wheel).namelist()
     target = tmp_path / "installed"
     installed = subprocess.run(
         [

@@ -26,6 +26,9 @@ _BROKEN = (
     "in each spawned worker unless its work is under `if __name__ == '__main__':`"
 )
 
+# A broken pool terminates and joins its workers at once; this bounds the wait for it.
+_REAPED_WITHIN_S = 10.0
+
 
 class PoolSession(FuturesSession):
     backend = PROCESS_POOL.name
@@ -58,7 +61,7 @@ class PoolSession(FuturesSession):
         except concurrent.futures.process.BrokenProcessPool as exc:
             # A worker killed while the flood is still being sent breaks the pool here,
             # not in _gather: on a busy machine the sending is the longer part.
-            self._look()
+            self._look_when_reaped()
             raise WorkerLost(_BROKEN.format(exc)) from exc
 
     def _wait(self, futures: Sequence[Any], timeout: float) -> int:
@@ -69,8 +72,18 @@ class PoolSession(FuturesSession):
         try:
             return [future.result() for future in futures]
         except concurrent.futures.process.BrokenProcessPool as exc:
-            self._look()  # names the worker, when its exit is known
+            self._look_when_reaped()  # names the worker, when its exit is known
             raise WorkerLost(_BROKEN.format(exc)) from exc
+
+    def _look_when_reaped(self) -> None:
+        """Name the worker that ended, once the pool has reaped its workers."""
+        # A pool marks itself broken before its manager thread has waited for the dead
+        # worker; until that thread ends, this one races it to wait for the same child,
+        # and the loser reads the exit status as not yet known.
+        manager = getattr(self.executor, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(_REAPED_WITHIN_S)
+        self._look()
 
     def _exit_status(self, pid: int) -> str | None:
         for process in getattr(self.executor, "_processes", {}).values():
