@@ -32,10 +32,12 @@ fi
 NUMPY=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
 .venv/bin/python -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
     --no-deps -d .wheelhouse pyzmq==26.4.0 "numpy==$NUMPY"
-# In two processes, one a core (pytest-xdist): tests/conftest.py deals the work out a
-# file (or a group that must stay together) at a time, the longest first. Three
-# processes on two cores starved what must keep pace (Ray's start-up, a notebook's
-# link-bound figures).
+# In several processes (pytest-xdist): tests/conftest.py deals the work out a file (or
+# a group that must stay together) at a time, the longest first. The tests run in three
+# on two cores: about a third of their time is spent waiting (on far ends, clusters and a
+# browser starting, on timeouts they provoke), which a third process fills (9:21 and 9:28
+# for the whole command against 11:47 in two, here). The notebooks run in two, one a
+# core: their figures are measured, and a third process would be a load of its own.
 if [ "$SUITE" = examples ]; then
     # The upgrade notebook builds its environment from those wheels (pip reads these).
     # The tests' conftest is the notebooks' too (-p): this run's own temp folder and
@@ -54,4 +56,4 @@ LINTED="zmqbench_magic tests bench docs/conf.py docs/_ext"
 # Types: the package, with the settings in pyproject.toml.
 .venv/bin/mypy
 PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.wheelhouse" .venv/bin/python -m pytest tests \
-    --durations=25 -n 2 "$@"
+    --durations=25 -n 3 "$@"

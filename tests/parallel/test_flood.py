@@ -251,7 +251,7 @@ def test_direct_view_deals_tasks_to_every_engine():
 def test_two_views_of_one_cluster_are_decided_round_by_round():
     """Both views run on the block's one cluster, in the same rounds: a comparison to
     decide (the engine counts, each a cluster size, are refused: see the params)."""
-    r = run_taskflood(tasks=16, engines=2, view=["lb", "direct"], until="decided", max_time=60)
+    r = run_taskflood(tasks=16, engines=2, view=["lb", "direct"], until="decided", max_time=20)
     (row,) = r.versus("view", "lb", "direct").to_dict("records")
     counts = r.df.groupby("view").size()
     assert counts["lb"] == counts["direct"] == row["n"] >= 2
