@@ -167,7 +167,11 @@ def _check_decided_tables(out: str) -> None:
     verdicts = "(faster|slower|same|inconclusive)"
     real = rf"zero-copy vs copy at 1 MB: {verdicts}; rounds \d+ \(median \d+; the fewest"
     assert re.search(real, out), out
-    assert "A/A at 1 kB (two copy thresholds): 0 of 1 called" in out
+    # Likewise the real A/A's: its two arms are one setting, so a call is a false
+    # positive, which the sequential test allows at its level (and drift on a busy
+    # machine adds to); how often it happens is the full run's figure, not one run's.
+    a_and_a = r"A/A at 1 kB \(two copy thresholds\): [01] of 1 called, [01] undecided"
+    assert re.search(a_and_a, out), out
 
 
 def test_history_bench_quick_prints_its_rates_and_a_real_history():

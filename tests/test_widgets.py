@@ -20,7 +20,7 @@ from IPython.core.error import UsageError
 import zmqbench_magic
 from zmqbench_magic.panels.panel import NOT_CONTROLS
 from zmqbench_magic.parallel.clusters import own as own_cluster
-from zmqbench_magic.params.taskflood import FLOOD_TESTS
+from zmqbench_magic.params.flood_tests import FLOOD_TESTS
 from zmqbench_magic.params.units import KiB, parse_messages
 from zmqbench_magic.sockets.kernel.measure import run_throughput
 from zmqbench_magic.widgets import PANELS, LatencyPanel, TaskFloodPanel, ThroughputPanel

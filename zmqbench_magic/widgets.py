@@ -22,7 +22,7 @@ from .charts import default_chart
 from .panels.by_kind import PANELS
 from .panels.panel import BenchmarkPanel
 from .params import FloodParams, LatencyParams, ThroughputParams
-from .params.taskflood import FLOOD_TESTS
+from .params.flood_tests import FLOOD_TESTS
 from .params.units import plural
 from .results import ResultSet
 

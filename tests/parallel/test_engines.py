@@ -26,7 +26,8 @@ from zmqbench_magic.parallel.clusters.reaper import TAG_VARIABLE
 from zmqbench_magic.parallel.engines.futures import FuturesSession
 from zmqbench_magic.parallel.flood import run_taskflood
 from zmqbench_magic.params.backends import DASK, PROCESS_POOL
-from zmqbench_magic.params.taskflood import FLOOD_TEST, STAGE_COLUMNS
+from zmqbench_magic.params.flood_tests import FLOOD_TEST
+from zmqbench_magic.params.taskflood import STAGE_COLUMNS, FloodPoint
 
 FUTURES = ["processpool", "dask", "ray"]
 
@@ -230,7 +231,7 @@ def test_dask_stages_are_the_samples_own_tasks_however_far_a_workers_clock_estim
             dask_worker.scheduler_delay = 60.0
 
         session.client.run(clock_estimate_60_s_out)
-        row = session.sample({"tasks": 16})
+        row = session.sample(FloodPoint.of({"tasks": 16}))
         assert row["run_s"] > 0 and row["run_s"] < row["roundtrip_s"]
     finally:
         session.close()
@@ -248,7 +249,7 @@ def test_a_pool_broken_before_its_flood_is_sent_names_the_worker_that_died():
         os.kill(session.pids[1], signal.SIGKILL)  # not reaped here: the pool reaps its own
         wait_until(lambda: session.executor._broken, 30, "the pool to find its worker gone")
         with pytest.raises(WorkerLost, match=r"worker 1 \(pid \d+\) exited: killed by signal 9"):
-            session.sample({"tasks": 100})
+            session.sample(FloodPoint.of({"tasks": 100}))
     finally:
         session.close()
 

@@ -9,7 +9,7 @@ import pytest
 
 from zmqbench_magic.parallel.clusters import own as own_cluster
 from zmqbench_magic.parallel.flood import run_taskflood
-from zmqbench_magic.params.taskflood import CELL_TEST, FLOOD_TESTS, FloodTest
+from zmqbench_magic.params.flood_tests import CELL_TEST, FLOOD_TESTS, FloodTest
 
 OWN_SETTINGS = {name for test in FLOOD_TESTS.values() for name in test.settings}
 OWN_METRICS = {name for test in FLOOD_TESTS.values() for name in test.metrics}

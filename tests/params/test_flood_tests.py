@@ -9,17 +9,15 @@ import dataclasses
 import pytest
 
 from zmqbench_magic.params import METRICS
-from zmqbench_magic.params.taskflood import (
+from zmqbench_magic.params.flood_tests import (
     CELL_TEST,
     ECHO_TEST,
     FLOOD_TEST,
     FLOOD_TESTS,
     MAP_TEST,
     PUSH_TEST,
-    TEST,
-    VIEW,
-    FloodParams,
 )
+from zmqbench_magic.params.taskflood import TEST, VIEW, FloodParams
 from zmqbench_magic.results import ResultSet
 
 SWEPT = {p.name for p in FloodParams.sweep_fields()}

@@ -13,7 +13,7 @@ import pytest
 import zmqbench_magic
 from zmqbench_magic import params
 from zmqbench_magic.params.backends import BACKENDS
-from zmqbench_magic.params.taskflood import FLOOD_TESTS
+from zmqbench_magic.params.flood_tests import FLOOD_TESTS
 
 PACKAGE = Path(zmqbench_magic.__file__).parent
 

@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
 from ..params.backends import Backend, backend_of
-from ..params.taskflood import FLOOD_TESTS, MEMORY_ROLES
+from ..params.flood_tests import FLOOD_TESTS
+from ..params.taskflood import MEMORY_ROLES
 from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
 from .series import median_lines, point_medians
 

@@ -19,7 +19,7 @@ from ..results.host.system import system_facts
 from ..results.statistics.compare import undecided_points
 from ..results.statistics.stats import precision_rule
 from .load import busy_warnings
-from .schedule import Point, Row, Schedule, order_seed
+from .schedule import P, Row, Schedule, order_seed
 
 
 @dataclass
@@ -40,8 +40,8 @@ class RunAssembly:
         self.system = system_facts()
 
     def schedule(
-        self, points: Sequence[Point], group_of: Callable[[Point], Any], arm: str | None = None
-    ) -> Schedule:
+        self, points: Sequence[P], group_of: Callable[[P], Any], arm: str | None = None
+    ) -> Schedule[P]:
         """Interleaved rounds of ``points``, one far end (or cluster) per group; the
         values of ``arm`` side by side, in alternating order (:class:`Schedule`)."""
         return Schedule(
@@ -57,7 +57,7 @@ class RunAssembly:
             seed=self.seed,
         )
 
-    def _undecided_rule(self) -> Callable[[list[Row], list[Point]], list[Point]] | None:
+    def _undecided_rule(self) -> Callable[[list[Row], list[P]], list[P]] | None:
         """--until decided: which points the rows so far leave undecided, judged over
         every point of the run's comparison (a flood's blocks each take their rounds,
         and its family of points is the whole run's)."""
@@ -67,7 +67,7 @@ class RunAssembly:
         metric, tolerance = self.params.metrics[0].name, self.params.tolerance
         family = len(list(self.params.points())) // 2
 
-        def rule(rows: list[Row], points: list[Point]) -> list[Point]:
+        def rule(rows: list[Row], points: list[P]) -> list[P]:
             return undecided_points(rows, points, arms, metric, tolerance, family)
 
         return rule
@@ -75,14 +75,14 @@ class RunAssembly:
     def result(
         self,
         rows: Iterable[Row],
-        points: Sequence[Point],
-        describe: Callable[[Point], str],
+        points: Sequence[P],
+        describe: Callable[[P], str],
         gc: str,
-        point_warnings: Callable[[list[Row], Point], list[str]] | None = None,
+        point_warnings: Callable[[list[Row], P], list[str]] | None = None,
         metadata: Mapping[str, Any] | None = None,
         distributions: Sequence[Mapping[str, Any]] = (),
         advice: str | None = None,
-        usual_spread: Callable[[Point], float | None] | None = None,
+        usual_spread: Callable[[P], float | None] | None = None,
     ) -> ResultSet:
         """The kept ``rows`` as a result: a warning for each thing to read with care
         (``point_warnings`` adds a core's own per point; ``usual_spread``, the spread

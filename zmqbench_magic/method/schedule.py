@@ -41,12 +41,15 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from .control import Progress, StopFlag, Stopped, check_stop
 
 Point = Mapping[str, Any]
 Row = dict[str, Any]
+# A kind's own point record (a mapping of the settings it names, as rows carry them).
+P = TypeVar("P", bound=Point)
+P_contra = TypeVar("P_contra", bound=Point, contravariant=True)
 
 
 def order_seed(seed: int = 0) -> int:
@@ -54,14 +57,14 @@ def order_seed(seed: int = 0) -> int:
     return seed or secrets.randbelow(2**32 - 1) + 1
 
 
-class Session(Protocol):
+class Session(Protocol[P_contra]):
     """One group's resource for one round: takes one kept sample of a point."""
 
-    def sample(self, point: Point) -> Row: ...
+    def sample(self, point: P_contra) -> Row: ...
 
 
 # Opens a group of points for one round (a fresh far end, a cluster resized to fit).
-GroupOpener = Callable[[list[Point]], AbstractContextManager[Session]]
+GroupOpener = Callable[[list[P]], AbstractContextManager[Session[P]]]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -75,15 +78,15 @@ class Interrupted(KeyboardInterrupt):
 
 
 @dataclass
-class Schedule:
+class Schedule(Generic[P]):
     """What to measure and how often; ``run`` takes the samples."""
 
-    points: list[Point]
-    group_of: Callable[[Point], Hashable]
+    points: list[P]
+    group_of: Callable[[P], Hashable]
     repeat: int
     precise_enough: Callable[[Sequence[Row]], bool] | None = None  # None: no --precision
     # --until decided: the points the rows so far leave undecided (None: --repeat rounds).
-    undecided: Callable[[list[Row], list[Point]], list[Point]] | None = None
+    undecided: Callable[[list[Row], list[P]], list[P]] | None = None
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
     start: float | None = None  # what t_start_s counts from; default: when run() starts
@@ -98,12 +101,12 @@ class Schedule:
         # ABBA: per block, how many times it was visited (its start parity included).
         self._visits: dict[tuple[Any, ...], int] = {}
 
-    def groups(self, points: Iterable[Point]) -> Iterator[list[Point]]:
+    def groups(self, points: Iterable[P]) -> Iterator[list[P]]:
         """Points grouped by what they share, in the order given."""
         for _, group in itertools.groupby(points, key=self.group_of):
             yield list(group)
 
-    def round_order(self, points: list[Point]) -> list[list[Point]]:
+    def round_order(self, points: list[P]) -> list[list[P]]:
         """One round's groups and the points within each, both in a random order."""
         groups = [list(g) for g in self.groups(points)]
         if self.arm is not None:
@@ -113,12 +116,12 @@ class Schedule:
             self._shuffle.shuffle(group)
         return groups
 
-    def _abba_order(self, groups: list[list[Point]]) -> list[list[Point]]:
+    def _abba_order(self, groups: list[list[P]]) -> list[list[P]]:
         """Blocks in a random order; in each, its arms in turn: forwards in one round
         and backwards in the next (each point's pairs go AB, BA, AB, ...), and
         neighbouring blocks of the sweep starting the other way round."""
         arm = self.arm
-        blocks: dict[tuple[Any, ...], list[list[Point]]] = {}
+        blocks: dict[tuple[Any, ...], list[list[P]]] = {}
         for group in groups:
             rest = tuple(sorted(_key({k: v for k, v in p.items() if k != arm}) for p in group))
             blocks.setdefault(rest, []).append(group)
@@ -142,7 +145,7 @@ class Schedule:
 
     def run(
         self,
-        open_group: GroupOpener,
+        open_group: GroupOpener[P],
         stop: StopFlag | None = None,
         progress: Progress | None = None,
     ) -> list[Row]:
@@ -174,16 +177,16 @@ class Schedule:
 
     def _round(
         self,
-        pending: list[Point],
+        pending: list[P],
         number: int,
-        open_group: GroupOpener,
+        open_group: GroupOpener[P],
         start: float,
         stop: StopFlag | None,
         progress: Progress | None,
         done_before: int,
     ) -> list[Row]:
         rows: list[Row] = []
-        measured_points: list[Point] = []
+        measured_points: list[P] = []
         # Until decided, no one knows the rounds ahead: the total is this round's end.
         planned = 0 if self.undecided is not None else self.repeat * len(self.points)
         total = max(planned, done_before + len(pending))
@@ -213,7 +216,7 @@ class Schedule:
         in_order = sorted(zip(measured_points, rows, strict=True), key=lambda m: place[_key(m[0])])
         return [row for _, row in in_order]
 
-    def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[Point]:
+    def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[P]:
         if self.undecided is not None:
             return self._still_undecided(self.undecided, kept, rounds, start)
         if rounds < self.repeat:
@@ -234,11 +237,11 @@ class Schedule:
 
     def _still_undecided(
         self,
-        undecided: Callable[[list[Row], list[Point]], list[Point]],
+        undecided: Callable[[list[Row], list[P]], list[P]],
         kept: list[Row],
         rounds: int,
         start: float,
-    ) -> list[Point]:
+    ) -> list[P]:
         spent = self.clock() - start
         pending = undecided(kept, self.points)
         if not pending:

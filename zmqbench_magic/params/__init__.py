@@ -51,24 +51,27 @@ from .patterns import (
     SEQUENCE,
 )
 from .pressure import HELD_FRACTION, IDLE, RATE, SLOW_PEERS, WORK
-from .sockets import (
-    ADDRESS,
+from .socket_point import (
     COPY,
     COPY_THRESHOLD,
-    COUNT,
-    DRIVER,
     IO_THREADS,
-    LATENCY,
     LOOP,
     PEER,
     PYTHON,
-    THROUGHPUT,
     TRANSPORT,
     TRANSPORTS,
+    SocketPoint,
+    resolve_peer,
+)
+from .sockets import (
+    ADDRESS,
+    COUNT,
+    DRIVER,
+    LATENCY,
+    THROUGHPUT,
     LatencyParams,
     ThroughputParams,
     ZmqParams,
-    resolve_peer,
 )
 from .taskflood import DURATION, FLOOD, FLOOD_METRICS, FloodParams
 from .zmq_metrics import LAT_METRICS, LAT_POOLED, RTT, THR_METRICS
@@ -162,6 +165,7 @@ __all__ = [
     "Metric",
     "Param",
     "RunParams",
+    "SocketPoint",
     "ThroughputParams",
     "ZmqParams",
     "available_memory",

@@ -11,7 +11,6 @@ REQ far ends on this process's one ROUTER.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,11 +263,6 @@ PATTERN_COLUMNS = (
 )
 
 
-def many_ends(point: Mapping[str, Any]) -> bool:
-    """Whether a point's far ends are a pattern's many, not the one-to-one pipeline's."""
-    return pattern_of(point.get("pattern")) is not PIPELINE or point.get("peers", 1) > 1
-
-
 def check_sequence(params: Any) -> None:
     """A ValueError for ``--sequence true`` with a message it cannot number, or a loop
     that runs no pattern (a numbered one-to-one pipeline runs as a pattern of one)."""
@@ -300,30 +294,6 @@ def check_sequenced_message(frames: int, size: int) -> None:
             f"or more, got {frames} frame{'s' * (frames != 1)} of {size} B in all"
         )
         raise ValueError(msg)
-
-
-def many_clients(point: Mapping[str, Any]) -> bool:
-    """Whether a latency point has N clients on one server, not the one REQ/REP pair."""
-    return point.get("clients", 1) > 1
-
-
-def crowd_shape(point: Mapping[str, Any], as_pattern: bool = False) -> tuple[Pattern, int] | None:
-    """A point's many far ends as a :class:`..sockets.kernel.crowd.Crowd` takes them (its
-    pattern, or latency's clients, and their N); None for the one far end of a pair.
-    With ``as_pattern`` (numbered messages, an offered rate or working receivers of a
-    throughput run) the one-to-one pipeline too is a pattern, of one receiver, so that
-    one loop numbers, paces and works for every pattern."""
-    if many_clients(point):
-        return CLIENTS_SERVED, point["clients"]
-    if many_ends(point) or as_pattern:
-        return pattern_of(point.get("pattern")), point.get("peers", 1)
-    return None
-
-
-def crowd_words(point: Mapping[str, Any]) -> str:
-    """``pubsub 4 peers``, ``joiner``, ``16 clients``; "" for a pair."""
-    shape = crowd_shape(point)
-    return shape[0].words(shape[1]) if shape else ""
 
 
 def check_pattern(params: Any) -> None:

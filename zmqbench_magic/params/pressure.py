@@ -5,14 +5,13 @@ their producer, and what the queues between them then do (a PUSH waits for room,
 drops); their figures and the settings they refuse.
 
 A throughput point with an offered rate or working receivers runs as a pattern
-(:func:`.patterns.crowd_shape`), the one-to-one pipeline as a pattern of one receiver,
-so that one loop paces and one loop works.
+(:meth:`.socket_point.SocketPoint.crowd_shape`), the one-to-one pipeline as a pattern
+of one receiver, so that one loop paces and one loop works.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from .declare import Metric, Param
@@ -126,11 +125,6 @@ def paced_count(rate: float, min_time: float, pattern: Pattern = PIPELINE) -> in
 HELD_FRACTION = 0.95
 
 
-def under_pressure(point: Mapping[str, Any]) -> bool:
-    """Whether a throughput point paces its sender or slows its receivers."""
-    return bool(point.get("rate") or point.get("work"))
-
-
 def check_pressure(params: Any) -> None:
     """A ValueError for pacing or working that a setting cannot take, before anything
     starts."""
@@ -241,5 +235,4 @@ __all__ = [
     "held",
     "joiner_count",
     "paced_count",
-    "under_pressure",
 ]

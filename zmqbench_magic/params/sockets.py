@@ -3,11 +3,9 @@ queue-memory rules their sizes obey."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import zmq
 
 from .common import (
     CPU,
@@ -53,53 +51,22 @@ from .pressure import (
     check_conflate,
     check_joiner,
     check_pressure,
-    under_pressure,
 )
-from .units import GiB
+from .socket_point import (
+    COPY,
+    COPY_THRESHOLD,
+    IO_THREADS,
+    LOOP,
+    PEER,
+    PYTHON,
+    TRANSPORT,
+    SocketPoint,
+    resolve_peer,
+)
 from .zmq_metrics import LAT_METRICS, LAT_POOLED, THR_METRICS
-
-TRANSPORTS = ("tcp", "ipc", "inproc")
 
 # The declarations read as a table; keep the formatter from spreading them out.
 # fmt: off
-COPY = Param(
-    "copy", True, "send and receive with copy=True (true) or zero-copy copy=False (false)",
-    "copy", "bool", choices=(True, False), sweep=True, labels=("copy", "zero-copy"),
-)
-TRANSPORT = Param(
-    "transport", "tcp", "ZeroMQ transport: tcp (127.0.0.1), ipc (private temp dir), inproc",
-    "transport", "choice", choices=TRANSPORTS, sweep=True, short="t",
-)
-PEER = Param(
-    "peer", "auto",
-    "where the far end runs: process (a separate Python process, so the kernel's GIL "
-    "does not distort the figure), thread (both ends in this process), or auto "
-    "(process for tcp/ipc, thread for inproc, which requires it)",
-    "far end", "choice", choices=("auto", "process", "thread"), sweep=True,
-    phrase="peer {}",
-)
-LOOP = Param(
-    "loop", "python",
-    "the language of both ends' hot loops: python (pyzmq calls, as in pyzmq's perf.py), "
-    "asyncio (the driver awaits each send and receive on zmq.asyncio sockets, on an "
-    "event loop of its own; the far end is python's) or native (C over the same libzmq, "
-    "sockets and options, with the GIL released; built once with the machine's C "
-    "compiler)",
-    "loop", "choice", choices=("python", "asyncio", "native"), sweep=True, phrase="{} loop",
-)
-IO_THREADS = Param(
-    "io_threads", 1,
-    "I/O threads of each ZeroMQ context (zmq.Context(io_threads=N)): this process's "
-    "and every far end's",
-    "I/O threads", "int", low=1, high=64, sweep=True, phrase="{} I/O thread|{} I/O threads",
-)
-COPY_THRESHOLD = Param(
-    "copy_threshold", zmq.COPY_THRESHOLD,
-    "pyzmq's Socket.copy_threshold: zero-copy sends of messages smaller than this are "
-    "copied anyway (pyzmq's default is zmq.COPY_THRESHOLD)",
-    "copy threshold", "size", unit="B", low=0, high=1 * GiB, sweep=True,
-    phrase="copy threshold {} B",
-)
 COUNT = Param(
     "count", 0, "messages (round trips) per sample; 0 calibrates so a sample lasts min-time",
     "messages per sample", "int", low=0, high=10**9, short="n",
@@ -122,13 +89,6 @@ DRIVER = Param(
     "implies process",
     "driver", "choice", choices=("kernel", "process"),
 )
-PYTHON = Param(
-    "python", KERNEL,
-    "the interpreter that runs both ends of an arm, each with its own pyzmq and libzmq "
-    "(zmqbench env builds them): several values compare environments in one run, in "
-    "interleaved rounds; NAME=PATH names an arm",
-    "Python environment", "interpreter", sweep=True,
-)
 # fmt: on
 
 
@@ -139,19 +99,6 @@ def _open_loop_count_caution(count: int, rates: tuple[float, ...]) -> list[str]:
     if seconds < 10:
         return []
     return [f"count {count:,} at {RATE.label(slowest)} msgs/s: each sample lasts {seconds:,.0f} s"]
-
-
-def resolve_peer(transport: str, peer: str) -> str:
-    """The far end actually used: inproc can only reach a thread of the same process."""
-    if peer == "auto":
-        return "thread" if transport == "inproc" else "process"
-    if transport == "inproc" and peer == "process":
-        msg = (
-            "peer process cannot be used with transport inproc: inproc only connects "
-            "sockets of one process; use peer thread (or auto)"
-        )
-        raise ValueError(msg)
-    return peer
 
 
 # What a ZeroMQ sample row records about itself, beyond every kind's columns.
@@ -171,6 +118,17 @@ ZMQ_COLUMNS = (
     Column("cpu_clock", "which clock counted the CPU columns: process or thread"),
     Column("elapsed_s", "the sample's measured time, seconds"),
 )
+
+
+@dataclass(frozen=True)
+class CrowdSettings:
+    """A run's settings for a pattern's far ends that no point varies."""
+
+    nodrop: bool = NODROP.default
+    publishers: int = PUBLISHERS.default
+    mandatory: bool = MANDATORY.default
+    sequence: bool = SEQUENCE.default
+    slow_peers: int = SLOW_PEERS.default
 
 
 @dataclass(frozen=True)
@@ -225,10 +183,19 @@ class ZmqParams(BenchParams):
         """Each arm's name (the ``python`` column) and its ``--python`` value."""
         return {name: spec for spec, name in arm_names(self.python).items()}
 
-    def runs_as_pattern(self, point: Mapping[str, Any]) -> bool:
+    def points(self) -> Iterator[SocketPoint]:
+        """Each combination of the swept values, in measuring order, as a typed record."""
+        return (SocketPoint.of(settings) for settings in super().points())
+
+    def runs_as_pattern(self, point: SocketPoint) -> bool:
         """Whether a point of one far end runs as a pattern of one all the same (its
         loops number, pace or work: only a pattern's do)."""
         return False
+
+    def crowd_settings(self) -> CrowdSettings:
+        """What the run sets for a pattern's far ends beyond its points (a latency
+        run's clients: the declarations' defaults)."""
+        return CrowdSettings()
 
     def _check_combinations(self) -> None:
         if self.python != (KERNEL,) and self.driver == "kernel":
@@ -310,8 +277,13 @@ class ThroughputParams(ZmqParams):
         ),
     )
 
-    def runs_as_pattern(self, point: Mapping[str, Any]) -> bool:
-        return self.sequence or under_pressure(point) or bool(point.get("conflate"))
+    def runs_as_pattern(self, point: SocketPoint) -> bool:
+        return self.sequence or point.under_pressure or point.conflate
+
+    def crowd_settings(self) -> CrowdSettings:
+        return CrowdSettings(
+            self.nodrop, self.publishers, self.mandatory, self.sequence, self.slow_peers
+        )
 
     def applies(self, name: str) -> bool:
         # A column only where work (a conflating receiver) was asked for: receivers that

@@ -19,7 +19,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,15 +27,8 @@ import numpy as np
 
 from ...method.load import with_other_load
 from ...method.resident import flood_meter
-from ...params.taskflood import (
-    CELL_TEST,
-    CONNECT_TIMEOUT,
-    ECHO_TEST,
-    FLOOD_TEST,
-    MAP_TEST,
-    FloodParams,
-    FloodTest,
-)
+from ...params.flood_tests import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, FloodTest
+from ...params.taskflood import CONNECT_TIMEOUT, FloodParams, FloodPoint
 from ..anatomy import nan_stages
 from ..celltask import CELL_FILENAME, UserTask
 from ..clusters.watch import LOOK_S  # as often as the ipyparallel flood looks at its cluster
@@ -64,7 +57,7 @@ class FuturesSession:
     connect_timeout: float = CONNECT_TIMEOUT.default
     pids: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    warmed: set[tuple[Any, ...]] = field(default_factory=set)
+    warmed: set[FloodPoint] = field(default_factory=set)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def __post_init__(self) -> None:
@@ -137,36 +130,35 @@ class FuturesSession:
         raise NotImplementedError
 
     # The samples, the same for every backend.
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        key = tuple(sorted(point.items()))
-        if key not in self.warmed:
+    def sample(self, point: FloodPoint) -> dict[str, Any]:
+        if point not in self.warmed:
             for _ in range(self.warmup):
                 self._measure(point)
-            self.warmed.add(key)
+            self.warmed.add(point)
         mark = self._stages_mark()
         meter = flood_meter(self._controller_pids, lambda: self.pids)
         try:
             # The collector on, as for ipyparallel's floods (flood.samples.bounded).
             row = with_other_load(
-                lambda: meter.around(lambda: self._measure(point), point["tasks"]),
+                lambda: meter.around(lambda: self._measure(point), point.tasks),
                 self.pids,
                 collect=True,
             )
         except (WorkerLost, TimeoutError) as exc:
-            where = f"{point['tasks']:,} tasks on {self.workers} {self.backend} workers"
+            where = f"{point.tasks:,} tasks on {self.workers} {self.backend} workers"
             raise type(exc)(f"{where}: {exc}") from exc
         stages = self._stages(mark)
         return {
-            "scheme": point.get("scheme"),
+            "scheme": point.scheme,
             "benchmark": FloodParams.benchmark,
             "test": self.test.name,
             **row,
             **stages,
         }
 
-    def _measure(self, point: Mapping[str, Any]) -> dict[str, Any]:
+    def _measure(self, point: FloodPoint) -> dict[str, Any]:
         row = MEASURES[self.test](self, point)
-        row["tasks_per_s"] = point["tasks"] / row["roundtrip_s"]
+        row["tasks_per_s"] = point.tasks / row["roundtrip_s"]
         return row
 
     def _timed(self, submit: Callable[[], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
@@ -240,11 +232,11 @@ def task_argument(test: FloodTest, size: int) -> Any:
     return np.zeros(size, dtype=np.uint8) if test.sends_arrays else ""
 
 
-def measure_echoes(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+def measure_echoes(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
     """A flood of echoes: of an empty string, or of an array of ``size`` bytes where the
     test sends arrays."""
-    tasks, test = point["tasks"], session.test
-    argument = task_argument(test, point.get("size", 0))
+    tasks, test = point.tasks, session.test
+    argument = task_argument(test, point.size)
     row, _ = session._timed(lambda: session._submit_many(echo, [argument] * tasks))
     if test.sends_arrays:
         row["mbit_per_s"] = test.mbit_per_s(
@@ -253,10 +245,10 @@ def measure_echoes(session: FuturesSession, point: Mapping[str, Any]) -> dict[st
     return row
 
 
-def measure_map(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+def measure_map(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
     """``tasks`` sleeps of ``duration``, ``chunksize`` to a task, and how close to the
     ideal parallel time they came."""
-    tasks, duration, chunksize = point["tasks"], point["duration"], point.get("chunksize", 1)
+    tasks, duration, chunksize = point.tasks, point.duration, point.chunksize
     chunks = [min(chunksize, tasks - i) for i in range(0, tasks, chunksize)]
     sleeps = [[duration] * n for n in chunks]
     row, _ = session._timed(lambda: session._submit_many(sleep_each, sleeps))
@@ -264,9 +256,9 @@ def measure_map(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, 
     return row
 
 
-def measure_cell(session: FuturesSession, point: Mapping[str, Any]) -> dict[str, Any]:
+def measure_cell(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
     """The user's cell as each task, and the overhead around its own run time."""
-    tasks = point["tasks"]
+    tasks = point.tasks
     task, args = session._cell_call()
     row, times = session._timed(lambda: [session._submit(task, *args) for _ in range(tasks)])
     # With perfect balance, the workers together need this long for the work.
@@ -281,7 +273,7 @@ def measure_cell(session: FuturesSession, point: Mapping[str, Any]) -> dict[str,
 
 
 # How a futures session measures each test it has a counterpart of (push has none).
-MEASURES: dict[FloodTest, Callable[[FuturesSession, Mapping[str, Any]], dict[str, Any]]] = {
+MEASURES: dict[FloodTest, Callable[[FuturesSession, FloodPoint], dict[str, Any]]] = {
     FLOOD_TEST: measure_echoes,
     ECHO_TEST: measure_echoes,
     MAP_TEST: measure_map,

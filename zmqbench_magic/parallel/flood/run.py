@@ -27,7 +27,8 @@ from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
 from ...params.backends import BACKENDS
-from ...params.taskflood import CELL_TEST, FLOOD_TESTS, TASK_DB, TASKS, FloodTest
+from ...params.flood_tests import CELL_TEST, FLOOD_TESTS, FloodTest
+from ...params.taskflood import TASKS, FloodPoint
 from ...results import ResultSet
 from ..celltask import UserTask
 from ..clusters import existing as existing_cluster
@@ -126,9 +127,8 @@ class _FloodRun:
         points = list(self.params.points())
 
         # One block per cluster (or pool) configuration, in the params' order.
-        def configuration(point: Mapping[str, Any]) -> tuple[Any, ...]:
-            task_db = point.get(TASK_DB.name, TASK_DB.default)
-            return point["backend"], point["scheme"], task_db, point["engines"]
+        def configuration(point: FloodPoint) -> tuple[Any, ...]:
+            return point.backend, point.scheme, point.task_db, point.engines
 
         if progress is not None:  # a display knows the total before the first sample
             progress(0, self.params.repeat * len(points))

@@ -18,7 +18,7 @@ import gc
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,8 @@ import numpy as np
 from ...method.control import Progress, StopFlag, check_stop, say_doing
 from ...method.heap import give_back_freed, held_bytes
 from ...method.load import with_other_load
-from ...params.taskflood import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, PUSH_TEST, FloodTest
+from ...params.flood_tests import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, PUSH_TEST, FloodTest
+from ...params.taskflood import FloodPoint
 from ..anatomy import reply_overlap, stage_times, stamps
 from ..celltask import run_cell
 from ..clusters.handle import ClusterHandle
@@ -52,11 +53,11 @@ class _Targets:
 
 
 def sampler(
-    handle: ClusterHandle, test: FloodTest, point: Mapping[str, Any], engine_ids: list[int]
+    handle: ClusterHandle, test: FloodTest, point: FloodPoint, engine_ids: list[int]
 ) -> Sample:
     """The point's sample of ``test`` on the engines ``engine_ids``, set up (its view
     made, its array allocated) before anything is timed."""
-    client, view = handle.client, point["view"]
+    client, view = handle.client, point.view
     if view == "direct":
         target: Any = client[engine_ids]
         submitters: Iterator[Any] = itertools.cycle([client[i].apply_async for i in engine_ids])
@@ -72,32 +73,32 @@ def sampler(
         restricted = None if len(engine_ids) == len(client.ids) else engine_ids
         target = client.load_balanced_view(targets=restricted)
         submitters = itertools.repeat(target.apply_async)
-        mapper = functools.partial(target.map_async, chunksize=point.get("chunksize", 1))
+        mapper = functools.partial(target.map_async, chunksize=point.chunksize)
     return SAMPLERS[test](test, _Targets(target, submitters, mapper, len(engine_ids)), point)
 
 
-def _echoes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    argument, tasks = task_argument(test, point.get("size", 0)), point["tasks"]
+def _echoes(test: FloodTest, targets: _Targets, point: FloodPoint) -> Sample:
+    argument, tasks = task_argument(test, point.size), point.tasks
     return lambda wait: _flood_sample(test, targets.submitters, argument, tasks, wait)
 
 
-def _pushes(test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    array, tasks = task_argument(test, point.get("size", 0)), point["tasks"]
+def _pushes(test: FloodTest, targets: _Targets, point: FloodPoint) -> Sample:
+    array, tasks = task_argument(test, point.size), point.tasks
     return lambda wait: _push_sample(test, targets.view, array, tasks, targets.engines, wait)
 
 
-def _maps(_test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    duration, tasks = point["duration"], point["tasks"]
+def _maps(_test: FloodTest, targets: _Targets, point: FloodPoint) -> Sample:
+    duration, tasks = point.duration, point.tasks
     return lambda wait: _map_sample(targets.mapper, duration, tasks, targets.engines, wait)
 
 
-def _cells(_test: FloodTest, targets: _Targets, point: Mapping[str, Any]) -> Sample:
-    tasks = point["tasks"]
+def _cells(_test: FloodTest, targets: _Targets, point: FloodPoint) -> Sample:
+    tasks = point.tasks
     return lambda wait: _cell_sample(targets.submitters, tasks, targets.engines, wait)
 
 
 # How each test's sample is made on an ipyparallel cluster.
-SAMPLERS: dict[FloodTest, Callable[[FloodTest, _Targets, Mapping[str, Any]], Sample]] = {
+SAMPLERS: dict[FloodTest, Callable[[FloodTest, _Targets, FloodPoint], Sample]] = {
     FLOOD_TEST: _echoes,
     ECHO_TEST: _echoes,
     MAP_TEST: _maps,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -17,7 +16,8 @@ from ...method.control import Progress, StopFlag, say_phase
 from ...method.resident import flood_meter
 from ...params import FloodParams
 from ...params.backends import BACKENDS
-from ...params.taskflood import BACKEND, ON_ENGINE_LOSS, TASK_DB, FloodTest
+from ...params.flood_tests import FloodTest
+from ...params.taskflood import ON_ENGINE_LOSS, TASK_DB, FloodPoint
 from ...params.units import format_duration, format_size
 from ..anatomy import OTHER_HOSTS_NOTE
 from ..celltask import UserTask
@@ -49,7 +49,7 @@ class ClusterSession:
     handle: ClusterHandle
     stop: StopFlag | None = None
     progress: Progress | None = None
-    prepared: dict[tuple[Any, ...], tuple[Sample, Wait]] = field(default_factory=dict)
+    prepared: dict[FloodPoint, tuple[Sample, Wait]] = field(default_factory=dict)
     # The cluster's own processes are not "other" load (unknown for someone else's).
     helper_pids: list[int] = field(default_factory=list)
     elsewhere: bool | None = None  # engines on other hosts; None: not asked yet
@@ -61,7 +61,7 @@ class ClusterSession:
         if self.handle.profile_dir:
             self.helper_pids = [p.pid for p in processes_of(self.handle.profile_dir)]
 
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+    def sample(self, point: FloodPoint) -> dict[str, Any]:
         test = self.run.test
         try:
             return self._sample(point)
@@ -79,18 +79,17 @@ class ClusterSession:
             msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
             raise RuntimeError(msg) from exc
 
-    def _sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        key = tuple(sorted(point.items()))
-        if key not in self.prepared:
-            self.prepared[key] = self._prepare(point)
-        sample, wait = self.prepared[key]
+    def _sample(self, point: FloodPoint) -> dict[str, Any]:
+        if point not in self.prepared:
+            self.prepared[point] = self._prepare(point)
+        sample, wait = self.prepared[point]
         meter = flood_meter(self.handle.controller_pids, self.handle.local_engine_pids)
 
         def with_memory(wait: Wait) -> dict[str, Any]:
-            return meter.around(partial(sample, wait), point["tasks"])
+            return meter.around(partial(sample, wait), point.tasks)
 
         measured = bounded(self.handle, with_memory, wait, self.helper_pids)
-        scheme = point.get("scheme") if self.handle.managed else "unknown"
+        scheme = point.scheme if self.handle.managed else "unknown"
         return {
             "scheme": scheme,
             "benchmark": FloodParams.benchmark,
@@ -106,13 +105,11 @@ class ClusterSession:
             )
         return "the cluster is not the project's: it was left as it is, with the engines left"
 
-    def _replace_lost_engines(self, point: Mapping[str, Any], exc: EngineLost) -> None:
+    def _replace_lost_engines(self, point: FloodPoint, exc: EngineLost) -> None:
         """Start engines to make up the count again (same controller), and note it."""
         started = time.monotonic()
         params = self.run.params
-        self.handle = managed(
-            params, point["engines"], point["scheme"], task_db=self.handle.task_db
-        )
+        self.handle = managed(params, point.engines, point.scheme, task_db=self.handle.task_db)
         self.prepared.clear()  # engine ids changed: views and names must be set up again
         self._find_helpers()
         self.run.notes.append(
@@ -120,11 +117,9 @@ class ClusterSession:
             f"({time.monotonic() - started:.1f} s)"
         )
 
-    def _prepare(self, point: Mapping[str, Any]) -> tuple[Sample, Wait]:
+    def _prepare(self, point: FloodPoint) -> tuple[Sample, Wait]:
         # --engines counts per host when the engines run on other hosts.
-        engine_ids = self.handle.engine_ids()[
-            : self.handle.placement.engine_count(point["engines"])
-        ]
+        engine_ids = self.handle.engine_ids()[: self.handle.placement.engine_count(point.engines)]
         if self.run.cell is not None:
             self.run.cell.send_to(self.handle.client, engine_ids)
         sample = sampler(self.handle, self.run.test, point, engine_ids)
@@ -183,16 +178,16 @@ def _placement(params: FloodParams) -> Placement:
     return Placement(params.hosts, params.remote_python, params.ssh_tunnel)
 
 
-def describe(point: Mapping[str, Any], test: FloodTest) -> str:
+def describe(point: FloodPoint, test: FloodTest) -> str:
     """``flood 256 tasks, 2 engines, lb/leastload`` (``2 workers, dask`` on another
     backend, which has no views or schemes): a point, in words."""
     extra = ""
-    if "size" in point:
-        extra = f", {format_size(point['size'])} B arrays"
+    if "size" in point:  # where the test reads it
+        extra = f", {format_size(point.size)} B arrays"
     if "duration" in point:
-        extra = f", {format_duration(point['duration'])} sleeps"
-    backend = BACKENDS[point.get("backend", BACKEND.default)]
-    where = f"{backend.workers(point['engines'])}, {point['view']}/{point.get('scheme', '')}"
+        extra = f", {format_duration(point.duration)} sleeps"
+    backend = BACKENDS[point.backend]
+    where = f"{backend.workers(point.engines)}, {point.view}/{point.scheme}"
     if not backend.views:
-        where = f"{backend.workers(point['engines'])}, {backend.name}"
-    return f"{test.name} {point['tasks']} tasks, {where}{extra}"
+        where = f"{backend.workers(point.engines)}, {backend.name}"
+    return f"{test.name} {point.tasks} tasks, {where}{extra}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,9 @@ from .sequential import SequentialTest, sequential_test
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
 from .unlike import differences
 from .verdict import judge
+
+# A kind's point record: a mapping of the settings it names.
+PointT = TypeVar("PointT", bound=Mapping[str, Any])
 
 if TYPE_CHECKING:
     from ..resultlike import ResultLike
@@ -270,12 +273,12 @@ def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> dict
 
 def undecided_points(
     rows: Sequence[Mapping[str, Any]],
-    points: Sequence[Mapping[str, Any]],
+    points: Sequence[PointT],
     arms: tuple[str, Any, Any],
     metric: str,
     tolerance: float,
     family: int,
-) -> list[Mapping[str, Any]]:
+) -> list[PointT]:
     """Of ``points`` (both arms of each), those whose comparison the ``rows`` taken so
     far do not yet decide: what a run taken until decided measures next."""
     column, baseline, candidate = arms

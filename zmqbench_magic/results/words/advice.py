@@ -3,7 +3,7 @@ memory a large flood needs.
 
 How small: from a flood or map result, the shortest task that keeps 90% of the
 engines' time on the work, with its 95% interval. Which tests each piece of advice
-reads is their records' word (:class:`..params.taskflood.FloodTest`).
+reads is their records' word (:class:`..params.flood_tests.FloodTest`).
 
 The model is the conservative one: each task costs the engines ``o`` seconds of
 overhead on top of its own duration ``d`` (no overlap), so a map is ``d / (d + o)``
@@ -54,8 +54,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...params.backends import BACKENDS
+from ...params.flood_tests import FLOOD_TESTS
 from ...params.memory import FAR_BEYOND, GrowthFit, fit_growth
-from ...params.taskflood import BACKEND, CHUNKSIZE, FLOOD_TESTS, MEMORY_ROLES
+from ...params.taskflood import BACKEND, CHUNKSIZE, MEMORY_ROLES
 from ...params.units import KiB
 from ..statistics.stats import median_ci
 

@@ -12,8 +12,8 @@ import pandas as pd
 from ...params import COPY, COPY_THRESHOLD, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
-from ...params.patterns import crowd_words
 from ...params.pressure import CONFLATE, WORK, held
+from ...params.socket_point import SETTINGS, SocketPoint
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -136,7 +136,7 @@ def socket_where(point: Mapping[str, Any]) -> list[str]:
     where it is not pyzmq's default, the interpreter and the
     offered rate, the receivers' work and the high-water mark where they are given."""
     words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
-    words.append(crowd_words(point))
+    words.append(SocketPoint.of({k: point[k] for k in SETTINGS if k in point}).crowd_words())
     extra = []
     if point.get("io_threads", 1) != 1:
         extra.append(IO_THREADS.words(point["io_threads"]))

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from ...params import KINDS, ZmqParams
+from ...params import KINDS, SocketPoint, ZmqParams
 from ...params.interpreter import this_interpreter
 from ..kernel.link import PeerError
 from ..kernel.rounds import RunState
@@ -73,7 +73,7 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     state = RunState(params, kind.far_end, SAMPLE_OF_ROLE[kind.far_end], payload)
     state.far_cpus = set(job.get("far_cpus", ()))
     state.counts.update({tuple(map(tuple, key)): count for key, count in job["counts"]})
-    with state.far_end(job["group"]) as far_end:
+    with state.far_end([SocketPoint.of(p) for p in job["group"]]) as far_end:
         assert far_end.link is not None
         say(
             {
@@ -86,8 +86,7 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
             command = json.loads(line)
             if command["cmd"] == "quit":
                 break
-            point = command["point"]
-            row = far_end.sample(point)
+            row = far_end.sample(SocketPoint.of(command["point"]))
             say({"row": row})
     say({"closed": True})
 

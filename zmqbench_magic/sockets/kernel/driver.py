@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...method.spawn import child_env, foreign_env, interrupt_after
-from ...params import ZmqParams
+from ...params import SocketPoint, ZmqParams
 from ...params.cpus import cpu_plan
 from ...params.interpreter import KERNEL, executable, split
 from ...results.statistics.histogram import LogHistogram
@@ -88,16 +88,16 @@ class ProcessDrivers:
                 raise ValueError(msg)
 
     @contextlib.contextmanager
-    def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[_Session]:
+    def far_end(self, group: list[SocketPoint]) -> Iterator[_Session]:
         """A fresh driver process (and its far end) for one round of ``group``."""
-        arm = group[0].get("python", KERNEL)
+        arm = group[0].python
         spec = self.params.interpreters()[arm]
         job = {
             "benchmark": self.params.benchmark,
             "settings": {name: getattr(self.params, name) for name in _SETTINGS},
             # Its far end's CPUs (--cpu): the process itself inherits the driver's.
             "far_cpus": sorted(cpu_plan(self.params.cpu)[1]),
-            "group": [_inner(p) for p in group],
+            "group": [_inner(p).settings() for p in group],
             "counts": [
                 [list(point_key(_inner(p))), self.counts[point_key(_inner(p))]]
                 for p in group
@@ -127,8 +127,8 @@ class _Session:
     drivers: ProcessDrivers
     worker: _Worker
 
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        self.worker.send({"cmd": "sample", "point": _inner(point)})
+    def sample(self, point: SocketPoint) -> dict[str, Any]:
+        self.worker.send({"cmd": "sample", "point": _inner(point).settings()})
         row: dict[str, Any] = self.worker.receive()["row"]
         self.drivers.counts[point_key(_inner(point))] = row["count"]
         if "rtt_hist" in row:
@@ -240,9 +240,9 @@ def _env(spec: str) -> dict[str, str]:
     return child_env() if split(spec)[1] == KERNEL else foreign_env()
 
 
-def _inner(point: Mapping[str, Any]) -> dict[str, Any]:
+def _inner(point: SocketPoint) -> SocketPoint:
     """A point as its driver process knows it: which interpreter runs it is moot there."""
-    return {k: v for k, v in point.items() if k != "python"}
+    return point.without("python")
 
 
 def _frames(payload: Payload | None) -> list[str] | None:

@@ -27,8 +27,8 @@ from ...params import (
     LOOP,
     RATE,
     THROUGHPUT,
-    BenchParams,
     LatencyParams,
+    SocketPoint,
     ThroughputParams,
     ZmqParams,
     check_memory,
@@ -44,7 +44,7 @@ from ..malloc import STEADY_MALLOC
 from ..payload import Payload
 from .driver import ProcessDrivers
 from .remote import reach_all
-from .rounds import LINK_KEY, RunState, describe, far_role
+from .rounds import LINK_KEY, RunState, describe
 
 
 def run_throughput(
@@ -107,12 +107,11 @@ def _payload(value: Any, values: dict[str, Any]) -> Payload | None:
     return payload
 
 
-def _points(params: BenchParams, payload: Payload | None) -> list[dict[str, Any]]:
+def _points(params: ZmqParams, payload: Payload | None) -> list[SocketPoint]:
     points = list(params.points())
     if payload is not None:
         # The payload is the message: its byte count is every point's size.
-        unique = {tuple({**p, "size": payload.size}.items()): None for p in points}
-        points = [dict(key) for key in unique]
+        points = list(dict.fromkeys(p.where(size=payload.size) for p in points))
     return points
 
 
@@ -138,9 +137,9 @@ def _run(
     stop: StopFlag | None,
 ) -> ResultSet:
     points = _points(params, payload)
-    if payload is not None and getattr(params, "sequence", False):
+    if payload is not None and isinstance(params, ThroughputParams) and params.sequence:
         check_sequenced_message(len(payload.frames), payload.size)
-    if any(p["loop"] == "native" for p in points):
+    if any(p.loop == "native" for p in points):
         _check_native(payload)
     drivers = ProcessDrivers(params, payload) if params.driver == "process" else None
     if drivers is not None:
@@ -148,20 +147,20 @@ def _run(
     assembly = RunAssembly(params)
     schedule = assembly.schedule(
         points,
-        group_of=lambda p: (*(p.get(k) for k in LINK_KEY), p.get("python"), far_role(role, p)),
+        group_of=lambda p: (*(getattr(p, k) for k in LINK_KEY), p.python, p.far_role(role)),
         # An environment's arms of one point are measured one after the other, in an
         # order that alternates (ABBA), so each is first as often as the other.
         arm="python" if len(params.python) > 1 else None,
     )
-    remote = getattr(params, "remote", "")
+    remote = params.remote
     # Pinned first: what the run starts from this thread inherits the driver's CPUs
     # (--cpu); its far ends are pinned to theirs as they start.
     with (
         pinned(params.cpu),
         reach_all(
             remote,
-            getattr(params, "secret_file", ""),
-            getattr(params, "remote_python", ""),
+            params.secret_file,
+            params.remote_python,
             params.timeout,
         ) as doors,
     ):
@@ -181,7 +180,7 @@ def _run(
 def _result(
     assembly: RunAssembly,
     schedule: Schedule,
-    points: list[dict[str, Any]],
+    points: list[SocketPoint],
     drivers: ProcessDrivers | None,
 ) -> ResultSet:
     rows = [dict(row) for row in schedule.kept]
@@ -213,15 +212,15 @@ def _result(
 
 def _usual_spread(
     benchmark: str, drivers: ProcessDrivers | None
-) -> Callable[[Mapping[str, Any]], float | None]:
+) -> Callable[[SocketPoint], float | None]:
     """Per point, the widest spread within one run that this host's noise floor saw,
     for the environment that ran it (None where no floor was measured); the store
     is read once per environment."""
     here = environment()
     floors: dict[str, dict[str, dict[str, Any]]] = {}
 
-    def usual(point: Mapping[str, Any]) -> float | None:
-        arm = point.get("python", "")
+    def usual(point: SocketPoint) -> float | None:
+        arm = point.python
         if arm not in floors:
             ran = drivers.environments.get(arm) if drivers else None
             floors[arm] = noise_floor.floors_at({**here, **(ran or {})}, benchmark)
@@ -244,13 +243,13 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
     ]
 
 
-def _point_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
+def _point_warnings(rows: list[dict[str, Any]], point: SocketPoint) -> list[str]:
     warnings = []
     lost = [r for r in rows if _lost(r) > 0]
     if lost:
         worst = max(lost, key=_lost)
-        why = pattern_of(point.get("pattern")).why_lost(worst.get("queue_hwm", 0))
-        if point.get("conflate"):
+        why = pattern_of(point.pattern).why_lost(worst.get("queue_hwm", 0))
+        if point.conflate:
             why = "A conflating receiver keeps only its newest message: the others were replaced."
         warnings.append(
             f"{describe(point)}: {len(lost)} sample(s) lost messages (worst: "
@@ -275,7 +274,7 @@ def _lost(row: Mapping[str, Any]) -> int:
     return int(row.get("lost", row["count"] - row.get("received", row["count"])))
 
 
-def _held_warnings(rows: list[dict[str, Any]], point: Mapping[str, Any]) -> list[str]:
+def _held_warnings(rows: list[dict[str, Any]], point: SocketPoint) -> list[str]:
     """An offered rate the loop did not hold is said, never reported as met."""
     missed = [r for r in rows if not r.get("held", True)]
     if not missed:

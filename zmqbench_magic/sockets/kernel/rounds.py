@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from ...method.calibrate import calibrate
 from ...method.resident import MemoryMeter, this_process
-from ...params import COPY, HWM, IDLE, IO_THREADS, RATE, ZmqParams, high_water_mark
-from ...params.patterns import crowd_shape, crowd_words, pattern_of
+from ...params import (
+    COPY,
+    HWM,
+    IDLE,
+    IO_THREADS,
+    RATE,
+    SocketPoint,
+    ZmqParams,
+    high_water_mark,
+)
+from ...params.interpreter import KERNEL
+from ...params.patterns import pattern_of
 from ...params.pressure import paced_count
 from ...params.units import format_size
 from ..loops.client_loops import clients_sample
@@ -50,8 +60,9 @@ LINK_KEY = (
 _WARMUP_FRACTION = 4
 
 
-def point_key(point: Mapping[str, Any]) -> tuple[Any, ...]:
-    """A point as a dictionary key (its calibrated count's)."""
+def point_key(point: SocketPoint) -> tuple[Any, ...]:
+    """A point as a dictionary key (its calibrated count's), sorted as a driver
+    process's JSON carries it back."""
     return tuple(sorted(point.items()))
 
 
@@ -71,46 +82,47 @@ class RunState:
     far_cpus: set[int] = field(default_factory=set)  # the far end's, with --cpu
 
     @contextlib.contextmanager
-    def far_end(self, group: list[Mapping[str, Any]]) -> Iterator[FarEnd]:
+    def far_end(self, group: list[SocketPoint]) -> Iterator[FarEnd]:
         """A fresh far end for one round of the points of ``group``."""
         first = group[0]
-        hwm = high_water_mark(first["size"], first.get("hwm", "auto"))
+        hwm = high_water_mark(first.size, first.hwm)
         session = FarEnd(self, None, first)
-        shape = crowd_shape(first, self.params.runs_as_pattern(first))
+        shape = first.crowd_shape(self.params.runs_as_pattern(first))
+        settings = self.params.crowd_settings()
         try:
             if shape is not None:
                 with Crowd(
                     *shape,
-                    first["transport"],
-                    first["peer"],
+                    first.transport,
+                    first.peer,
                     self.params.address,
                     self.params.timeout,
                     hwm,
-                    io_threads=first["io_threads"],
-                    nodrop=getattr(self.params, "nodrop", False),
-                    publishers=getattr(self.params, "publishers", 1),
-                    conflate=bool(first.get("conflate")),
-                    mandatory=getattr(self.params, "mandatory", False),
+                    io_threads=first.io_threads,
+                    nodrop=settings.nodrop,
+                    publishers=settings.publishers,
+                    conflate=first.conflate,
+                    mandatory=settings.mandatory,
                     cpus=self.far_cpus,
                     doors=self.doors,
                 ) as crowd:
                     session.link = crowd
                     yield session
                 return
-            role, remote = far_role(self.role, first), self.remote
+            role, remote = first.far_role(self.role), self.remote
             keys = self.secret if remote else self.local_keys
             with Link(
                 role,
-                first["transport"],
-                first["peer"],
+                first.transport,
+                first.peer,
                 self.params.address,
                 self.params.timeout,
                 hwm,
-                curve=keys if first["curve"] else None,
+                curve=keys if first.curve else None,
                 remote=remote,
                 secret=self.secret,
                 cpus=self.far_cpus,
-                io_threads=first.get("io_threads", 1),
+                io_threads=first.io_threads,
             ) as link:
                 session.link = link
                 yield session
@@ -124,48 +136,49 @@ class FarEnd:
 
     run: RunState
     link: Link | Crowd | None
-    current: Mapping[str, Any]
+    current: SocketPoint
     # Nothing sent yet over its data connection: the next round trip is its first.
     fresh: bool = True
 
-    def _first_round_trip(self, point: Mapping[str, Any], message: Payload) -> dict[str, Any]:
+    def _first_round_trip(self, point: SocketPoint, message: Payload) -> dict[str, Any]:
         """The far end's first closed-loop round trip, before any calibration or
         warm-up, as ``first_us`` (libzmq's remote_lat has no warm-up, so its figure
         includes this one; pyzmq's perf.py drops it); latency runs only."""
-        if not self.fresh or far_role(self.run.role, point) != "echo":
+        if not self.fresh or point.far_role(self.run.role) != "echo":
             return {}
         if isinstance(self.link, Crowd):
             return {}  # each client's first round trip is its own, in its own loop
         self.fresh = False
         assert isinstance(self.link, Link)
-        once, _ = latency_sample(self.link, message, 1, point["copy"])
+        once, _ = latency_sample(self.link, message, 1, point.copy)
         return {"first_us": once["sample_mean_us"]}
 
-    def sample(self, point: Mapping[str, Any]) -> dict[str, Any]:
+    def sample(self, point: SocketPoint) -> dict[str, Any]:
         assert self.link is not None
         self.current = point
         run, link = self.run, self.link
-        link.copy_threshold = point["copy_threshold"]
-        message = run.payload or Payload.blank(point["size"])
+        link.copy_threshold = point.copy_threshold
+        message = run.payload or Payload.blank(point.size)
         first = self._first_round_trip(point, message)
         sample = run.sample
         if isinstance(link, Crowd):
-            pressed = {
-                "sequence": getattr(run.params, "sequence", False),
-                "rate": point.get("rate", 0.0),
-                "work": point.get("work", 0.0),
-                "slow_peers": getattr(run.params, "slow_peers", 0),
-            }
-            sample = partial(pattern_sample, **pressed)
+            settings = run.params.crowd_settings()
+            sample = partial(
+                pattern_sample,
+                sequence=settings.sequence,
+                rate=point.rate,
+                work=point.work,
+                slow_peers=settings.slow_peers,
+            )
             if link.clients:
                 sample = clients_sample
             elif link.pattern.joins_late:
-                sample = partial(joiner_sample, rate=pressed["rate"])
-        elif point.get("rate"):
-            sample = partial(paced_sample, rate=point["rate"])
-        elif point.get("idle"):
-            sample = partial(idle_sample, idle=point["idle"])
-        one = partial(sample, link, message, copy=point["copy"], loop=point["loop"])
+                sample = partial(joiner_sample, rate=point.rate)
+        elif point.rate:
+            sample = partial(paced_sample, rate=point.rate)
+        elif point.idle:
+            sample = partial(idle_sample, idle=point.idle)
+        one = partial(sample, link, message, copy=point.copy, loop=point.loop)
         key = point_key(point)
         # A stalled loop asks the link itself whether the far end is alive (loops.py).
         if key not in run.counts:
@@ -193,43 +206,37 @@ class FarEnd:
         }
 
 
-def _calibrated(one: Any, min_time: float, point: Mapping[str, Any]) -> int:
+def _calibrated(one: Any, min_time: float, point: SocketPoint) -> int:
     """A count whose sample lasts ``min_time``: measured; for pauses before each round
     trip, as many pauses as fill it (calibrating would sit through ten or more); at an
     offered rate, what the pace sends in it (:func:`...params.pressure.paced_count`)."""
-    if point.get("idle"):
-        return max(1, math.ceil(min_time / point["idle"]))
-    if point.get("rate"):
-        return paced_count(point["rate"], min_time, pattern_of(point.get("pattern")))
+    if point.idle:
+        return max(1, math.ceil(min_time / point.idle))
+    if point.rate:
+        return paced_count(point.rate, min_time, pattern_of(point.pattern))
     return calibrate(one, min_time)
 
 
-def far_role(role: str, point: Mapping[str, Any]) -> str:
-    """The far end's role at a point: an offered rate needs the open loop's ROUTER."""
-    return "route" if point.get("rate") else role
-
-
-def describe(point: Mapping[str, Any]) -> str:
+def describe(point: SocketPoint) -> str:
     """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
-    copy = COPY.label(point["copy"])
-    crowd = crowd_words(point)
+    crowd = point.crowd_words()
     shape = f"{crowd} " if crowd else ""
-    size = format_size(point["size"])
-    words = f"{shape}{point['transport']} {size} B {copy} (peer {point['peer']}"
-    if point.get("loop", "python") != "python":
-        words += f", {point['loop']} loop"
-    if point.get("io_threads", 1) != 1:
-        words += f", {IO_THREADS.words(point['io_threads'])}"
-    if point.get("curve"):
+    words = f"{shape}{point.transport} {format_size(point.size)} B {COPY.label(point.copy)}"
+    words += f" (peer {point.peer}"
+    if point.loop != "python":
+        words += f", {point.loop} loop"
+    if point.io_threads != 1:
+        words += f", {IO_THREADS.words(point.io_threads)}"
+    if point.curve:
         words += ", CURVE"
-    if "hwm" in point:
-        words += f", {HWM.words(point['hwm'])}"
-    if point.get("conflate"):
+    if "hwm" in point:  # where the run sets it
+        words += f", {HWM.words(point.hwm)}"
+    if point.conflate:
         words += ", conflated"
-    if point.get("python", "kernel") != "kernel":
-        words += f", python {point['python']}"
-    rate = f" at {RATE.label(point['rate'])} msgs/s offered" if point.get("rate") else ""
-    idle = f" {IDLE.words(point['idle'])}" if point.get("idle") else ""
+    if point.python != KERNEL:
+        words += f", python {point.python}"
+    rate = f" at {RATE.label(point.rate)} msgs/s offered" if point.rate else ""
+    idle = f" {IDLE.words(point.idle)}" if point.idle else ""
     return f"{words}){rate}{idle}"
 
 
@@ -239,6 +246,5 @@ __all__ = [
     "RunState",
     "SampleFn",
     "describe",
-    "far_role",
     "point_key",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 import zmq
 
-from ....params.sockets import LOOP
+from ....params.socket_point import LOOP
 from ....results.storage.cache import cache_dir
 
 SOURCE = Path(__file__).with_name("loops.c")
