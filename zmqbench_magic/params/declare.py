@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -53,7 +53,7 @@ class Param:
     unit: str = ""
     low: float | None = None
     high: float | None = None
-    choices: tuple[Any, ...] = ()
+    choices: Sequence[Any] = ()  # a tuple, or a registry's live view (--pattern's)
     sweep: bool = False
     short: str | None = None
     labels: tuple[str, ...] = ()  # words for the choices, in order, where a bare value is unclear

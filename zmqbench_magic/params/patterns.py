@@ -11,8 +11,9 @@ REQ far ends on this process's one ROUTER.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from .columns import Column
 from .declare import Metric, Param
@@ -138,7 +139,43 @@ CLIENTS_SERVED = Pattern(
 PATTERNS: dict[str, Pattern] = {
     p.name: p for p in (PIPELINE, PUBSUB, FANIN, PAIRS, PROXY, JOINER, ROUTER, CLIENTS_SERVED)
 }
-_OFFERED = tuple(p for p in PATTERNS.values() if p.offered)
+
+
+def offered() -> tuple[Pattern, ...]:
+    """The patterns --pattern takes, as registered now (a test may add one)."""
+    return tuple(p for p in PATTERNS.values() if p.offered)
+
+
+class _OfferedNames(Sequence[str]):
+    """--pattern's choices: the offered patterns' names, read from :data:`PATTERNS`
+    each time, so a pattern registered later is a choice too."""
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return tuple(p.name for p in offered())[index]
+
+    def __len__(self) -> int:
+        return len(offered())
+
+
+def register_pattern(pattern: Pattern) -> None:
+    """Add ``pattern`` to :data:`PATTERNS`: --pattern takes it from then on (its help,
+    written once as the package loads, names the patterns registered then)."""
+    if pattern.name in PATTERNS:
+        msg = f"a pattern named {pattern.name} is registered already"
+        raise ValueError(msg)
+    PATTERNS[pattern.name] = pattern
+
+
+def unregister_pattern(name: str) -> None:
+    """Remove a pattern :func:`register_pattern` added."""
+    del PATTERNS[name]
+
+
+_OFFERED = offered()  # as the package loads: the help's
 _SWEPT_PEERS = tuple(p for p in _OFFERED if not p.joins_late)  # a joiner has one peer
 
 
@@ -156,7 +193,7 @@ def _series(items: Any, joined_by: str = "or") -> str:
 
 def patterns_where(has: str) -> tuple[str, ...]:
     """The offered patterns' names that have the record field ``has``, for a message."""
-    return tuple(p.name for p in _OFFERED if getattr(p, has))
+    return tuple(p.name for p in offered() if getattr(p, has))
 
 
 # The declarations read as a table; keep the formatter from spreading them out.
@@ -164,7 +201,7 @@ def patterns_where(has: str) -> tuple[str, ...]:
 PATTERN = Param(
     "pattern", PIPELINE.name,
     "the sockets' topology: " + _series(f"{p.name} ({p.help})" for p in _OFFERED),
-    "pattern", "choice", choices=tuple(p.name for p in _OFFERED), sweep=True,
+    "pattern", "choice", choices=_OfferedNames(), sweep=True,
 )
 PEERS = Param(
     "peers", 1,
@@ -330,7 +367,7 @@ def check_pattern(params: Any) -> None:
         (
             bool(params.remote) and not all(p.spreads for p in chosen),
             f"--remote spreads the peers of {_series(patterns_where('spreads'), 'and')} over "
-            f"hosts; {_series((p.name for p in _OFFERED if not p.spreads), 'and')} run on this "
+            f"hosts; {_series((p.name for p in offered() if not p.spreads), 'and')} run on this "
             "machine: leave out --remote",
         ),
         (True in params.curve, "--curve true encrypts one far end's path: leave it out"),
