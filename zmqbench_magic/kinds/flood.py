@@ -17,16 +17,16 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_taskflood(params, progress=progress, **kwargs)
 
 
-def where(point: Mapping[str, Any]) -> list[str]:
+def where(row: Mapping[str, Any]) -> list[str]:
     from ..results.words.text import flood_where
 
-    return flood_where(point)
+    return flood_where(row)
 
 
-def figures(point: Mapping[str, Any]) -> str:
+def figures(row: Mapping[str, Any]) -> str:
     from ..results.words.text import flood_figures
 
-    return flood_figures(point)
+    return flood_figures(row)
 
 
 def chart(df: Any, distributions: Any = ()) -> Any:

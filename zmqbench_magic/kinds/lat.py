@@ -19,10 +19,10 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_latency(params, progress=progress, **kwargs)
 
 
-def figures(point: Mapping[str, Any]) -> str:
+def figures(row: Mapping[str, Any]) -> str:
     from ..results.words.text import latency_figures
 
-    return latency_figures(point)
+    return latency_figures(row)
 
 
 def chart(df: Any, distributions: Any = ()) -> Any:

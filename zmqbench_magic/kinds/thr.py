@@ -16,16 +16,16 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_throughput(params, progress=progress, **kwargs)
 
 
-def where(point: Mapping[str, Any]) -> list[str]:
+def where(row: Mapping[str, Any]) -> list[str]:
     from ..results.words.text import socket_where
 
-    return socket_where(point)
+    return socket_where(row)
 
 
-def figures(point: Mapping[str, Any]) -> str:
+def figures(row: Mapping[str, Any]) -> str:
     from ..results.words.text import throughput_figures
 
-    return throughput_figures(point)
+    return throughput_figures(row)
 
 
 def chart(df: Any, distributions: Any = ()) -> Any:

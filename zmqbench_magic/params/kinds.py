@@ -84,11 +84,11 @@ class KindModule(Protocol):
     def run(self, params: Any, progress: Any = None, **kwargs: Any) -> Any:
         """Measure: ``run(params, progress=...) -> ResultSet``."""
 
-    def where(self, point: Mapping[str, Any]) -> list[str]:
-        """A summary point's names, as columns: ``["tcp", "1k B", "copy", ""]``."""
+    def where(self, row: Mapping[str, Any]) -> list[str]:
+        """A summary row's names (its point), as columns: ``["tcp", "1k B", "copy", ""]``."""
 
-    def figures(self, point: Mapping[str, Any]) -> str:
-        """A summary point's figures in words."""
+    def figures(self, row: Mapping[str, Any]) -> str:
+        """A summary row's figures in words."""
 
     def chart(self, df: Any, distributions: Any = ()) -> Any:
         """Its default altair chart of a tidy frame."""

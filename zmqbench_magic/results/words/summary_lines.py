@@ -35,9 +35,9 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def summary_line(benchmark: str, point: Mapping[str, Any]) -> str:
-    """One %timeit-style line for one point of a summary."""
-    return summary_lines(benchmark, [point])[0]
+def summary_line(benchmark: str, row: Mapping[str, Any]) -> str:
+    """One %timeit-style line for one row of a summary (one point)."""
+    return summary_lines(benchmark, [row])[0]
 
 
 __all__ = ["summary_line", "summary_lines"]

@@ -47,46 +47,46 @@ def fit(lines: list[str], width: int = LINE_WIDTH) -> list[str]:
     return fitted
 
 
-def flood_where(point: Mapping[str, Any]) -> list[str]:
+def flood_where(row: Mapping[str, Any]) -> list[str]:
     """The words naming a flood's point, as columns: tasks, engines, how."""
 
     def has(key: str) -> bool:  # the column exists and this test filled it
-        return not pd.isna(point.get(key, float("nan")))
+        return not pd.isna(row.get(key, float("nan")))
 
     # A file from before --backend existed ran ipyparallel (also when joined with newer).
-    named = point.get("backend")
+    named = row.get("backend")
     backend = BACKENDS[named if isinstance(named, str) else BACKEND.default]
-    how = f"{point['view']}/{point['scheme']}" if backend.views else backend.name
-    if has("chunksize") and point["chunksize"] != 1:
-        how += f" chunks of {int(point['chunksize'])}"
+    how = f"{row['view']}/{row['scheme']}" if backend.views else backend.name
+    if has("chunksize") and row["chunksize"] != 1:
+        how += f" chunks of {int(row['chunksize'])}"
     if has("size"):
-        how += f" {format_size(int(point['size']))} B"
+        how += f" {format_size(int(row['size']))} B"
     if has("duration"):
-        how += f" {format_duration(point['duration'])}"
-    return [plural(int(point["tasks"]), "task"), backend.workers(int(point["engines"])), how]
+        how += f" {format_duration(row['duration'])}"
+    return [plural(int(row["tasks"]), "task"), backend.workers(int(row["engines"])), how]
 
 
-def flood_figures(point: Mapping[str, Any]) -> str:
+def flood_figures(row: Mapping[str, Any]) -> str:
     def has(key: str) -> bool:
-        return not pd.isna(point.get(key, float("nan")))
+        return not pd.isna(row.get(key, float("nan")))
 
     extra = ""
     if has("mbit_per_s"):
-        extra = f", {point['mbit_per_s']:,.0f} Mbit/s"
+        extra = f", {row['mbit_per_s']:,.0f} Mbit/s"
     if has("efficiency"):
-        extra = f", efficiency {point['efficiency']:.0%}"
+        extra = f", efficiency {row['efficiency']:.0%}"
     if has("task_s"):
         extra = (
-            f", task {point['task_s'] * 1e3:,.2f} ms, overhead "
-            f"{point['overhead_fraction']:.0%} of the round trip"
+            f", task {row['task_s'] * 1e3:,.2f} ms, overhead "
+            f"{row['overhead_fraction']:.0%} of the round trip"
         )
     if has("queue_s"):
-        stages = " / ".join(_three(point[column] * 1e3) for column in STAGE_COLUMNS)
+        stages = " / ".join(_three(row[column] * 1e3) for column in STAGE_COLUMNS)
         extra += f"; per task {stages} ms ({'/'.join(STAGES)})"
     return (
-        f"sent {_three(point['sent_s'] * 1e3)} ms, round trip "
-        f"{_three(point['roundtrip_s'] * 1e3)} ms, {figure(point['tasks_per_s'])} tasks/s{extra} "
-        f"({_samples(point)})"
+        f"sent {_three(row['sent_s'] * 1e3)} ms, round trip "
+        f"{_three(row['roundtrip_s'] * 1e3)} ms, {figure(row['tasks_per_s'])} tasks/s{extra} "
+        f"({_samples(row)})"
     )
 
 
@@ -119,81 +119,81 @@ def _three(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _samples(point: Mapping[str, Any], scale: float = 1.0) -> str:
+def _samples(row: Mapping[str, Any], scale: float = 1.0) -> str:
     """``n=10, 98% CI 1.21M to 1.25M``: how many samples and how sure, at the level
     the interval really reaches."""
-    level = point.get("ci_level", 0)
-    if pd.isna(point.get("ci_low", float("nan"))) or point["n"] < 2:
-        return f"n={point['n']}"
-    low, high = bound(point["ci_low"] * scale, -1), bound(point["ci_high"] * scale, +1)
-    return f"n={point['n']}, {level:.0%} CI {low} to {high}"
+    level = row.get("ci_level", 0)
+    if pd.isna(row.get("ci_low", float("nan"))) or row["n"] < 2:
+        return f"n={row['n']}"
+    low, high = bound(row["ci_low"] * scale, -1), bound(row["ci_high"] * scale, +1)
+    return f"n={row['n']}, {level:.0%} CI {low} to {high}"
 
 
-def socket_where(point: Mapping[str, Any]) -> list[str]:
+def socket_where(row: Mapping[str, Any]) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
     pattern and its peers where they are not one pipeline (a server's clients where
     they are more than one), and the loop, the I/O threads, pyzmq's copy threshold
     where it is not pyzmq's default, the interpreter and the
     offered rate, the receivers' work and the high-water mark where they are given."""
-    words = [point["transport"], f"{format_size(int(point['size']))} B", COPY.label(point["copy"])]
-    words.append(SocketPoint.of({k: point[k] for k in SETTINGS if k in point}).crowd_words())
+    words = [row["transport"], f"{format_size(int(row['size']))} B", COPY.label(row["copy"])]
+    words.append(SocketPoint.of({k: row[k] for k in SETTINGS if k in row}).crowd_words())
     extra = []
-    if point.get("io_threads", 1) != 1:
-        extra.append(IO_THREADS.words(point["io_threads"]))
-    threshold = point.get("copy_threshold", COPY_THRESHOLD.default)
+    if row.get("io_threads", 1) != 1:
+        extra.append(IO_THREADS.words(row["io_threads"]))
+    threshold = row.get("copy_threshold", COPY_THRESHOLD.default)
     if not pd.isna(threshold) and threshold != COPY_THRESHOLD.default:
         extra.append(COPY_THRESHOLD.words(threshold))
-    if point.get("loop", "python") != "python":
-        extra.append(f"{point['loop']} loop")
-    if point.get("python", "kernel") != "kernel":
-        extra.append(f"python {point['python']}")
-    if point.get("rate", 0):
-        extra.append(f"at {format_rate(point['rate'])} msgs/s")
-    if point.get("idle", 0):
-        extra.append(IDLE.words(point["idle"]))
-    if point.get("work", 0):
-        extra.append(WORK.words(point["work"]))
-    if "hwm" in point:
-        extra.append(HWM.words(point["hwm"]))
-    if point.get("conflate", False):
+    if row.get("loop", "python") != "python":
+        extra.append(f"{row['loop']} loop")
+    if row.get("python", "kernel") != "kernel":
+        extra.append(f"python {row['python']}")
+    if row.get("rate", 0):
+        extra.append(f"at {format_rate(row['rate'])} msgs/s")
+    if row.get("idle", 0):
+        extra.append(IDLE.words(row["idle"]))
+    if row.get("work", 0):
+        extra.append(WORK.words(row["work"]))
+    if "hwm" in row:
+        extra.append(HWM.words(row["hwm"]))
+    if row.get("conflate", False):
         extra.append(CONFLATE.label(True))
     return [*words, " ".join(extra)]
 
 
-def throughput_figures(point: Mapping[str, Any]) -> str:
+def throughput_figures(row: Mapping[str, Any]) -> str:
     """``1.23M msgs/s delivered, 2.1M sent, 0.98 Gbit/s (...)``, and why where the
     send-only rate reads below delivered; at an offered rate,
     what the sender achieved and how long it was blocked, and a loss beside the rate
     it flatters (the rate counts only what arrived); how old a read message was, where
     that is known (``reads 0.9 ms old``)."""
-    sent = point.get("send_msgs_per_s", math.nan)
+    sent = row.get("send_msgs_per_s", math.nan)
     sent_words = "" if pd.isna(sent) else f", {bound(sent)} sent"
-    if point.get("rate", 0):
-        sent_words = _paced_words(point)
-    lost = point.get("lost", 0)
+    if row.get("rate", 0):
+        sent_words = _paced_words(row)
+    lost = row.get("lost", 0)
     lost_words = f", {lost:,.0f} lost" if not pd.isna(lost) and lost > 0 else ""
-    if not pd.isna(point.get("join_ms", math.nan)):
+    if not pd.isna(row.get("join_ms", math.nan)):
         lost_words = (
-            f", its first message {_three(point['join_ms'])} ms after connecting, "
-            f"{point['missed_at_join']:,.0f} missed before it{lost_words}"
+            f", its first message {_three(row['join_ms'])} ms after connecting, "
+            f"{row['missed_at_join']:,.0f} missed before it{lost_words}"
         )
-    age = point.get("age_ms", math.nan)
+    age = row.get("age_ms", math.nan)
     sent_words += "" if pd.isna(age) else f", reads {_three(age)} ms old"
     return (
-        f"{figure(point['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
-        f"{figure(point['mbit_per_s'] / 1000)} Gbit/s ({_samples(point)})"
-        f"{_short_burst(point)}"
+        f"{figure(row['msgs_per_s'])} msgs/s delivered{lost_words}{sent_words}, "
+        f"{figure(row['mbit_per_s'] / 1000)} Gbit/s ({_samples(row)})"
+        f"{_short_burst(row)}"
     )
 
 
-def _short_burst(point: Mapping[str, Any]) -> str:
+def _short_burst(row: Mapping[str, Any]) -> str:
     """Said where send-only reads below delivered: it times only the first sends (the
     sender's own queue's worth, often a millisecond or less), not the whole sample, so
     the two rates are of different stretches."""
-    sent, delivered = point.get("send_msgs_per_s", math.nan), point["msgs_per_s"]
-    if point.get("rate", 0) or pd.isna(sent) or not sent < delivered:
+    sent, delivered = row.get("send_msgs_per_s", math.nan), row["msgs_per_s"]
+    if row.get("rate", 0) or pd.isna(sent) or not sent < delivered:
         return ""  # a paced sender's words are its offered rate's
-    burst = point.get("send_only_count", math.nan)
+    burst = row.get("send_only_count", math.nan)
     first = "first sends" if pd.isna(burst) else f"first {burst:,.0f} sends"
     return (
         f"; sent reads below delivered: it times only the {first} (what the sender's "
@@ -201,35 +201,33 @@ def _short_burst(point: Mapping[str, Any]) -> str:
     )
 
 
-def _paced_words(point: Mapping[str, Any]) -> str:
+def _paced_words(row: Mapping[str, Any]) -> str:
     """``, sent 9,998 of 10k offered (rate NOT held), blocked 12%``."""
-    achieved = point.get("sent_per_s", math.nan)
-    unheld = "" if pd.isna(achieved) or held(achieved, point["rate"]) else " (rate NOT held)"
-    blocked = point.get("blocked_share", math.nan)
+    achieved = row.get("sent_per_s", math.nan)
+    unheld = "" if pd.isna(achieved) or held(achieved, row["rate"]) else " (rate NOT held)"
+    blocked = row.get("blocked_share", math.nan)
     blocked_words = "" if pd.isna(blocked) else f", blocked {blocked:.0%}"
-    return (
-        f", sent {figure(achieved)} of {format_rate(point['rate'])} offered{unheld}{blocked_words}"
-    )
+    return f", sent {figure(achieved)} of {format_rate(row['rate'])} offered{unheld}{blocked_words}"
 
 
-def latency_figures(point: Mapping[str, Any]) -> str:
+def latency_figures(row: Mapping[str, Any]) -> str:
     """``mean 93.6 µs (n=10, 98% CI 75.3 to 103); pooled p50 94.1, ..., max 1,071 µs``:
     the mean as the other kinds' headlines are, the median over the samples of each
     sample's mean round trip, beside the interval of that same median; then the
     percentiles over every round trip of the point's samples, pooled."""
-    achieved = _achieved(point) if point.get("rate", 0) else ""
+    achieved = _achieved(row) if row.get("rate", 0) else ""
     return (
-        f"mean {_three(point.get('sample_mean_us', math.nan))} µs ({_samples(point)}); "
-        f"pooled p50 {_three(point['p50_us'])}, "
-        f"p99 {_three(point['p99_us'])}, p99.9 {_three(point['p999_us'])}, "
-        f"max {_three(point['max_us'])} µs{achieved}"
+        f"mean {_three(row.get('sample_mean_us', math.nan))} µs ({_samples(row)}); "
+        f"pooled p50 {_three(row['p50_us'])}, "
+        f"p99 {_three(row['p99_us'])}, p99.9 {_three(row['p999_us'])}, "
+        f"max {_three(row['max_us'])} µs{achieved}"
     )
 
 
-def _achieved(point: Mapping[str, Any]) -> str:
+def _achieved(row: Mapping[str, Any]) -> str:
     """``, achieved 9,998 msgs/s``, and says so when the offered rate was not held."""
-    held = "" if point.get("held", True) else " (rate NOT held)"
-    return f", achieved {figure(point['achieved_per_s'])} msgs/s{held}"
+    held = "" if row.get("held", True) else " (rate NOT held)"
+    return f", achieved {figure(row['achieved_per_s'])} msgs/s{held}"
 
 
 def comparison_lines(table: pd.DataFrame) -> list[str]:
