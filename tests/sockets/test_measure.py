@@ -10,6 +10,7 @@ import pytest
 from conftest import TINY
 
 from zmqbench_magic.method.calibrate import calibrate
+from zmqbench_magic.params import SocketPoint
 from zmqbench_magic.sockets.protocol import PeerOrder
 
 THR_COLUMNS = {
@@ -210,7 +211,7 @@ def test_a_far_end_slower_to_start_than_the_timeout_is_waited_for(no_leftovers, 
 def test_lost_messages_are_a_warning_not_hidden():
     from zmqbench_magic.sockets.kernel.measure import _point_warnings
 
-    point = {"transport": "ipc", "size": 1, "copy": True, "peer": "process"}
+    point = SocketPoint.of({"transport": "ipc", "size": 1, "copy": True, "peer": "process"})
     rows = [
         {"count": 1000, "received": 1000, "msgs_per_s": 1.0},
         {"count": 1000, "received": 993, "msgs_per_s": 1.0},
@@ -222,8 +223,8 @@ def test_lost_messages_are_a_warning_not_hidden():
 def test_a_numbered_loss_says_its_gaps_and_where_it_began():
     from zmqbench_magic.sockets.kernel.measure import _point_warnings
 
-    point = {"transport": "tcp", "size": 100, "copy": True, "peer": "process"}
-    point |= {"pattern": "pubsub", "peers": 2}
+    point = SocketPoint.of({"transport": "tcp", "size": 100, "copy": True, "peer": "process"})
+    point = point.where(pattern="pubsub", peers=2)
     numbered = {"count": 3000, "received": 2000, "lost": 4000, "queue_hwm": 1000}
     numbered |= {"gaps": 2, "first_lost": 1000}
     (warning,) = _point_warnings([numbered], point)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..params import KINDS, TOLERANCE
+from ..params import KINDS, TOLERANCE, SocketPoint
 from ..params.units import parse_fraction
 from .options import (
     REPLACE_OPTION,
@@ -164,8 +164,9 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
     floors = floor_of(results)
     lines = []
-    for point in results[0].summary().to_dict("records"):
-        found = floors.get(point_key({c: point[c] for c in results[0].point_columns}))
+    for row in results[0].summary().to_dict("records"):
+        point = SocketPoint.of({c: row[c] for c in results[0].point_columns})
+        found = floors.get(point_key(point))
         if found is not None:
             lines.append(
                 f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "
