@@ -113,3 +113,10 @@ def test_the_loops_read_no_declared_setting_with_a_default_of_their_own():
             ):
                 restated.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert restated == []
+
+
+def test_a_rows_point_is_its_settings_among_its_columns():
+    row = {"size": 100, "transport": "tcp", "frames": 2, "msgs_per_s": 1e6, "pattern": "fanin"}
+    point = SocketPoint.of_row(row)
+    assert dict(point) == {"size": 100, "transport": "tcp", "pattern": "fanin"}
+    assert point.pattern == "fanin" and point.peers == 1

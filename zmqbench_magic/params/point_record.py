@@ -39,6 +39,12 @@ class PointRecord(Mapping[str, Any]):
             raise ValueError(msg)
         return cls(names=tuple(settings), **settings)
 
+    @classmethod
+    def of_row(cls: type[Record], row: Mapping[str, Any]) -> Record:
+        """The point a result's row (or summary row) is of: the kind's settings among
+        its columns, the rest (figures, a payload's frames) left out."""
+        return cls.of({name: row[name] for name in cls.settings_of_a_point() if name in row})
+
     def where(self: Record, **changes: Any) -> Record:
         """This point with ``changes`` set (and named)."""
         named = (*self.names, *(n for n in changes if n not in self.names))

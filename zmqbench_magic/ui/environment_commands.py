@@ -165,8 +165,8 @@ def noise_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     floors = floor_of(results)
     lines = []
     for row in results[0].summary().to_dict("records"):
-        point = SocketPoint.of({c: row[c] for c in results[0].point_columns})
-        found = floors.get(point_key(point))
+        found = floors.get(point_key({c: row[c] for c in results[0].point_columns}))
+        point = SocketPoint.of_row(row)
         if found is not None:
             lines.append(
                 f"{describe(point)}: runs within {found['run_to_run']:.1%} of each other "

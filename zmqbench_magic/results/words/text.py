@@ -13,7 +13,7 @@ from ...params import COPY, COPY_THRESHOLD, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
 from ...params.interpreter import arm_names
 from ...params.pressure import CONFLATE, WORK, held
-from ...params.socket_point import SETTINGS, SocketPoint
+from ...params.socket_point import SocketPoint
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -136,7 +136,7 @@ def socket_where(row: Mapping[str, Any]) -> list[str]:
     where it is not pyzmq's default, the interpreter and the
     offered rate, the receivers' work and the high-water mark where they are given."""
     words = [row["transport"], f"{format_size(int(row['size']))} B", COPY.label(row["copy"])]
-    words.append(SocketPoint.of({k: row[k] for k in SETTINGS if k in row}).crowd_words())
+    words.append(SocketPoint.of_row(row).crowd_words())
     extra = []
     if row.get("io_threads", 1) != 1:
         extra.append(IO_THREADS.words(row["io_threads"]))
