@@ -34,10 +34,11 @@ NUMPY=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
     --no-deps -d .wheelhouse pyzmq==26.4.0 "numpy==$NUMPY"
 # In several processes (pytest-xdist): tests/conftest.py deals the work out a file (or
 # a group that must stay together) at a time, the longest first. The tests run in three
-# on two cores: about a third of their time is spent waiting (on far ends, clusters and a
-# browser starting, on timeouts they provoke), which a third process fills (9:21 and 9:28
-# for the whole command against 11:47 in two, here). The notebooks run in two, one a
-# core: their figures are measured, and a third process would be a load of its own.
+# on two cores: about a third of their time is spent waiting (on far ends, clusters and
+# a browser starting, on timeouts they provoke), which a third process fills (9:17 to
+# 9:52 for the whole command over five runs here, against 11:39 to 14:09 in two). The
+# notebooks run in two, one a core: their figures are measured, and a third process
+# would be a load of its own.
 if [ "$SUITE" = examples ]; then
     # The upgrade notebook builds its environment from those wheels (pip reads these).
     # The tests' conftest is the notebooks' too (-p): this run's own temp folder and
