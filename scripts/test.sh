@@ -36,7 +36,7 @@ NUMPY=$(.venv/bin/python -c "import numpy; print(numpy.__version__)")
 # a group that must stay together) at a time, the longest first. The tests run in three
 # on two cores: about a third of their time is spent waiting (on far ends, clusters and
 # a browser starting, on timeouts they provoke), which a third process fills (9:17 to
-# 9:52 for the whole command over five runs here, against 11:39 to 14:09 in two). The
+# 9:52 for the whole command over six runs here, against 11:39 to 14:09 in two). The
 # notebooks run in two, one a core: their figures are measured, and a third process
 # would be a load of its own.
 if [ "$SUITE" = examples ]; then
