@@ -16,6 +16,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -368,19 +369,44 @@ def bounded(
     for the next sample or run (``handle.settled`` says whether that worked), and
     memory stays flat over long sweeps."""
     lost = False
+    with _no_aborted_map_tracebacks():
+        try:
+            return with_other_load(lambda: sample(wait), helper_pids, collect=True)
+        except (EngineLost, ClusterLost):
+            # Named now, not after waiting out the aborted tasks: the cluster is
+            # stopped, or settled and mended by the caller (--on-engine-loss continue).
+            # Someone else's cluster is left without the rest of the flood queued on it.
+            lost, handle.settled = True, False
+            with contextlib.suppress(Exception):
+                handle.client.abort(list(handle.client.outstanding), block=False)
+            raise
+        finally:
+            if not lost:
+                settle(handle, wait.timeout)
+
+
+class _AbortedMapPart(logging.Filter):
+    """Drops the one record ipyparallel leaves when a map's tasks are aborted: its map
+    result joins its parts once all are in, an aborted part is a ``TaskAborted`` rather
+    than a list, and the join's TypeError ("'TaskAborted' object is not iterable") is
+    logged with its traceback by concurrent.futures, which ran the callback. The run
+    has said in words why it aborted; every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, TypeError) and "TaskAborted" in str(error))
+
+
+@contextlib.contextmanager
+def _no_aborted_map_tracebacks() -> Iterator[None]:
+    """While a sample runs and its outstanding tasks are aborted and drained (the
+    map's callback runs as the last aborted part comes in, before the drain ends)."""
+    logger, dropped = logging.getLogger("concurrent.futures"), _AbortedMapPart()
+    logger.addFilter(dropped)
     try:
-        return with_other_load(lambda: sample(wait), helper_pids, collect=True)
-    except (EngineLost, ClusterLost):
-        # Named now, not after waiting out the aborted tasks: the cluster is stopped,
-        # or settled and mended by the caller (--on-engine-loss continue). Someone
-        # else's cluster is left without the rest of the flood queued on it.
-        lost, handle.settled = True, False
-        with contextlib.suppress(Exception):
-            handle.client.abort(list(handle.client.outstanding), block=False)
-        raise
+        yield
     finally:
-        if not lost:
-            settle(handle, wait.timeout)
+        logger.removeFilter(dropped)
 
 
 def settle(handle: ClusterHandle, timeout: float) -> None:
