@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..params import RunParams
+from ..params.columns import Row
 from ..params.common import MAX_TIME, MIN_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.host.environment import environment
@@ -19,7 +20,7 @@ from ..results.host.system import system_facts
 from ..results.statistics.compare import undecided_points
 from ..results.statistics.stats import precision_rule
 from .load import busy_warnings
-from .schedule import P, Row, Schedule, order_seed
+from .schedule import P, Schedule, order_seed
 
 
 @dataclass

@@ -43,10 +43,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from ..params.columns import Row
 from .control import Progress, StopFlag, Stopped, check_stop
 
 Point = Mapping[str, Any]
-Row = dict[str, Any]
 # A kind's own point record (a mapping of the settings it names, as rows carry them).
 P = TypeVar("P", bound=Point)
 P_contra = TypeVar("P_contra", bound=Point, contravariant=True)

@@ -8,6 +8,13 @@ no column missing from it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+# A sample's row, column name -> value, as a loop builds it and the results read it.
+# Its columns are open (each kind, pattern, far end and driver adds its own, every one
+# declared here or among a kind's parameters and checked against a real run), so a row
+# stays a mapping; the name says which mapping it is.
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
