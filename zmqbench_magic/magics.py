@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from types import MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
@@ -26,6 +26,7 @@ from IPython.display import display
 from .method.schedule import Interrupted
 from .parallel.engines.reach import NoAnswer
 from .params import FLOOD, KINDS, LATENCY, THROUGHPUT, BenchParams
+from .params.declare import RunSettings
 from .params.kinds import Kind
 from .results import ResultSet
 from .results.words.text import fit
@@ -34,6 +35,9 @@ from .ui.config import BenchDefaults, configured
 from .ui.options import MAGIC_OUTPUT_OPTIONS, check_output_path, given_options, param_options
 from .ui.present import Output, present
 from .ui.progress import DisplayLine, ProgressLine, stream_writer
+
+if TYPE_CHECKING:  # altair's, imported where a chart is drawn
+    from .charts.render import MimeBundle
 
 
 def _options(kind: Kind) -> Callable[[Callable[..., Any]], Any]:
@@ -131,7 +135,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
         return self._run_cell(kind, args, params, cell, given)
 
     def _run_cell(
-        self, kind: Kind, args: Any, params: BenchParams, cell: str, given: dict[str, Any]
+        self, kind: Kind, args: Any, params: BenchParams, cell: str, given: RunSettings
     ) -> ResultSet | None:
         """The cell form: the cell gives the message or the task (the settings are
         checked first, so a bad option runs none of the user's code)."""
@@ -194,7 +198,7 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
             if progress is not None:
                 progress.close()
 
-    def _panel(self, args: Any, kind: Kind, values: dict[str, Any]) -> Any:
+    def _panel(self, args: Any, kind: Kind, values: RunSettings) -> Any:
         """The benchmark's panel, its controls set from the options given."""
         # ipywidgets and altair are imported only when a panel is asked for.
         panel_of = kind.module.panel
@@ -220,7 +224,7 @@ def magic_for(kind: Kind) -> Callable[..., Any]:
     return _options(kind)(magic)
 
 
-def _draw(data: dict[str, Any], metadata: dict[str, Any]) -> None:
+def _draw(data: MimeBundle, metadata: MimeBundle) -> None:
     display(data, metadata=metadata, raw=True)
 
 

@@ -7,17 +7,17 @@ place the charts layer asks a kind's module, and no builder asks back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from ..params import KINDS
+from ..params.columns import Distribution
 
 
 def default_chart(
-    benchmark: str, df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    benchmark: str, df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """What a magic shows for a result of ``benchmark``: its kind's default chart."""
     return KINDS[benchmark].module.chart(df, distributions)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from ..params import RTT, LatencyParams
+from ..params.columns import Distribution
 from ..results.statistics.histogram import LogHistogram
 from .layout import HEIGHT, WIDTH, color, picked, selector, titled, x_axis
 
@@ -19,7 +20,7 @@ _TITLES = {p.name: p.name.replace("_", " ") for p in LatencyParams.sweep_fields(
 _DECIDED_LAST = sorted(_POINT_FIELDS, key=lambda name: name == "peer")
 
 
-def latency_cdf_chart(distributions: Sequence[Mapping[str, Any]]) -> alt.TopLevelMixin:
+def latency_cdf_chart(distributions: Sequence[Distribution]) -> alt.TopLevelMixin:
     """The distribution of every round trip: the fraction of round trips at or below
     each time (log), one line per point. The lines are told apart by the settings that
     vary between points, named by their values; what every point shares goes in the
@@ -68,7 +69,7 @@ def latency_cdf_chart(distributions: Sequence[Mapping[str, Any]]) -> alt.TopLeve
     return titled(chart, "Every round trip: the distribution (CDF)", note)
 
 
-def _independent(varying: list[str], entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def _independent(varying: list[str], entries: Sequence[Distribution]) -> list[str]:
     """The varying settings less those another one decides (the far end follows the
     transport when it is ``auto``), so a legend names what was chosen, once."""
 

@@ -10,13 +10,13 @@ axes and legends from :mod:`.layout`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from ..params import CLIENTS, COLUMN_TITLES, COPY, IO_THREADS, KINDS, METRICS, RTT
+from ..params.columns import Distribution
 from ..results.statistics.analysis import python_tax, zero_copy_speedup
 from .layout import (
     ROW_WIDTH,
@@ -208,7 +208,7 @@ def speedup_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 
 def latency_chart(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """Round-trip latency percentiles (p50, p99) over every round trip of each point
     vs size, one colour per transport and copy mode (and number of clients); the bars
@@ -241,7 +241,7 @@ def latency_chart(
 
 
 def clients_chart(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """Pooled percentiles, p50 to p99.9, against the number of clients on one server:
     how a round trip grows as the clients share it (libzmq #3830's question); a
@@ -313,7 +313,7 @@ def pattern_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
 
 
 def throughput_default(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """Throughput, with the speed-up beside it when both copy modes were measured;
     patterns and peers against each other when several were run; where drops begin
@@ -331,7 +331,7 @@ def throughput_default(
 
 
 def latency_default(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """Latency percentiles, with the distribution of every round trip beside them (given
     the result's ``distributions``); against the offered rate when several were, and

@@ -5,14 +5,14 @@ words (``Dask``, ``2 workers``); which chart a test gets is its record's word.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, DURATION, METRICS, FloodParams
 from ..params.backends import Backend, backend_of
+from ..params.columns import Distribution
 from ..params.flood_tests import FLOOD_TESTS
 from ..params.taskflood import MEMORY_ROLES
 from .layout import in_a_row, log_y, plural, subtitle, titled, x_axis
@@ -151,7 +151,7 @@ _METRIC_CHARTS = {"mbit_per_s": echo_chart, "efficiency": map_chart}
 
 
 def flood_default(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
+    df: pd.DataFrame, distributions: Sequence[Distribution] = ()
 ) -> alt.TopLevelMixin:
     """A flood's chart for its test: with the engines chart beside it when several
     engine counts were measured, else with the stages where a backend stamped them

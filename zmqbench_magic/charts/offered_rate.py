@@ -3,13 +3,13 @@ each series' knee marked (:func:`..results.statistics.knee.load_knees`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from ..params import RATE, RTT
+from ..params.columns import Distribution
 from ..results.statistics.knee import load_knees
 from .layout import log_y, subtitle, titled, x_axis
 from .series import POINT_COLUMNS, median_lines, point_percentiles, varying_label
@@ -22,9 +22,7 @@ _SERIES_SETTINGS = ["transport", "size", "copy", "loop", "peer", "copy_threshold
 _SERIES = ["transport", "size", "mode", "peer", "copy_threshold"]
 
 
-def load_chart(
-    df: pd.DataFrame, distributions: Sequence[Mapping[str, Any]] = ()
-) -> alt.TopLevelMixin:
+def load_chart(df: pd.DataFrame, distributions: Sequence[Distribution] = ()) -> alt.TopLevelMixin:
     """Round trip percentiles vs offered rate (log-log), timed from each message's
     intended send time: p50 to p99.9 for one series, p50 and p99 for several. Each
     series' knee is a dashed rule, named in the subtitle; its tooltip says why. The

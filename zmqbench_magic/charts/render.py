@@ -27,6 +27,11 @@ import altair as alt
 import vl_convert
 
 VEGA_MIMETYPE = "application/vnd.vega.v5+json"
+# A Vega-Lite or Vega spec as JSON: what altair writes and vl-convert reads and writes.
+VegaSpec = dict[str, Any]
+# A display bundle (mimetype -> data), or its metadata (mimetype -> options), as
+# IPython's display takes them and a notebook's outputs keep them.
+MimeBundle = dict[str, Any]
 # The Vega-Lite compiler whose output the front ends' vega 5 runs.
 _VEGA5_COMPILER = "5.21"
 # Pixels per chart pixel in the PNG. 2 is sharper on high-density screens but
@@ -40,7 +45,7 @@ PNG_SCALE = 1
 _PADDING = {"left": 8, "top": 8, "right": 16, "bottom": 8}
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+def _spec(chart: alt.TopLevelMixin) -> VegaSpec:
     spec = chart.to_dict()
     spec.setdefault("padding", _PADDING)
     return spec
@@ -63,14 +68,14 @@ def chart_to_png(chart: alt.TopLevelMixin, scale: float = PNG_SCALE) -> bytes:
     )
 
 
-def chart_to_vega(chart: alt.TopLevelMixin) -> dict[str, Any]:
+def chart_to_vega(chart: alt.TopLevelMixin) -> VegaSpec:
     """``chart`` compiled to a Vega 5 spec, the kind JupyterLab draws by itself."""
     spec = _spec(chart)
     spec.pop("$schema", None)
     return vl_convert.vegalite_to_vega(spec, vl_version=_VEGA5_COMPILER)
 
 
-def chart_bundle(chart: alt.TopLevelMixin) -> tuple[dict[str, Any], dict[str, Any]]:
+def chart_bundle(chart: alt.TopLevelMixin) -> tuple[MimeBundle, MimeBundle]:
     """A display bundle and its metadata: a live Vega view where the front end has
     vega, the same chart as PNG and SVG everywhere else, and its title as text."""
     svg = chart_to_svg(chart)
@@ -106,7 +111,7 @@ class Figure:
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[MimeBundle, MimeBundle]:
         return chart_bundle(self.chart)
 
     def save(self, path: str | Path, kind: str | None = None) -> Path:

@@ -3,16 +3,17 @@ and that interval's level, and the median lines drawn from it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from ..params import COLUMN_TITLES, COPY, PARAMS, RATE, LatencyParams, ThroughputParams
+from ..params.columns import Distribution
 from ..results.statistics.analysis import medians_with_intervals
 from ..results.statistics.pooled import pooled_points
 from .layout import HEIGHT, WIDTH, color, legend, log_ticks, picked, selector, tooltip
+from .render import VegaSpec
 
 # What identifies one point of a sweep: its swept parameters (and a flood's test).
 POINT_COLUMNS = list(
@@ -33,7 +34,7 @@ def point_medians(df: pd.DataFrame, metrics: Sequence[str], columns: Sequence[st
 
 def point_percentiles(
     df: pd.DataFrame,
-    distributions: Sequence[Mapping[str, Any]],
+    distributions: Sequence[Distribution],
     metrics: Sequence[str],
     columns: Sequence[str],
 ) -> pd.DataFrame:
@@ -138,8 +139,8 @@ def median_lines(
 _DODGE = 1.04
 
 
-def _spec(x: alt.X | alt.Y) -> dict[str, Any]:
-    spec: dict[str, Any] = x.to_dict()  # type: ignore[assignment]  # one channel: a dict
+def _spec(x: alt.X | alt.Y) -> VegaSpec:
+    spec: VegaSpec = x.to_dict()  # type: ignore[assignment]  # one channel: a dict
     return spec
 
 

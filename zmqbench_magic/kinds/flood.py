@@ -3,9 +3,10 @@ pool), what each layer does for it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ..params.columns import Row
+from ..params.declare import RunSettings
 from ..params.taskflood import FLOOD as KIND
 
 __all__ = ["KIND", "advice", "cell", "chart", "figures", "panel", "run", "stop", "where"]
@@ -17,13 +18,13 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_taskflood(params, progress=progress, **kwargs)
 
 
-def where(row: Mapping[str, Any]) -> list[str]:
+def where(row: Row) -> list[str]:
     from ..results.words.text import flood_where
 
     return flood_where(row)
 
 
-def figures(row: Mapping[str, Any]) -> str:
+def figures(row: Row) -> str:
     from ..results.words.text import flood_figures
 
     return flood_figures(row)
@@ -42,7 +43,7 @@ def advice(result: Any) -> list[str]:
     return flood_advice(result)
 
 
-def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+def cell(shell: Any, source: str, given: RunSettings) -> RunSettings:
     """The cell is the task."""
     from ..parallel.celltask import cell_task
 

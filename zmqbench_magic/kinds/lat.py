@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ..params.columns import Row
 from ..params.sockets import LATENCY as KIND
 
 # A ZeroMQ point is named, and a cell gives its message, as for throughput.
@@ -19,7 +19,7 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_latency(params, progress=progress, **kwargs)
 
 
-def figures(row: Mapping[str, Any]) -> str:
+def figures(row: Row) -> str:
     from ..results.words.text import latency_figures
 
     return latency_figures(row)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ..params.columns import Row
+from ..params.declare import RunSettings
 from ..params.sockets import THROUGHPUT as KIND
 
 __all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
@@ -16,13 +17,13 @@ def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
     return run_throughput(params, progress=progress, **kwargs)
 
 
-def where(row: Mapping[str, Any]) -> list[str]:
+def where(row: Row) -> list[str]:
     from ..results.words.text import socket_where
 
     return socket_where(row)
 
 
-def figures(row: Mapping[str, Any]) -> str:
+def figures(row: Row) -> str:
     from ..results.words.text import throughput_figures
 
     return throughput_figures(row)
@@ -34,7 +35,7 @@ def chart(df: Any, distributions: Any = ()) -> Any:
     return throughput_default(df, distributions)
 
 
-def cell(shell: Any, source: str, given: Mapping[str, Any]) -> dict[str, Any]:
+def cell(shell: Any, source: str, given: RunSettings) -> RunSettings:
     """The cell's last expression is the message."""
     from ..sockets.payload import cell_payload
 

@@ -7,16 +7,17 @@ cores differ in what a sample is, not in this."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..params import RunParams
-from ..params.columns import Row
+from ..params.columns import Distribution, Row
 from ..params.common import MAX_TIME, MIN_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.host.environment import environment
-from ..results.host.system import system_facts
+from ..results.host.system import SystemFacts, system_facts
+from ..results.resultlike import Metadata
 from ..results.statistics.compare import undecided_points
 from ..results.statistics.stats import precision_rule
 from .load import busy_warnings
@@ -33,7 +34,7 @@ class RunAssembly:
     identity: dict[str, str] = field(init=False)
     seed: int = field(init=False)  # of the visiting order within each round
     # The host's conditions as the run starts (its load then, not its own).
-    system: dict[str, Any] = field(init=False)
+    system: SystemFacts = field(init=False)
 
     def __post_init__(self) -> None:
         self.identity = run_identity(self.params.benchmark, self.params.label)
@@ -80,8 +81,8 @@ class RunAssembly:
         describe: Callable[[P], str],
         gc: str,
         point_warnings: Callable[[list[Row], P], list[str]] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        distributions: Sequence[Mapping[str, Any]] = (),
+        metadata: Metadata | None = None,
+        distributions: Sequence[Distribution] = (),
         advice: str | None = None,
         usual_spread: Callable[[P], float | None] | None = None,
     ) -> ResultSet:
@@ -125,7 +126,7 @@ class RunAssembly:
             tuple(distributions),
         )
 
-    def _comparison(self) -> dict[str, Any]:
+    def _comparison(self) -> dict[str, list[str]]:
         """The arms a run decided round by round, for the words that state it."""
         arms = self.params.compared_arms() if self.params.until == "decided" else None
         return {"decided": list(arms)} if arms else {}

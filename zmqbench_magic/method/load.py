@@ -18,9 +18,9 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable
 
+from ..params.columns import Row
 from .control import gc_off
 
 _TICK_S = 1 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
@@ -81,10 +81,10 @@ class CpuMeter:
 
 
 def with_other_load(
-    sample: Callable[[], dict[str, Any]],
+    sample: Callable[[], Row],
     helper_pids: Iterable[int] = (),
     collect: bool = False,
-) -> dict[str, Any]:
+) -> Row:
     """One sample's row, taken with the garbage collector off (``collect``: left as it
     is, for a sample whose garbage is part of what it measures), and the rest of the
     machine's load while it ran (``other_load``; ``helper_pids`` are the sample's own
@@ -96,7 +96,7 @@ def with_other_load(
     return {**row, "other_load": meter.stop()}
 
 
-def busy_warnings(points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]]) -> list[str]:
+def busy_warnings(points: Iterable[tuple[str, Iterable[Row]]]) -> list[str]:
     """One warning for a run: how many samples, at how many of its points (given as
     ``(words, rows)``), were taken while other processes used more than
     ``BUSY_THRESHOLD`` of the machine (NaN, not known, never counts), and the worst."""

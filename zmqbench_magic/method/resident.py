@@ -23,7 +23,8 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from ..params.columns import Row
 
 _KB = 1024
 
@@ -134,7 +135,7 @@ class MemoryMeter:
             row[f"{role}_kb_per_task"] = rise_kb * _KB / 1e3 / tasks
         return row
 
-    def around(self, sample: Callable[[], dict[str, Any]], tasks: int) -> dict[str, Any]:
+    def around(self, sample: Callable[[], Row], tasks: int) -> Row:
         """``sample()``'s row, with this meter's figures over it."""
         self.start()
         row = sample()

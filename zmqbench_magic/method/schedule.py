@@ -38,18 +38,18 @@ import itertools
 import random
 import secrets
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..params.columns import Row
+from ..params.point_record import Settings
 from .control import Progress, StopFlag, Stopped, check_stop
 
-Point = Mapping[str, Any]
 # A kind's own point record (a mapping of the settings it names, as rows carry them).
-P = TypeVar("P", bound=Point)
-P_contra = TypeVar("P_contra", bound=Point, contravariant=True)
+P = TypeVar("P", bound=Settings)
+P_contra = TypeVar("P_contra", bound=Settings, contravariant=True)
 
 
 def order_seed(seed: int = 0) -> int:
@@ -257,15 +257,15 @@ class Schedule(Generic[P]):
         return pending
 
 
-def _key(point: Point) -> tuple[Any, ...]:
+def _key(point: Settings) -> tuple[Any, ...]:
     return tuple(sorted(point.items()))
 
 
-def _rows_of(rows: list[Row], point: Point) -> list[Row]:
+def _rows_of(rows: list[Row], point: Settings) -> list[Row]:
     return [r for r in rows if all(r.get(k) == v for k, v in point.items())]
 
 
-def _spell(point: Point) -> str:
+def _spell(point: Settings) -> str:
     return " ".join(f"{k}={v}" for k, v in point.items())
 
 

@@ -18,7 +18,7 @@ import html
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,6 +27,7 @@ import ipywidgets as widgets
 
 from ..charts import chart_bundle, default_chart
 from ..params import KINDS, BenchParams
+from ..params.columns import Row
 from ..params.units import plural
 from ..results import ResultSet
 from ..results.words.text import warnings_text
@@ -368,7 +369,7 @@ def _pooled(result: ResultSet) -> ResultSet:
     if len(names) < 2:
         return result
 
-    def one_run(entry: Mapping[str, Any]) -> dict[str, Any]:
+    def one_run(entry: Row) -> Row:
         pooled = {**entry, "run": names[-1]}
         if entry.get("run") in names and "sample" in entry:
             pooled["sample"] = names.index(entry["run"]) * _ROUNDS_APART + entry["sample"]

@@ -15,6 +15,9 @@ from typing import Any
 # declared here or among a kind's parameters and checked against a real run), so a row
 # stays a mapping; the name says which mapping it is.
 Row = dict[str, Any]
+# A latency point's every round trip: the point's settings and run, as its rows carry
+# them, and ``rtt_hist``, a log histogram's JSON (results.statistics.histogram).
+Distribution = dict[str, Any]
 
 
 @dataclass(frozen=True)

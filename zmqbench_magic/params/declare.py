@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -23,6 +23,7 @@ from .cpus import ALLOWED as CPUS_ALLOWED
 from .cpus import parse_cpus
 from .interpreter import ALLOWED as INTERPRETERS_ALLOWED
 from .interpreter import check_arms, parse_interpreter
+from .point_record import Settings
 from .units import (
     format_duration,
     format_rate,
@@ -35,6 +36,10 @@ from .units import (
     parse_size,
     spell_size,
 )
+
+# A run's every setting (each field's value, JSON-friendly: a swept one as its list),
+# as a result keeps them and a later run or comparison reads them back.
+RunSettings = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -235,7 +240,7 @@ class BenchParams:
     # Swept fields measured outermost first: changing them is the costly part.
     outer: ClassVar[tuple[str, ...]] = ()
 
-    def points(self) -> Iterator[Mapping[str, Any]]:
+    def points(self) -> Iterator[Settings]:
         """Each combination of the swept values, in measuring order."""
         names = [p.name for p in self.sweep_fields() if self.applies(p.name)]
         order = sorted(names, key=lambda n: self.outer.index(n) if n in self.outer else 99)
@@ -244,7 +249,7 @@ class BenchParams:
             yield {n: point[n] for n in names}
 
     @classmethod
-    def words(cls, point: Mapping[str, Any], names: Iterable[str] | None = None) -> str:
+    def words(cls, point: Settings, names: Iterable[str] | None = None) -> str:
         """A point's settings (those in ``names``; default all) in words, in the order
         they are declared: ``tcp 1k B zero-copy``."""
         wanted = set(point if names is None else names)
@@ -318,13 +323,13 @@ class BenchParams:
         """Whether a parameter matters for these settings (echo's size, map's duration)."""
         return True
 
-    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, point: Settings) -> Settings:
         return point
 
-    def scalars(self) -> dict[str, Any]:
+    def scalars(self) -> RunSettings:
         return {p.name: getattr(self, p.name) for p in self.fields() if not p.sweep}
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> RunSettings:
         """Every field as JSON-friendly values, as stored with a result."""
         swept = {p.name: list(getattr(self, p.name)) for p in self.sweep_fields()}
         return {**self.scalars(), **swept}
@@ -341,7 +346,7 @@ class BenchParams:
 # What --until decided compares where a run sweeps several settings over two values,
 # and the arm that is the baseline whichever order they were named in.
 ARM_ORDER = ("python", "loop", "copy", "transport")
-_REFERENCE_ARM: dict[str, Any] = {"copy": True, "loop": "python"}
+_REFERENCE_ARM: Settings = {"copy": True, "loop": "python"}
 # Settings whose values are named, not numbers: arms rather than places on an axis.
 _ARM_KINDS = ("bool", "choice", "interpreter", "str")
 
@@ -372,8 +377,8 @@ class RunParams(Protocol):
     @property
     def label(self) -> str: ...
 
-    def points(self) -> Iterator[Mapping[str, Any]]: ...
-    def settings(self) -> dict[str, Any]: ...
+    def points(self) -> Iterator[Settings]: ...
+    def settings(self) -> RunSettings: ...
     def cautions(self) -> list[str]: ...
     def compared_arms(self) -> tuple[str, Any, Any] | None: ...
 

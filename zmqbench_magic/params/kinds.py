@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..params.columns import Row
+from ..params.declare import RunSettings
+from ..results.resultlike import Metadata
 from .declare import BenchParams, Metric
 
 
@@ -43,7 +46,7 @@ class Kind:
     # is inverted): "" where it has no native loop.
     tax_metric: str = ""
     # Run metadata that files saved before it was recorded lack, as they ran.
-    old_files: Mapping[str, Any] = field(default_factory=dict)
+    old_files: Metadata = field(default_factory=dict)
     # What its module's ``stop`` stops, in words ("the cluster this extension
     # started"); "" where it keeps nothing between runs.
     keeps: str = ""
@@ -84,10 +87,10 @@ class KindModule(Protocol):
     def run(self, params: Any, progress: Any = None, **kwargs: Any) -> Any:
         """Measure: ``run(params, progress=...) -> ResultSet``."""
 
-    def where(self, row: Mapping[str, Any]) -> list[str]:
+    def where(self, row: Row) -> list[str]:
         """A summary row's names (its point), as columns: ``["tcp", "1k B", "copy", ""]``."""
 
-    def figures(self, row: Mapping[str, Any]) -> str:
+    def figures(self, row: Row) -> str:
         """A summary row's figures in words."""
 
     def chart(self, df: Any, distributions: Any = ()) -> Any:
@@ -96,7 +99,7 @@ class KindModule(Protocol):
     advice: Callable[[Any], list[str]] | None
     # The cell form: cell(shell, source, given) -> keyword arguments the cell adds to
     # ``run`` (a ValueError names an option that has no meaning there).
-    cell: Callable[[Any, str, Mapping[str, Any]], dict[str, Any]] | None
+    cell: Callable[[Any, str, RunSettings], RunSettings] | None
     stop: Callable[[], str] | None
     panel: Callable[[], type] | None  # its ipywidgets panel class, imported on call
 

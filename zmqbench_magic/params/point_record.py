@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 Record = TypeVar("Record", bound="PointRecord")
+# A point named by its settings (setting -> value): as a sweep combines them, a row's
+# point columns carry them, a stored file keeps them or a user writes them; every
+# point record is one, and a record is built from one with ``of``.
+Settings = Mapping[str, Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,7 +33,7 @@ class PointRecord(Mapping[str, Any]):
         return tuple(f.name for f in dataclasses.fields(cls) if f.name != "names")
 
     @classmethod
-    def of(cls: type[Record], settings: Mapping[str, Any]) -> Record:
+    def of(cls: type[Record], settings: Settings) -> Record:
         """The point that sets ``settings`` (a sweep's combination, or a point as a
         far end's message or a stored row carries it)."""
         known = cls.settings_of_a_point()
@@ -40,7 +44,7 @@ class PointRecord(Mapping[str, Any]):
         return cls(names=tuple(settings), **settings)
 
     @classmethod
-    def of_row(cls: type[Record], row: Mapping[str, Any]) -> Record:
+    def of_row(cls: type[Record], row: Settings) -> Record:
         """The point a result's row (or summary row) is of: the kind's settings among
         its columns, the rest (figures, a payload's frames) left out."""
         return cls.of({name: row[name] for name in cls.settings_of_a_point() if name in row})
@@ -54,10 +58,9 @@ class PointRecord(Mapping[str, Any]):
         """This point with ``name`` back at its default and no longer named."""
         default = {f.name: f.default for f in dataclasses.fields(self)}[name]
         kept = tuple(n for n in self.names if n != name)
-        reset: dict[str, Any] = {name: default}
-        return dataclasses.replace(self, names=kept, **reset)
+        return dataclasses.replace(self, names=kept, **{name: default})
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> Settings:
         """The settings the point names, as its rows, stored results and far ends'
         messages carry them."""
         return dict(self.items())

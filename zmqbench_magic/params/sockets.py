@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from .common import (
     CPU,
@@ -41,6 +40,7 @@ from .patterns import (
     crowded_clients,
     crowded_cores,
 )
+from .point_record import Settings
 from .pressure import (
     CONFLATE,
     HELD_FRACTION,
@@ -172,7 +172,7 @@ class ZmqParams(BenchParams):
             return self.hwm != ("auto",)
         return name != "python" or self.driver == "process"
 
-    def resolve(self, point: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, point: Settings) -> Settings:
         if "python" in point:
             point = {**point, "python": arm_names(self.python)[point["python"]]}
         if self.remote:

@@ -26,11 +26,15 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
 from ..params import KINDS
+from ..params.columns import Distribution, Row
+from ..params.declare import RunSettings
+from ..params.point_record import Settings
+from .resultlike import Metadata
 from .statistics.compare import arms_versus, compare
 from .statistics.histogram import LogHistogram
 from .statistics.history import history
@@ -54,6 +58,21 @@ _RENAMED_IN_3 = {
 _RENAMED_IN_4 = {"hwm": "queue_hwm"}
 
 
+class StoredResult(TypedDict):
+    """A result as its file keeps it (``FORMAT``, ``FORMAT_VERSION``): what
+    :meth:`ResultSet.to_json` writes and :func:`load` reads back."""
+
+    format: str
+    version: int
+    benchmark: str
+    settings: RunSettings
+    metadata: Metadata
+    runs: dict[str, Metadata]
+    warnings: list[str]
+    rows: list[Row]
+    distributions: list[Distribution]
+
+
 @dataclass(frozen=True)
 class ResultSet:
     """Kept samples of one benchmark (one or several runs), with their environment.
@@ -69,12 +88,12 @@ class ResultSet:
     """
 
     benchmark: str
-    rows: tuple[Mapping[str, Any], ...]
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    rows: tuple[Row, ...]
+    settings: RunSettings = field(default_factory=dict)
+    metadata: Metadata = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    distributions: tuple[Mapping[str, Any], ...] = ()
-    runs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    distributions: tuple[Distribution, ...] = ()
+    runs: Mapping[str, Metadata] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.benchmark not in KINDS:
@@ -124,7 +143,7 @@ class ResultSet:
         advise = KINDS[self.benchmark].module.advice
         return advise(self) if advise is not None else []
 
-    def histogram(self, point: Mapping[str, Any]) -> LogHistogram:
+    def histogram(self, point: Settings) -> LogHistogram:
         """Every round trip of the latency points matching ``point`` (e.g. ``{"size":
         1024, "transport": "tcp"}``), merged across runs that match."""
         merged = LogHistogram()
@@ -208,7 +227,7 @@ class ResultSet:
             runs={**self.runs, **other.runs},
         )
 
-    def _renamed_apart(self, taken: Mapping[str, Any]) -> ResultSet:
+    def _renamed_apart(self, taken: Mapping[str, Metadata]) -> ResultSet:
         """This result with its runs renamed where ``taken`` already uses the name for
         another run (two runs labelled the same stay two runs)."""
         renames = {}
@@ -221,7 +240,7 @@ class ResultSet:
         if not renames:
             return self
 
-        def rename(entry: Mapping[str, Any]) -> dict[str, Any]:
+        def rename(entry: Row) -> Row:
             run = str(entry.get("run"))
             return {**entry, "run": renames.get(run, run)}
 
@@ -235,7 +254,7 @@ class ResultSet:
             {renames.get(n, n): m for n, m in self.runs.items()},
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StoredResult:
         return {
             "format": FORMAT,
             "version": FORMAT_VERSION,

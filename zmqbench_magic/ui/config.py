@@ -17,6 +17,7 @@ from traitlets import Bool, TraitError, TraitType
 from traitlets.config import Configurable
 
 from ..params import BENCHMARKS, BenchParams, Param
+from ..params.declare import RunSettings
 from .options import spell_value
 
 
@@ -90,7 +91,7 @@ BenchDefaults: type[Configurable] = type(
 )
 
 
-def configured(owner: Any, params_class: type[BenchParams]) -> dict[str, Any]:
+def configured(owner: Any, params_class: type[BenchParams]) -> RunSettings:
     """The values configured on ``owner`` that ``params_class`` takes (a kind
     registered after the traits were made has none configured)."""
     names = [p.name for p in params_class.fields()]

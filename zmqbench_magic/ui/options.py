@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..params import BenchParams, Param
+from ..params.declare import RunSettings
 from ..params.units import format_size
 
 # (positional flags, argparse keyword arguments) for one option.
@@ -113,7 +114,7 @@ def param_options(params: type[BenchParams]) -> Iterator[OptionSpec]:
         yield flags, kwargs
 
 
-def given_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> dict[str, Any]:
+def given_options(params: type[BenchParams], parsed: Mapping[str, Any]) -> RunSettings:
     """The parameters the user set among parsed options (the others stay at default)."""
     return {p.name: parsed[p.name] for p in params.fields() if parsed.get(p.name) is not None}
 

@@ -9,9 +9,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..results import ResultSet
+
+if TYPE_CHECKING:  # altair's, imported where a chart is drawn
+    from ..charts.render import MimeBundle
 
 NO_CHART_HERE = "(no chart in a terminal: add --svg PATH or --png PATH to save it)"
 
@@ -38,7 +41,7 @@ class Output:
 
 
 def present(
-    result: ResultSet, output: Output, draw: Callable[[dict[str, Any], dict[str, Any]], None] | None
+    result: ResultSet, output: Output, draw: Callable[[MimeBundle, MimeBundle], None] | None
 ) -> None:
     """Print, save and show ``result``. ``draw(data, metadata)`` shows a chart's display
     bundle (a kernel's ``display``); None where nothing can be drawn (a terminal)."""

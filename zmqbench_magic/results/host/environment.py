@@ -12,18 +12,44 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import zmq
 
 from ...params.interpreter import this_interpreter
 
 
-def environment() -> dict[str, Any]:
+class Environment(TypedDict):
+    """What produced the numbers, as every result's metadata keeps it."""
+
+    python: str
+    pyzmq: str
+    libzmq: str
+    ipyparallel: str | None  # None: not installed
+    zmqbench_magic: str | None
+    host: str
+    platform: str
+    cpu: str  # the model's name
+    cpu_count: int | None
+    date: str  # ISO 8601, UTC
+    zmq_copy_threshold_default: int
+
+
+class StampFacts(Environment):
+    """A stamp's: the environment, its date in words, the checkout's commit and the
+    versions it names."""
+
+    commit: str
+    versions: dict[str, str]
+
+
+def environment() -> Environment:
     """What produced the numbers: versions, host, CPU and date."""
     interpreter = this_interpreter()
     return {
-        **{name: interpreter[name] for name in ("python", "pyzmq", "libzmq")},
+        "python": interpreter["python"],
+        "pyzmq": interpreter["pyzmq"],
+        "libzmq": interpreter["libzmq"],
         "ipyparallel": _version_of("ipyparallel"),
         "zmqbench_magic": _version_of("zmqbench_magic"),
         "host": socket.gethostname(),
@@ -65,7 +91,7 @@ def run_identity(benchmark: str, label: str = "") -> dict[str, str]:
 class Stamp:
     """When, where and with what a notebook or a report ran: printed at its top."""
 
-    facts: dict[str, Any]
+    facts: StampFacts
 
     def lines(self) -> list[str]:
         facts = self.facts

@@ -12,17 +12,35 @@ a stable figure and what to do about it, as pyperf's ``system show`` does;
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 # A check's verdict on a stable figure.
 OK, HURTS, NOTE, UNKNOWN = "ok", "hurts", "note", "unknown"
 _UNLIMITED = 2**60  # cgroup v1 writes "no limit" as a number near 2**63
 
 
-def system_facts(root: str | os.PathLike[str] = "/") -> dict[str, Any]:
+class SystemFacts(TypedDict):
+    """What :func:`system_facts` read; ``None`` (or empty) where the host does not say."""
+
+    cpus: int  # online
+    governors: list[str]  # the frequency governors in use, each once
+    governed_cpus: int  # CPUs with a governor
+    turbo: bool | None
+    isolated: str  # isolcpus, as the kernel lists them ("2-3")
+    nohz_full: str  # tickless CPUs, likewise
+    smt: str  # "1": hyperthreads share cores
+    cpu_quota: float | None  # the cgroup's CPU quota, in CPUs
+    memory_limit: int | None  # the cgroup's memory limit, bytes
+    thp: str  # transparent huge pages: always, madvise or never
+    load: tuple[float, float, float] | None  # runnable over 1, 5 and 15 minutes
+    mhz: list[float]  # each CPU's current frequency
+    memory_total: int | None  # bytes
+    memory_available: int | None
+
+
+def system_facts(root: str | os.PathLike[str] = "/") -> SystemFacts:
     """The facts, from the files under ``root`` (``/``; a test gives a folder laid out
     like one)."""
     base = Path(root)
@@ -68,7 +86,7 @@ class Check:
         return f"{head}: {self.advice}" if self.advice else head
 
 
-def system_checks(facts: Mapping[str, Any]) -> list[Check]:
+def system_checks(facts: SystemFacts) -> list[Check]:
     """Each fact's verdict, in the order a person would fix them."""
     return [
         _governor(facts),
@@ -98,7 +116,7 @@ def check_lines(checks: list[Check]) -> list[str]:
     return fit([check.line(width) for check in checks] + [summary])
 
 
-def _governor(facts: Mapping[str, Any]) -> Check:
+def _governor(facts: SystemFacts) -> Check:
     governors, governed = facts["governors"], facts["governed_cpus"]
     if not governors:
         return Check("governor", "not exposed", UNKNOWN, "a VM's or firmware's: the host decides")
@@ -114,7 +132,7 @@ def _governor(facts: Mapping[str, Any]) -> Check:
     )
 
 
-def _turbo_check(facts: Mapping[str, Any]) -> Check:
+def _turbo_check(facts: SystemFacts) -> Check:
     turbo = facts["turbo"]
     if turbo is None:
         return Check("turbo", "not exposed", UNKNOWN)
@@ -130,7 +148,7 @@ def _turbo_check(facts: Mapping[str, Any]) -> Check:
     )
 
 
-def _isolated(facts: Mapping[str, Any]) -> Check:
+def _isolated(facts: SystemFacts) -> Check:
     isolated, tickless = facts["isolated"], facts["nohz_full"]
     if isolated:
         ticks = f", tickless {tickless}" if tickless else ""
@@ -144,7 +162,7 @@ def _isolated(facts: Mapping[str, Any]) -> Check:
     )
 
 
-def _quota(facts: Mapping[str, Any]) -> Check:
+def _quota(facts: SystemFacts) -> Check:
     quota = facts["cpu_quota"]
     if quota is None:
         return Check("cgroup CPU quota", "none", OK)
@@ -158,7 +176,7 @@ def _quota(facts: Mapping[str, Any]) -> Check:
     )
 
 
-def _memory(facts: Mapping[str, Any]) -> Check:
+def _memory(facts: SystemFacts) -> Check:
     limit, total = facts["memory_limit"], facts["memory_total"]
     available = facts["memory_available"]
     value = f"{_gib(available)} available of {_gib(total)}" if total else "unknown"
@@ -172,7 +190,7 @@ def _memory(facts: Mapping[str, Any]) -> Check:
     return Check("memory", value, OK if total else UNKNOWN)
 
 
-def _thp(facts: Mapping[str, Any]) -> Check:
+def _thp(facts: SystemFacts) -> Check:
     thp = facts["thp"]
     if not thp:
         return Check("transparent huge pages", "not exposed", UNKNOWN)
@@ -187,7 +205,7 @@ def _thp(facts: Mapping[str, Any]) -> Check:
     return Check("transparent huge pages", thp, OK)
 
 
-def _smt(facts: Mapping[str, Any]) -> Check:
+def _smt(facts: SystemFacts) -> Check:
     smt = facts["smt"]
     if smt == "1":
         return Check(
@@ -200,7 +218,7 @@ def _smt(facts: Mapping[str, Any]) -> Check:
     return Check("SMT", "off" if smt == "0" else "not exposed", OK if smt == "0" else UNKNOWN)
 
 
-def _load_check(facts: Mapping[str, Any]) -> Check:
+def _load_check(facts: SystemFacts) -> Check:
     load = facts["load"]
     if load is None:
         return Check("load", "unknown", UNKNOWN)
@@ -210,7 +228,7 @@ def _load_check(facts: Mapping[str, Any]) -> Check:
     return Check("load", value, OK)
 
 
-def _frequency(facts: Mapping[str, Any]) -> Check:
+def _frequency(facts: SystemFacts) -> Check:
     mhz = facts["mhz"]
     if not mhz:
         return Check("frequency", "unknown", UNKNOWN)

@@ -17,13 +17,15 @@ The verdicts and their rules are in :mod:`.verdict`; the tests in :mod:`.stats`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ...params import METRICS, TOLERANCE
+from ...params.columns import Row
+from ...params.point_record import Settings
 from ..storage import noise_floor
 from .sequential import SequentialTest, sequential_test
 from .stats import CONFIDENCE, RatioTest, paired_ratio_test, unpaired_ratio_test
@@ -31,7 +33,7 @@ from .unlike import differences
 from .verdict import judge
 
 # A kind's point record: a mapping of the settings it names.
-PointT = TypeVar("PointT", bound=Mapping[str, Any])
+PointT = TypeVar("PointT", bound=Settings)
 
 if TYPE_CHECKING:
     from ..resultlike import ResultLike
@@ -251,7 +253,7 @@ def _decided(
     return table
 
 
-def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> dict[str, Any]:
+def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> Row:
     reason = test.reason and f"undecided after {test.n} round(s): {test.reason}"
     return {
         "metric": metric,
@@ -272,7 +274,7 @@ def _sequential_row(test: SequentialTest, metric: str, tolerance: float) -> dict
 
 
 def undecided_points(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Row],
     points: Sequence[PointT],
     arms: tuple[str, Any, Any],
     metric: str,
@@ -312,10 +314,10 @@ def _paired(
 
 def _groups(
     frame: pd.DataFrame, columns: list[str]
-) -> dict[tuple[Any, ...], tuple[dict[str, Any], pd.DataFrame]]:
+) -> dict[tuple[Any, ...], tuple[Settings, pd.DataFrame]]:
     """``frame``'s rows by point: a key both results' points can be looked up by (a
     setting that does not apply, NaN, matches NaN), the point, and its rows."""
-    found = {}
+    found: dict[tuple[Any, ...], tuple[Settings, pd.DataFrame]] = {}
     for key, rows in frame.groupby(columns, sort=True, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
         lookup = tuple("not applicable" if pd.isna(v) else v for v in values)
@@ -348,7 +350,7 @@ def _positive(values: pd.Series) -> list[float]:
     return clean[clean > 0].tolist()
 
 
-def _sides(x: list[float], y: list[float]) -> dict[str, Any]:
+def _sides(x: list[float], y: list[float]) -> dict[str, float]:
     return {
         "baseline": float(np.median(x)) if x else math.nan,
         "candidate": float(np.median(y)) if y else math.nan,
@@ -358,7 +360,7 @@ def _sides(x: list[float], y: list[float]) -> dict[str, Any]:
 
 
 def _table(
-    points: list[dict[str, Any]],
+    points: Sequence[Settings],
     tests: list[RatioTest],
     columns: list[str],
     metric: str,

@@ -28,7 +28,7 @@ in words is :mod:`..words.history_text`'s.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ...params import HISTORY_ORDER, TOLERANCE
+from ...params.point_record import Settings
+from ...results.resultlike import Metadata
 from ..storage import noise_floor
 from .stats import holm
 
@@ -138,7 +140,7 @@ def run_order(result: ResultLike, by: str = "date") -> list[str]:
     return sorted(result.runs, key=key)
 
 
-def ran_with(meta: Mapping[str, Any], key: str) -> Any:
+def ran_with(meta: Metadata, key: str) -> Any:
     """A run's ``key`` (a date, a version): for the versions, those of the interpreter
     that ran its loops (a run with one ``--python`` environment ran them there, not in
     the kernel whose versions head its metadata)."""
@@ -248,7 +250,7 @@ def _series(
     return pd.DataFrame(rows, columns=[*keys, *HISTORY_COLUMNS])
 
 
-def by_point(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
+def by_point(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[Settings, pd.DataFrame]]:
     """Each point of a history's ``series`` (its values of ``keys``) and its rows."""
     if not keys:
         yield {}, df
@@ -267,7 +269,7 @@ def _levels(medians: list[float], steps: list[Step]) -> list[float]:
 
 
 def _steps_table(
-    found: list[tuple[dict[str, Any], pd.DataFrame, list[Step], Step | None]],
+    found: list[tuple[Settings, pd.DataFrame, list[Step], Step | None]],
     called_steps: list[list[Step]],
     adjusted: list[float],
     keys: list[str],

@@ -15,12 +15,14 @@ takes many in a row), samples are.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...params.columns import Distribution
+from ...params.point_record import Settings
 from .histogram import GROWTH, LogHistogram
 from .stats import CONFIDENCE, scipy_stats
 
@@ -30,7 +32,7 @@ _RESAMPLES = 999
 _SEED = 20261124  # fixed: the same samples always give the same interval
 
 
-def matching(entries: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> list[LogHistogram]:
+def matching(entries: Sequence[Distribution], point: Settings) -> list[LogHistogram]:
     """The histograms of the distribution entries at ``point`` (one per sample, or one
     per point in files written before samples kept their own)."""
     return [
@@ -88,7 +90,7 @@ def pooled_interval(
 
 def pooled_points(
     df: pd.DataFrame,
-    distributions: Sequence[Mapping[str, Any]],
+    distributions: Sequence[Distribution],
     metrics: Sequence[str],
     by: Sequence[str],
 ) -> pd.DataFrame:

@@ -8,12 +8,12 @@ per point that reads as if something were broken.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
 from ...params import MIN_TIME, PRECISION, REPEAT
+from ...params.columns import Row
 
 # pyperf's thresholds: a standard deviation of 10% of the mean, or a sample more
 # than 50% from the median.
@@ -25,7 +25,7 @@ _NARROWER = f"more {REPEAT.option}, a longer {MIN_TIME.option} or {PRECISION.opt
 _NAMED = 4
 
 
-def spread_of(rows: Iterable[Mapping[str, Any]], metric: str) -> float | None:
+def spread_of(rows: Iterable[Row], metric: str) -> float | None:
     """The samples' stdev over their mean when it, or one sample's distance from the
     median, is past pyperf's thresholds; None for a steady point."""
     values = pd.Series([r[metric] for r in rows], dtype=float).dropna()
@@ -38,7 +38,7 @@ def spread_of(rows: Iterable[Mapping[str, Any]], metric: str) -> float | None:
 
 
 def spread_warnings(
-    points: Iterable[tuple[str, Iterable[Mapping[str, Any]]]],
+    points: Iterable[tuple[str, Iterable[Row]]],
     metric: str,
     advice: str | None = None,
     usual: Sequence[float | None] = (),

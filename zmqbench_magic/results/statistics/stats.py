@@ -32,12 +32,14 @@ test of no difference).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import numpy as np
+
+from ...params.columns import Row
 
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
@@ -101,9 +103,7 @@ def _order_statistic(n: int, level: float) -> int:
 PRECISION_LEVEL = 0.99
 
 
-def precision_rule(
-    precision: float, metric: str
-) -> Callable[[Sequence[Mapping[str, Any]]], bool] | None:
+def precision_rule(precision: float, metric: str) -> Callable[[Sequence[Row]], bool] | None:
     """``--precision``'s stopping rule for one point's kept rows (None when it is off):
     the median's interval at :data:`PRECISION_LEVEL` within ``precision`` of it."""
     if not precision:

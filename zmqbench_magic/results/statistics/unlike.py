@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...params import KINDS
+from ...params.point_record import Settings
 
 if TYPE_CHECKING:
     from ..resultlike import ResultLike
@@ -94,7 +95,7 @@ def _settings(result: ResultLike, key: str) -> list[str]:
     return list(dict.fromkeys(v for v in values if v))
 
 
-def _count(settings: Mapping[str, Any]) -> str:
+def _count(settings: Settings) -> str:
     count = settings.get("count")
     if count is None:
         return ""

@@ -18,11 +18,12 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import pandas as pd
 
 from ...params import TOLERANCE
+from ...params.point_record import Settings
 from .cache import cache_dir
 
 if TYPE_CHECKING:
@@ -35,13 +36,39 @@ _NOT_THE_POINT = ("python", "run")
 _ENV_KEYS = ("host", "python", "pyzmq", "libzmq")
 
 
+class _Figures(TypedDict):
+    metric: str
+    run_to_run: float
+    within_run: float
+    runs: int
+
+
+class Floor(_Figures, total=False):
+    """One point's floor: of the headline ``metric``, the widest ratio between two
+    runs' medians less one and the widest stdev over mean within a run, over ``runs``
+    runs; stored with its ``date``."""
+
+    date: str
+
+
+# A benchmark's floors on one host and environment, by point (``point_key``).
+Floors = dict[str, Floor]
+
+
+class _Store(TypedDict):
+    format: str
+    version: int
+    # host and environment -> its names (host, versions) and, by benchmark, its floors
+    floors: dict[str, dict[str, Any]]
+
+
 def store_path() -> Path:
     """Where floors are kept: ``$ZMQBENCH_NOISE_FILE``, else ``noise.json`` in the
     project's cache folder."""
     return Path(os.environ.get(STORE_ENV) or cache_dir() / "noise.json")
 
 
-def point_key(point: Mapping[str, Any]) -> str:
+def point_key(point: Settings) -> str:
     """A point as the store names it: its settings, sorted, as JSON."""
     where = {k: _plain(v) for k, v in point.items() if k not in _NOT_THE_POINT}
     return json.dumps(where, sort_keys=True)
@@ -56,7 +83,7 @@ def measured_in(result: ResultLike) -> dict[str, str]:
     return {k: str(versions.get(k) if k != "host" else meta.get("host")) for k in _ENV_KEYS}
 
 
-def floor_of(results: Sequence[ResultLike]) -> dict[str, dict[str, Any]]:
+def floor_of(results: Sequence[ResultLike]) -> Floors:
     """Per point of the runs: ``run_to_run``, the widest ratio between two runs'
     medians less one, and ``within_run``, the widest stdev over mean of one run's
     samples, both of the headline metric; with the metric and the number of runs."""
@@ -74,7 +101,7 @@ def floor_of(results: Sequence[ResultLike]) -> dict[str, dict[str, Any]]:
                 {"median": grouped.median(), "spread": grouped.std(ddof=0) / grouped.mean()}
             )
         )
-    floors = {}
+    floors: Floors = {}
     for index in per_run[0].index:
         medians = [run.loc[index, "median"] for run in per_run if index in run.index]
         medians = [m for m in medians if m > 0]
@@ -108,25 +135,23 @@ def save(results: Sequence[ResultLike], path: Path | None = None) -> Path:
     return path
 
 
-def floor_for(result: ResultLike, path: Path | None = None) -> dict[str, dict[str, Any]]:
+def floor_for(result: ResultLike, path: Path | None = None) -> Floors:
     """The stored floor for ``result``'s benchmark, host and environment (empty if
     none was measured)."""
     return floors_at(measured_in(result), result.benchmark, path)
 
 
-def floors_at(
-    where: Mapping[str, Any], benchmark: str, path: Path | None = None
-) -> dict[str, dict[str, Any]]:
+def floors_at(where: Mapping[str, object], benchmark: str, path: Path | None = None) -> Floors:
     """The stored floor of ``benchmark`` for a host and environment (``where``: its
     host, python, pyzmq and libzmq)."""
     key = _env_key({k: str(where.get(k)) for k in _ENV_KEYS})
     entry = _read(path or store_path())["floors"].get(key, {})
-    floors: dict[str, dict[str, Any]] = entry.get(benchmark, {})
+    floors: Floors = entry.get(benchmark, {})
     return floors
 
 
 def widest_at(
-    floors: Mapping[str, Mapping[str, Any]], point: Mapping[str, Any], field: str
+    floors: Floors, point: Settings, field: Literal["run_to_run", "within_run"]
 ) -> float | None:
     """The widest ``field`` (``run_to_run``, ``within_run``) of the stored points
     that ``point`` matches (it may name fewer settings than they do); None if none."""
@@ -138,7 +163,7 @@ def widest_at(
     return max(found) if found else None
 
 
-def tolerance_at(floors: Mapping[str, Mapping[str, Any]], point: Mapping[str, Any]) -> float:
+def tolerance_at(floors: Floors, point: Settings) -> float:
     """A comparison's tolerance at ``point``: the floor of the stored points it
     matches (the widest of all where it matches none), never under the default."""
     if not floors:
@@ -149,7 +174,7 @@ def tolerance_at(floors: Mapping[str, Mapping[str, Any]], point: Mapping[str, An
     return max(TOLERANCE.default, widest)
 
 
-def describe(floors: Mapping[str, Mapping[str, Any]]) -> str:
+def describe(floors: Floors) -> str:
     """``this host's noise floor (5 runs, 2026-11-24): 1.2% to 4.0% by point``, or
     that none was measured."""
     if not floors:
@@ -166,14 +191,15 @@ def describe(floors: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> _Store:
     if not path.exists():
         return {"format": FORMAT, "version": 1, "floors": {}}
     data = json.loads(path.read_text())
     if data.get("format") != FORMAT:
         msg = f"{path} is not a noise floor file (no 'format': {FORMAT!r})"
         raise ValueError(msg)
-    return dict(data)
+    store: _Store = data
+    return store
 
 
 def _env_key(where: Mapping[str, str]) -> str:

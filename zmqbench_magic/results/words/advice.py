@@ -49,13 +49,14 @@ is not even a floor.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ...params.backends import BACKENDS
 from ...params.flood_tests import FLOOD_TESTS
 from ...params.memory import FAR_BEYOND, GrowthFit, fit_growth
+from ...params.point_record import Settings
 from ...params.taskflood import BACKEND, CHUNKSIZE, MEMORY_ROLES
 from ...params.units import KiB
 from ..statistics.stats import median_ci
@@ -209,7 +210,7 @@ def forecasts(result: ResultLike, tasks: int = FLOOD_OF) -> pd.DataFrame:
 
 
 def _memory_sentence(
-    where: dict[str, Any],
+    where: Settings,
     fits: dict[str, GrowthFit],
     samples: int,
     of: str,
@@ -376,7 +377,7 @@ def _from_efficiency(rows: pd.DataFrame) -> pd.DataFrame:
 _OVERHEAD_FROM = {"tasks_per_s": _from_task_rate, "efficiency": _from_efficiency}
 
 
-def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str:
+def _sentence(where: Settings, overheads: list[float], source: str) -> str:
     factor = TARGET / (1 - TARGET)  # d / (d + o) >= 0.9  <=>  d >= 9 o
     median = float(pd.Series(overheads).median())
     low, high, level = median_ci(overheads)
@@ -392,7 +393,7 @@ def _sentence(where: dict[str, Any], overheads: list[float], source: str) -> str
     )
 
 
-def _cluster(where: dict[str, Any]) -> str:
+def _cluster(where: Settings) -> str:
     """``2 engines (lb view, leastload scheme)``, ``Dask on 2 workers``."""
     backend = BACKENDS[where["backend"]]
     cluster = backend.cluster(int(where["engines"]))

@@ -12,17 +12,17 @@ share in a round).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..statistics.sequential import fewest_rounds, plan
+from ..storage.noise_floor import Floors
 
 # The differences a plan gives rounds for, as fractions (1.0: twice as fast); 0: the
 # two arms alike, decided same.
 DIFFERENCES = (0.0, 0.02, 0.05, 0.10, 0.25, 1.0)
 
 
-def noise_from_floor(floors: Mapping[str, Mapping[str, Any]]) -> float | None:
+def noise_from_floor(floors: Floors) -> float | None:
     """The most a round's ratio varies by, from a stored noise floor's widest
     within-run spread (None where no floor is stored)."""
     spreads = [float(f["within_run"]) for f in floors.values()]

@@ -8,13 +8,11 @@ modules below it (``text.py``'s ZeroMQ and flood words), never from this one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ...params import KINDS
+from ...params.columns import Row
 
 
-def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
+def summary_lines(benchmark: str, points: list[Row]) -> list[str]:
     """One %timeit-style line per point of a summary, their names aligned in columns
     as wide as this summary needs (prefixed by its run when a result joins several),
     named by its kind's module."""
@@ -35,7 +33,7 @@ def summary_lines(benchmark: str, points: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def summary_line(benchmark: str, row: Mapping[str, Any]) -> str:
+def summary_line(benchmark: str, row: Row) -> str:
     """One %timeit-style line for one row of a summary (one point)."""
     return summary_lines(benchmark, [row])[0]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ...params import COPY, COPY_THRESHOLD, HWM, IDLE, IO_THREADS, KINDS
 from ...params.backends import BACKENDS
+from ...params.columns import Row
 from ...params.interpreter import arm_names
 from ...params.pressure import CONFLATE, WORK, held
 from ...params.socket_point import SocketPoint
@@ -47,7 +47,7 @@ def fit(lines: list[str], width: int = LINE_WIDTH) -> list[str]:
     return fitted
 
 
-def flood_where(row: Mapping[str, Any]) -> list[str]:
+def flood_where(row: Row) -> list[str]:
     """The words naming a flood's point, as columns: tasks, engines, how."""
 
     def has(key: str) -> bool:  # the column exists and this test filled it
@@ -66,7 +66,7 @@ def flood_where(row: Mapping[str, Any]) -> list[str]:
     return [plural(int(row["tasks"]), "task"), backend.workers(int(row["engines"])), how]
 
 
-def flood_figures(row: Mapping[str, Any]) -> str:
+def flood_figures(row: Row) -> str:
     def has(key: str) -> bool:
         return not pd.isna(row.get(key, float("nan")))
 
@@ -119,7 +119,7 @@ def _three(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _samples(row: Mapping[str, Any], scale: float = 1.0) -> str:
+def _samples(row: Row, scale: float = 1.0) -> str:
     """``n=10, 98% CI 1.21M to 1.25M``: how many samples and how sure, at the level
     the interval really reaches."""
     level = row.get("ci_level", 0)
@@ -129,7 +129,7 @@ def _samples(row: Mapping[str, Any], scale: float = 1.0) -> str:
     return f"n={row['n']}, {level:.0%} CI {low} to {high}"
 
 
-def socket_where(row: Mapping[str, Any]) -> list[str]:
+def socket_where(row: Row) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
     pattern and its peers where they are not one pipeline (a server's clients where
     they are more than one), and the loop, the I/O threads, pyzmq's copy threshold
@@ -160,7 +160,7 @@ def socket_where(row: Mapping[str, Any]) -> list[str]:
     return [*words, " ".join(extra)]
 
 
-def throughput_figures(row: Mapping[str, Any]) -> str:
+def throughput_figures(row: Row) -> str:
     """``1.23M msgs/s delivered, 2.1M sent, 0.98 Gbit/s (...)``, and why where the
     send-only rate reads below delivered; at an offered rate,
     what the sender achieved and how long it was blocked, and a loss beside the rate
@@ -186,7 +186,7 @@ def throughput_figures(row: Mapping[str, Any]) -> str:
     )
 
 
-def _short_burst(row: Mapping[str, Any]) -> str:
+def _short_burst(row: Row) -> str:
     """Said where send-only reads below delivered: it times only the first sends (the
     sender's own queue's worth, often a millisecond or less), not the whole sample, so
     the two rates are of different stretches."""
@@ -201,7 +201,7 @@ def _short_burst(row: Mapping[str, Any]) -> str:
     )
 
 
-def _paced_words(row: Mapping[str, Any]) -> str:
+def _paced_words(row: Row) -> str:
     """``, sent 9,998 of 10k offered (rate NOT held), blocked 12%``."""
     achieved = row.get("sent_per_s", math.nan)
     unheld = "" if pd.isna(achieved) or held(achieved, row["rate"]) else " (rate NOT held)"
@@ -210,7 +210,7 @@ def _paced_words(row: Mapping[str, Any]) -> str:
     return f", sent {figure(achieved)} of {format_rate(row['rate'])} offered{unheld}{blocked_words}"
 
 
-def latency_figures(row: Mapping[str, Any]) -> str:
+def latency_figures(row: Row) -> str:
     """``mean 93.6 µs (n=10, 98% CI 75.3 to 103); pooled p50 94.1, ..., max 1,071 µs``:
     the mean as the other kinds' headlines are, the median over the samples of each
     sample's mean round trip, beside the interval of that same median; then the
@@ -224,7 +224,7 @@ def latency_figures(row: Mapping[str, Any]) -> str:
     )
 
 
-def _achieved(row: Mapping[str, Any]) -> str:
+def _achieved(row: Row) -> str:
     """``, achieved 9,998 msgs/s``, and says so when the offered rate was not held."""
     held = "" if row.get("held", True) else " (rate NOT held)"
     return f", achieved {figure(row['achieved_per_s'])} msgs/s{held}"
@@ -394,7 +394,7 @@ def _each_with_its_reason(rows: pd.DataFrame, labels: list[str] | None) -> str:
     return ", ".join(f"{', '.join(where)} ({reason})" for reason, where in by_reason.items())
 
 
-def _rounds_taken(row: Mapping[str, Any]) -> str:
+def _rounds_taken(row: Row) -> str:
     """``5 rounds``, and for a point still undecided what its reason says after them."""
     taken = f"{row['n']} round{'s' * (row['n'] != 1)}"
     reason = str(row.get("reason") or "")

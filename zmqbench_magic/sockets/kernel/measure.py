@@ -217,7 +217,7 @@ def _usual_spread(
     for the environment that ran it (None where no floor was measured); the store
     is read once per environment."""
     here = environment()
-    floors: dict[str, dict[str, dict[str, Any]]] = {}
+    floors: dict[str, noise_floor.Floors] = {}  # by arm
 
     def usual(point: SocketPoint) -> float | None:
         arm = point.python
