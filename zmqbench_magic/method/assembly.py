@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..params import RunParams
-from ..params.columns import Distribution, Row
+from ..params.columns import Distribution, Metadata, Row
 from ..params.common import MAX_TIME, MIN_TIME
 from ..results import ResultSet, run_identity, spread_warnings
 from ..results.host.environment import environment
 from ..results.host.system import SystemFacts, system_facts
-from ..results.resultlike import Metadata
 from ..results.statistics.compare import undecided_points
 from ..results.statistics.stats import precision_rule
 from .load import busy_warnings

@@ -7,6 +7,7 @@ no column missing from it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,9 @@ Row = dict[str, Any]
 # A latency point's every round trip: the point's settings and run, as its rows carry
 # them, and ``rtt_hist``, a log histogram's JSON (results.statistics.histogram).
 Distribution = dict[str, Any]
+# What a run keeps beside its rows, as JSON: the environment and host facts it ran in,
+# its name and id, its notes, and what its kind adds (a cluster's, the arms' drivers').
+Metadata = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

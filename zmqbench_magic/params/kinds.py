@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..params.columns import Row
+from ..params.columns import Metadata, Row
 from ..params.declare import RunSettings
-from ..results.resultlike import Metadata
 from .declare import BenchParams, Metric
 
 

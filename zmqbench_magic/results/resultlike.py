@@ -12,16 +12,12 @@ ever instantiated: a ``ResultSet`` fits the protocol by having these attributes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 import pandas as pd
 
-from ..params.columns import Distribution, Row
+from ..params.columns import Distribution, Metadata, Row
 from ..params.declare import RunSettings
-
-# What a run keeps beside its rows, as JSON: the environment and host facts it ran in,
-# its name and id, its notes, and what its kind adds (a cluster's, the arms' drivers').
-Metadata = Mapping[str, Any]
 
 
 class ResultLike(Protocol):

@@ -31,10 +31,9 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from ..params import KINDS
-from ..params.columns import Distribution, Row
+from ..params.columns import Distribution, Metadata, Row
 from ..params.declare import RunSettings
 from ..params.point_record import Settings
-from .resultlike import Metadata
 from .statistics.compare import arms_versus, compare
 from .statistics.histogram import LogHistogram
 from .statistics.history import history

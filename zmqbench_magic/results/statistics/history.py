@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ...params import HISTORY_ORDER, TOLERANCE
+from ...params.columns import Metadata
 from ...params.point_record import Settings
-from ...results.resultlike import Metadata
 from ..storage import noise_floor
 from .stats import holm
 
