@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -68,6 +69,9 @@ class Param:
     off: Any = None  # a value allowed outside low-high that turns the feature off: rate 0
     off_means: str = ""  # what that value does, in words: "closed loop"
     zero_means: str = ""  # how a legal 0 reads where it is not a bare number: "no limit"
+    # How a point's description says a value other than the default, where it is not
+    # the legend's words (``words``): "CURVE", "at {} msgs/s".
+    said: str = ""
 
     def label(self, value: Any) -> str:
         """A value as people read it: ``zero-copy`` for ``copy=False``, ``64k`` for a size."""
@@ -101,6 +105,16 @@ class Param:
         if self.kind == "int":
             return f"{label} {self.name.replace('_', ' ')}"
         return f"{self.name.replace('_', ' ')} {label}"
+
+    def departs(self, value: Any) -> bool:
+        """Whether ``value`` is other than the default (a figure not measured, NaN in a
+        merged frame's column, is no value)."""
+        missing = isinstance(value, float) and math.isnan(value)
+        return not missing and bool(value != self.default)
+
+    def said_at(self, value: Any) -> str:
+        """``value`` as a point's description says it (:func:`departures`)."""
+        return self.said.format(self.label(value)) if self.said else self.words(value)
 
     @property
     def axis_title(self) -> str:
@@ -175,6 +189,19 @@ class Param:
             msg = f"{self.name} must be {self.allowed()}, got {got}"
             raise ValueError(msg)
         return value
+
+
+def departures(point: Settings, params: Iterable[Param]) -> list[str]:
+    """The settings among ``params`` at which ``point`` departs from the default, each
+    in its declared words, in the order given: every description of a point says its
+    settings through this, so a setting's phrase is declared once, on its ``Param``.
+
+    >>> from zmqbench_magic.params import IO_THREADS, LOOP
+    >>> departures({"loop": "native", "io_threads": 1}, (LOOP, IO_THREADS))
+    ['native loop']
+    """
+    named = (p for p in params if p.name in point)
+    return [p.said_at(point[p.name]) for p in named if p.departs(point[p.name])]
 
 
 def _spell(value: Any) -> str:

@@ -39,6 +39,7 @@ CURVE = Param(
     "is measured (tcp and ipc; the control channel to a remote far end is always "
     "encrypted)",
     "CURVE encryption", "bool", choices=(True, False), sweep=True, labels=("curve", "plain"),
+    said="CURVE",
 )
 REMOTE = Param(
     "remote", "",

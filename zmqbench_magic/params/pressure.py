@@ -28,7 +28,7 @@ RATE = Param(
     "the sender can)",
     # The lowest open-loop rate: a sample (10 messages or more) then lasts a second.
     "offered rate", "rate", unit="msgs/s", low=10, high=10_000_000, sweep=True,
-    off=0.0, off_means="unpaced",
+    off=0.0, off_means="unpaced", said="at {} msgs/s",
 )
 IDLE = Param(
     "idle", 0.0,

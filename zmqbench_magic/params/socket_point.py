@@ -155,3 +155,12 @@ class SocketPoint(PointRecord):
 
 # Every setting a ZeroMQ point can set, in the record's order.
 SETTINGS = SocketPoint.settings_of_a_point()
+
+# How a point is put into words: the settings each description names where the point
+# departs from the default, in its order, each in its declared phrase (departures).
+# As a run goes (its progress, its warnings): "tcp 1k B copy (peer process, <these>)"
+SAID_BESIDE_THE_PEER = (LOOP, IO_THREADS, CURVE, HWM, CONFLATE, PYTHON)
+# ... and after the brackets: "at 10k msgs/s offered after 1 ms idle".
+SAID_AFTER_THE_PEER = (RATE, IDLE)
+# In a summary's line, after the transport, size, copy mode and crowd.
+SAID_IN_A_SUMMARY = (IO_THREADS, COPY_THRESHOLD, LOOP, PYTHON, RATE, IDLE, WORK, HWM, CONFLATE)

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...params import COPY, COPY_THRESHOLD, HWM, IDLE, IO_THREADS, KINDS
+from ...params import COPY, IDLE, KINDS
 from ...params.backends import BACKENDS
 from ...params.columns import Row
+from ...params.declare import departures
 from ...params.interpreter import arm_names
-from ...params.pressure import CONFLATE, WORK, held
-from ...params.socket_point import SocketPoint
+from ...params.pressure import held
+from ...params.socket_point import SAID_IN_A_SUMMARY, SocketPoint
 from ...params.taskflood import BACKEND, STAGE_COLUMNS, STAGES
 from ...params.units import format_duration, format_rate, format_size, plural
 from ..statistics.compare import arms_versus, point_columns
@@ -132,32 +133,11 @@ def _samples(row: Row, scale: float = 1.0) -> str:
 def socket_where(row: Row) -> list[str]:
     """The words naming a ZeroMQ point, as columns: transport, size, copy mode, the
     pattern and its peers where they are not one pipeline (a server's clients where
-    they are more than one), and the loop, the I/O threads, pyzmq's copy threshold
-    where it is not pyzmq's default, the interpreter and the
-    offered rate, the receivers' work and the high-water mark where they are given."""
+    they are more than one), and the settings a summary names where the point departs
+    from the default (``SAID_IN_A_SUMMARY``), each in its declared phrase."""
     words = [row["transport"], f"{format_size(int(row['size']))} B", COPY.label(row["copy"])]
     words.append(SocketPoint.of_row(row).crowd_words())
-    extra = []
-    if row.get("io_threads", 1) != 1:
-        extra.append(IO_THREADS.words(row["io_threads"]))
-    threshold = row.get("copy_threshold", COPY_THRESHOLD.default)
-    if not pd.isna(threshold) and threshold != COPY_THRESHOLD.default:
-        extra.append(COPY_THRESHOLD.words(threshold))
-    if row.get("loop", "python") != "python":
-        extra.append(f"{row['loop']} loop")
-    if row.get("python", "kernel") != "kernel":
-        extra.append(f"python {row['python']}")
-    if row.get("rate", 0):
-        extra.append(f"at {format_rate(row['rate'])} msgs/s")
-    if row.get("idle", 0):
-        extra.append(IDLE.words(row["idle"]))
-    if row.get("work", 0):
-        extra.append(WORK.words(row["work"]))
-    if "hwm" in row:
-        extra.append(HWM.words(row["hwm"]))
-    if row.get("conflate", False):
-        extra.append(CONFLATE.label(True))
-    return [*words, " ".join(extra)]
+    return [*words, " ".join(departures(row, SAID_IN_A_SUMMARY))]
 
 
 def throughput_figures(row: Row) -> str:

@@ -17,17 +17,15 @@ from ...method.calibrate import calibrate
 from ...method.resident import MemoryMeter, this_process
 from ...params import (
     COPY,
-    HWM,
-    IDLE,
-    IO_THREADS,
     RATE,
     SocketPoint,
     ZmqParams,
     high_water_mark,
 )
-from ...params.interpreter import KERNEL
+from ...params.declare import departures
 from ...params.patterns import pattern_of
 from ...params.pressure import paced_count
+from ...params.socket_point import PEER, SAID_AFTER_THE_PEER, SAID_BESIDE_THE_PEER
 from ...params.units import format_size
 from ..loops.client_loops import clients_sample
 from ..loops.paced import paced_sample
@@ -218,26 +216,18 @@ def _calibrated(one: Any, min_time: float, point: SocketPoint) -> int:
 
 
 def describe(point: SocketPoint) -> str:
-    """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s``: a point, in words."""
+    """``tcp 64k B zero-copy (peer process)``, ``... at 10k msgs/s offered``: a point,
+    in words, as a run says it goes (each setting's phrase its declaration's)."""
     crowd = point.crowd_words()
     shape = f"{crowd} " if crowd else ""
     words = f"{shape}{point.transport} {format_size(point.size)} B {COPY.label(point.copy)}"
-    words += f" (peer {point.peer}"
-    if point.loop != "python":
-        words += f", {point.loop} loop"
-    if point.io_threads != 1:
-        words += f", {IO_THREADS.words(point.io_threads)}"
-    if point.curve:
-        words += ", CURVE"
-    if "hwm" in point:  # where the run sets it
-        words += f", {HWM.words(point.hwm)}"
-    if point.conflate:
-        words += ", conflated"
-    if point.python != KERNEL:
-        words += f", python {point.python}"
-    rate = f" at {RATE.label(point.rate)} msgs/s offered" if point.rate else ""
-    idle = f" {IDLE.words(point.idle)}" if point.idle else ""
-    return f"{words}){rate}{idle}"
+    beside = ", ".join([PEER.words(point.peer), *departures(point, SAID_BESIDE_THE_PEER)])
+    after = "".join(
+        f" {phrase} offered" if param is RATE else f" {phrase}"
+        for param in SAID_AFTER_THE_PEER
+        for phrase in departures(point, (param,))
+    )
+    return f"{words} ({beside}){after}"
 
 
 __all__ = [
