@@ -22,13 +22,17 @@ ALLOWED = {
     "method": {"params", "results", "method"},
     "sockets": {"params", "results", "method", "sockets"},
     "parallel": {"params", "results", "method", "parallel"},
+    "kernel_messages": {"params", "results", "method", "kernel_messages"},
     "charts": {"params", "results", "charts"},
-    "ui": {"params", "results", "method", "sockets", "parallel", "charts", "ui"},
-    "panels": {"params", "results", "method", "sockets", "parallel", "charts", "ui", "panels"},
+    "ui": {"params", "results", "method", "sockets", "parallel", "kernel_messages", "charts", "ui"},
+    "panels": {
+        *("params", "results", "method", "sockets", "parallel", "kernel_messages", "charts"),
+        *("ui", "panels"),
+    },
     # Each kind's module: what every layer does for it, imported inside its functions.
     "kinds": {
-        *("params", "results", "method", "sockets", "parallel", "charts", "ui", "panels"),
-        *("kinds", "widgets"),
+        *("params", "results", "method", "sockets", "parallel", "kernel_messages", "charts"),
+        *("ui", "panels", "kinds", "widgets"),
     },
 }
 FRONT_ENDS = ("IPython", "ipywidgets", "altair", "vl_convert")
@@ -39,6 +43,7 @@ FORBIDDEN = {
     "method": (*FRONT_ENDS, "ipyparallel"),
     "sockets": (*FRONT_ENDS, "ipyparallel"),
     "parallel": ("ipywidgets", "altair", "vl_convert"),
+    "kernel_messages": (*FRONT_ENDS, "ipyparallel"),
     "charts": ("IPython", "ipywidgets", "ipyparallel"),
     # What the CLI and the magics are built from: the panels alone bring ipywidgets.
     "ui": ("ipywidgets", "altair", "vl_convert", "ipyparallel"),

@@ -27,6 +27,7 @@ from .method.schedule import Interrupted
 from .parallel.engines.reach import NoAnswer
 from .params import FLOOD, KINDS, LATENCY, THROUGHPUT, BenchParams
 from .params.declare import RunSettings
+from .params.kernel_messages import KERNEL_MESSAGES
 from .params.kinds import Kind
 from .results import ResultSet
 from .results.words.text import fit
@@ -93,6 +94,11 @@ class ZmqBench(Magics, BenchDefaults):  # type: ignore[misc, valid-type]
     @_options(FLOOD)
     def taskflood(self, line: str, cell: str | None = None) -> ResultSet | None:
         return self._magic(FLOOD, self.taskflood, line, cell)
+
+    @line_cell_magic
+    @_options(KERNEL_MESSAGES)
+    def kernelmsg(self, line: str, cell: str | None = None) -> ResultSet | None:
+        return self._magic(KERNEL_MESSAGES, self.kernelmsg, line, cell)
 
     def _add_magic(self, kind: Kind) -> None:
         """A magic for a kind registered beyond the three above (a plug-in's)."""

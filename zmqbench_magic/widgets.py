@@ -23,6 +23,7 @@ from .panels.by_kind import PANELS
 from .panels.panel import BenchmarkPanel
 from .params import FloodParams, LatencyParams, ThroughputParams
 from .params.flood_tests import FLOOD_TESTS
+from .params.kernel_messages import KernelMsgParams
 from .params.units import plural
 from .results import ResultSet
 
@@ -138,4 +139,21 @@ class TaskFloodPanel(BenchmarkPanel):
             self._say(said)
 
 
-__all__ = ["PANELS", "BenchmarkPanel", "LatencyPanel", "TaskFloodPanel", "ThroughputPanel"]
+class KernelMessagesPanel(BenchmarkPanel):
+    """``%kernelmsg`` as a panel: where a kernel message's round trip goes, per message,
+    size and kernel."""
+
+    params_class = KernelMsgParams
+    title = "Jupyter kernel messages"
+    ranged = ("size",)
+    main = ("msg", "kernel", "size", "buffers")
+
+
+__all__ = [
+    "PANELS",
+    "BenchmarkPanel",
+    "KernelMessagesPanel",
+    "LatencyPanel",
+    "TaskFloodPanel",
+    "ThroughputPanel",
+]

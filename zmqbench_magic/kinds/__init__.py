@@ -10,7 +10,7 @@ end's process, which imports it too, stays on pyzmq alone.
 from __future__ import annotations
 
 from ..params.kinds import register
-from . import flood, lat, thr
+from . import flood, kernelmsg, lat, thr
 
-for _module in (thr, lat, flood):
+for _module in (thr, lat, flood, kernelmsg):
     register(_module)

@@ -115,7 +115,10 @@ class ResultSet:
     def point_columns(self) -> list[str]:
         """Columns that identify one point of the sweep."""
         names = [p.name for p in KINDS[self.benchmark].params.sweep_fields()] + ["frames", "test"]
-        return [n for n in names if not self.rows or n in self.rows[0]]
+        # A setting only some points name (a comm's size, not an execute's) is a column
+        # of every row, empty in the others'.
+        present = set().union(*self.rows) if self.rows else set(names)
+        return [n for n in names if n in present]
 
     @property
     def df(self) -> pd.DataFrame:

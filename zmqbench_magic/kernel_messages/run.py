@@ -1,0 +1,182 @@
+"""A run of kernel messages: interleaved rounds over the sweep's points, each round on
+a fresh kernel of each kernelspec, each sample ``count`` requests back to back (or a
+count calibrated to ``--min-time``), its row the requests' mean round trip and the
+mean of each stage, which add up to it.
+
+The cell form's code is the execute test's cell; the comm test opens one comm per
+kernel and size (the echo registered outside the timing); the start test starts its
+own kernels, one a request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..method.assembly import RunAssembly
+from ..method.calibrate import calibrate
+from ..method.control import Progress, StopFlag, say_phase
+from ..method.schedule import Interrupted
+from ..params.columns import Row
+from ..params.kernel_messages import STAGE_METRICS, KernelMsgParams, KernelMsgPoint
+from ..results import ResultSet
+from .kernel import KernelUnderTest, check_kernel, kernel_under_test
+from .trips import Comm, Trip, execute_trip, info_trip, start_trip, stream_trip
+
+# An execute with no cell of the user's: an empty one, the protocol and IPython's cost.
+EMPTY_CELL = "pass"
+# The stream test's chunks when --count calibrates: enough to fill a batch many times.
+_STREAM_START = 100
+
+
+def run_kernel_messages(
+    params: KernelMsgParams | None = None,
+    *,
+    code: str | None = None,
+    progress: Progress | None = None,
+    stop: StopFlag | None = None,
+    **values: Any,
+) -> ResultSet:
+    """Time Jupyter's own messages on fresh kernels over every point of the sweep.
+
+    ``code`` is the execute test's cell (an empty one by default).
+
+    Example
+    -------
+    >>> r = run_kernel_messages(msg=["execute", "info"], repeat=6)  # doctest: +SKIP
+    >>> r.summary()[["msg", "roundtrip_us", "to_kernel_us", "in_kernel_us"]]  # doctest: +SKIP
+    """
+    params = params or KernelMsgParams(**values)
+    for name in params.kernel:
+        check_kernel(name)
+    points = list(params.points())
+    assembly = RunAssembly(params)
+    schedule = assembly.schedule(points, group_of=lambda p: p.kernel)
+    sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
+    try:
+        schedule.run(sessions.open, stop, progress)
+    except Interrupted as interrupt:
+        interrupt.result = _result(assembly, schedule.kept, points)
+        raise
+    assembly.notes[:] = [*schedule.notes]
+    return _result(assembly, schedule.kept, points)
+
+
+def describe(point: KernelMsgPoint) -> str:
+    """``execute on python3``, ``comm 64k B binary buffer on python3``: a point, in words."""
+    return f"{KernelMsgParams.words(point, [n for n in point if n != 'kernel'])} on {point.kernel}"
+
+
+def _result(assembly: RunAssembly, rows: list[Row], points: list[KernelMsgPoint]) -> ResultSet:
+    return assembly.result(
+        rows,
+        points,
+        describe,
+        "on in the kernel and the client (as a notebook runs)",
+        metadata={"kernels": sorted({p.kernel for p in points})},
+    )
+
+
+@dataclass
+class _Sessions:
+    """Opens one round's kernel for a group of points (one kernelspec)."""
+
+    params: KernelMsgParams
+    code: str
+    progress: Progress | None
+    counts: dict[KernelMsgPoint, int] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def open(self, group: list[KernelMsgPoint]) -> Iterator[_Round]:
+        name = group[0].kernel
+        say_phase(self.progress, f"starting a {name} kernel")
+        if all(p.msg == "start" for p in group):
+            yield _Round(self, None)  # each start sample starts its own
+            return
+        with kernel_under_test(name, self.params.timeout) as kernel:
+            yield _Round(self, kernel)
+
+
+@dataclass
+class _Round:
+    """One kernel's samples in one round: each point's ``count`` requests."""
+
+    sessions: _Sessions
+    kernel: KernelUnderTest | None
+    comms: dict[tuple[int, bool], Comm] = field(default_factory=dict)
+
+    def sample(self, point: KernelMsgPoint) -> Row:
+        params = self.sessions.params
+        count = self._count(point)
+        for _ in range(params.warmup if point.msg != "start" else 0):
+            self._trips(point, count)
+        trips = self._trips(point, count)
+        return _row(point, count, trips)
+
+    def _count(self, point: KernelMsgPoint) -> int:
+        """The sample's count: --count, or calibrated once per point to --min-time."""
+        params = self.sessions.params
+        if point.msg == "start":
+            return max(params.count, 1)
+        if params.count:
+            return params.count
+        known = self.sessions.counts.get(point)
+        if known is None:
+            start = _STREAM_START if point.msg == "stream" else 10
+
+            def timed(count: int) -> tuple[None, float]:
+                trips = self._trips(point, count)
+                return None, trips[-1].idle_received - trips[0].sent
+
+            known = self.sessions.counts[point] = calibrate(timed, params.min_time, start)
+        return known
+
+    def _trips(self, point: KernelMsgPoint, count: int) -> list[Trip]:
+        params = self.sessions.params
+        if point.msg == "start":
+            return [start_trip(point.kernel, params.timeout) for _ in range(count)]
+        kernel = self.kernel
+        assert kernel is not None
+        if point.msg == "stream":
+            return [stream_trip(kernel, count, point.size)]
+        if point.msg == "info":
+            return [info_trip(kernel) for _ in range(count)]
+        if point.msg == "comm":
+            key = (point.size, point.buffers)
+            if key not in self.comms:
+                self.comms[key] = Comm(kernel, point.size, point.buffers)
+            return [self.comms[key].trip() for _ in range(count)]
+        return [execute_trip(kernel, self.sessions.code) for _ in range(count)]
+
+
+def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
+    """The sample's row: the mean round trip and stages (in µs), which add up."""
+    row: Row = {"count": count}
+    row["roundtrip_us"] = 1e6 * sum(t.roundtrip for t in trips) / len(trips)
+    staged = point.msg != "start"  # a start is one stage: nothing stamps inside it
+    for place, metric in enumerate(STAGE_METRICS):
+        mean = sum(t.stages()[place] for t in trips) / len(trips)
+        row[metric.name] = 1e6 * mean if staged else math.nan
+    started = [t.replied - t.started for t in trips if t.started is not None]
+    row["execution_us"] = 1e6 * sum(started) / len(started) if started else math.nan
+    if point.msg == "stream":
+        trip = trips[0]
+        seconds = trip.roundtrip
+        row["output_msgs"] = trip.outputs
+        row["chunks_per_msg"] = count / trip.outputs if trip.outputs else math.nan
+        row["output_msgs_per_s"] = trip.outputs / seconds
+        row["output_mb_per_s"] = trip.output_bytes / seconds / 1e6
+    else:
+        row |= {
+            "output_msgs": math.nan,
+            "chunks_per_msg": math.nan,
+            "output_msgs_per_s": math.nan,
+            "output_mb_per_s": math.nan,
+        }
+    return row
+
+
+__all__ = ["EMPTY_CELL", "describe", "run_kernel_messages"]

@@ -1,0 +1,199 @@
+"""Jupyter's own messages (``%kernelmsg``): how fast a kernel answers an execute, a
+``kernel_info`` and a comm message, how fast it streams output, and how long it takes to
+start; each round trip split into the stages its messages' own stamps bound.
+
+A Jupyter kernel speaks five ZeroMQ channels of signed JSON messages
+(jupyter_client's ``Session``). Every message's header carries the time it was made, and
+ipykernel's execute reply the time the cell started; with the client's own clock on the
+same machine they cut a round trip into stages that add up to it:
+
+- ``to_kernel``: from the client's send to the kernel's ``busy`` status (the client
+  serialises and signs, the ZeroMQ hop, the kernel receives, verifies and dispatches);
+- ``in_kernel``: from ``busy`` to the reply's making (the handler: for an execute the
+  cell with IPython's machinery around it, of which ``execution`` is the cell's own part);
+- ``reply``: from the reply's making to its arrival (the kernel serialises and signs, the
+  hop back, the client receives and verifies);
+- ``idle``: from the reply's arrival to the ``idle`` status's, which ends the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .common import (
+    LABEL,
+    MAX_TIME,
+    MIN_TIME,
+    PRECISION,
+    REPEAT,
+    SEED,
+    SIZE,
+    TIMEOUT,
+    TOLERANCE,
+    UNTIL,
+    WARMUP,
+)
+from .declare import BenchParams, Column, Metric, Param, param_field
+from .kinds import Kind
+from .point_record import PointRecord, Settings
+from .sockets import COUNT
+
+# What a sample times, and what each reads: an execute's cell, a comm message's
+# payload (--size, --buffers), a stream's chunks (--size each, --count of them).
+MESSAGES = ("execute", "info", "comm", "stream", "start")
+_SIZED = ("comm", "stream")
+
+# The declarations read as a table; keep the formatter from spreading them out.
+# fmt: off
+MSG = Param(
+    "msg", "execute",
+    "what each sample times: execute (an execute_request to its reply and the idle "
+    "status; the cell form's cell, else an empty one), info (kernel_info_request, the "
+    "protocol's floor), comm (a comm message echoed by the kernel, as a widget's sync), "
+    "stream (a cell writing --count chunks of --size bytes to stdout: the output's rate), "
+    "start (a fresh kernel to its first kernel_info_reply)",
+    "kernel message", "choice", choices=MESSAGES, sweep=True, short="m",
+)
+KERNEL = Param(
+    "kernel", "python3",
+    "the kernelspec to start (jupyter kernelspec list): python3 is ipykernel; several "
+    "compare kernels in one run, in interleaved rounds",
+    "kernel", "str", sweep=True, short="k",
+)
+BUFFERS = Param(
+    "buffers", False,
+    "a comm message's payload as a binary buffer beside the JSON (true) or as a string "
+    "inside it (false), as a widget's binary traits go or not",
+    "comm payload", "bool", choices=(False, True), sweep=True,
+    labels=("in the JSON", "binary buffer"),
+)
+
+ROUNDTRIP = Metric(
+    "roundtrip_us", "round trip",
+    "mean time of one request, from the client's send to the kernel's idle status on "
+    "IOPub (stream: the whole cell's; start: kernel start to its first "
+    "kernel_info_reply)", "lower", unit="µs")
+STAGE_METRICS = (
+    Metric("to_kernel_us", "to the kernel",
+           "send to the kernel's busy status: the client serialises and signs, the ZeroMQ "
+           "hop, the kernel receives, verifies and dispatches", "lower", unit="µs"),
+    Metric("in_kernel_us", "in the kernel",
+           "busy status to the reply's making: the kernel's handler (an execute's cell "
+           "with IPython's machinery around it)", "lower", unit="µs"),
+    Metric("reply_us", "reply",
+           "the reply's making to its arrival: the kernel serialises and signs, the hop "
+           "back, the client receives and verifies", "lower", unit="µs"),
+    Metric("idle_us", "idle status",
+           "the reply's arrival to the idle status's, which ends the request", "lower",
+           unit="µs"),
+)
+EXECUTION = Metric(
+    "execution_us", "execution",
+    "an execute's own cell, from ipykernel's started stamp to the reply's making (part "
+    "of in_kernel); NaN for the other messages", "lower", unit="µs")
+STREAM_METRICS = (
+    Metric("output_msgs_per_s", "output messages",
+           "stream messages delivered to the client per second of the cell", "higher",
+           unit="msgs/s"),
+    Metric("output_mb_per_s", "output bandwidth",
+           "stream bytes delivered to the client per second of the cell, in MB (10^6)",
+           "higher", unit="MB/s"),
+    Metric("chunks_per_msg", "chunks per message",
+           "chunks written per stream message received: how ipykernel's output batching "
+           "grouped them", unit="chunks"),
+)
+KERNEL_MSG_METRICS: tuple[Metric, ...] = (ROUNDTRIP, *STAGE_METRICS, EXECUTION, *STREAM_METRICS)
+# fmt: on
+
+
+@dataclass(frozen=True, eq=False)
+class KernelMsgPoint(PointRecord):
+    """One point of a kernel messages sweep: the message, the kernel, and a comm's or
+    a stream's size and a comm's buffers where the message reads them."""
+
+    msg: str = MSG.default
+    kernel: str = KERNEL.default
+    size: int = SIZE.default
+    buffers: bool = BUFFERS.default
+
+    called = "a kernel messages point"
+
+
+@dataclass(frozen=True)
+class KernelMsgParams(BenchParams):
+    msg: tuple[str, ...] = param_field(MSG)
+    kernel: tuple[str, ...] = param_field(KERNEL)
+    size: tuple[int, ...] = param_field(SIZE)
+    buffers: tuple[bool, ...] = param_field(BUFFERS)
+    count: int = param_field(COUNT)
+    repeat: int = param_field(REPEAT)
+    warmup: int = param_field(WARMUP)
+    min_time: float = param_field(MIN_TIME)
+    precision: float = param_field(PRECISION)
+    until: str = param_field(UNTIL)
+    tolerance: float = param_field(TOLERANCE)
+    max_time: float = param_field(MAX_TIME)
+    timeout: float = param_field(TIMEOUT)
+    seed: int = param_field(SEED)
+    label: str = param_field(LABEL)
+
+    benchmark = "kernelmsg"
+    metrics = KERNEL_MSG_METRICS
+    columns = (
+        Column("count", "requests (stream: chunks written) in the sample"),
+        Column("output_msgs", "stream messages the client received in the sample"),
+    )
+    # A kernel serves every point of its rounds; a fresh one each round.
+    outer = ("kernel",)
+
+    def points(self) -> Iterator[KernelMsgPoint]:
+        """Each combination of the swept values a message reads, in measuring order,
+        as a typed record (an execute is not swept over sizes it never sends)."""
+        seen: set[KernelMsgPoint] = set()
+        for settings in super().points():
+            point = KernelMsgPoint.of(settings)
+            if point.msg not in _SIZED:
+                point = point.without("size").without("buffers")
+            elif point.msg != "comm":
+                point = point.without("buffers")
+            if point not in seen:
+                seen.add(point)
+                yield point
+
+    def resolve(self, point: Settings) -> Settings:
+        return point
+
+
+KERNEL_MESSAGES = Kind(
+    name=KernelMsgParams.benchmark,
+    title="Jupyter kernel messages",
+    params=KernelMsgParams,
+    counted="requests",
+    counts_at=(0,),
+    keeps="",
+    magic="kernelmsg",
+    magic_help="""Time Jupyter's own messages on a fresh kernel, stage by stage.
+
+    ``%kernelmsg --msg execute info comm stream --size 100 64k`` starts a kernel of
+    ``--kernel`` (python3: ipykernel) and times an execute round trip, the
+    ``kernel_info`` floor, a comm echo (a widget's sync) and stdout streaming, each
+    split into the stages its messages' stamps bound. As a cell magic, the cell is the
+    execute test's code.
+    """,
+)
+
+__all__ = [
+    "BUFFERS",
+    "EXECUTION",
+    "KERNEL",
+    "KERNEL_MESSAGES",
+    "KERNEL_MSG_METRICS",
+    "MESSAGES",
+    "MSG",
+    "ROUNDTRIP",
+    "STAGE_METRICS",
+    "STREAM_METRICS",
+    "KernelMsgParams",
+    "KernelMsgPoint",
+]
