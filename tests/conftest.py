@@ -310,9 +310,13 @@ def kernel_sigint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Non
 def process_singletons() -> None:
     """Start what other libraries keep for the life of the process before any
     snapshot, so it is not counted as ours: pyzmq's zero-copy garbage collector (a
-    thread with its own context) and vl-convert's JavaScript runtime."""
+    thread with its own context), vl-convert's JavaScript runtime, and the event loop
+    jupyter_client's blocking calls run on (jupyter_core's, kept for the thread)."""
+    import asyncio
+
     import altair as alt
     import zmq
+    from jupyter_core.utils import run_sync
 
     from zmqbench_magic.charts import chart_to_svg
 
@@ -323,6 +327,8 @@ def process_singletons() -> None:
         b.connect("inproc://warm-up")
         a.send(b" " * (1 << 20), copy=False)  # above the copy threshold: really zero-copy
         b.recv()
+
+    run_sync(asyncio.sleep)(0)
 
 
 @pytest.fixture

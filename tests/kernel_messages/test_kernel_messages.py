@@ -1,0 +1,143 @@
+"""Jupyter's own messages on a real kernel (ipykernel, started from its kernelspec):
+every message is timed and cut into stages that add up to its round trip, a delay
+planted in one stage is found in that stage, and bad input, a cell that raises and a
+kernel that dies are each named, with nothing left behind."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+from jupyter_client.session import Session
+
+from zmqbench_magic.kernel_messages.kernel import KernelDied, installed_kernels
+from zmqbench_magic.kernel_messages.run import run_kernel_messages
+from zmqbench_magic.kernel_messages.trips import CellFailed
+from zmqbench_magic.params.kernel_messages import STAGE_METRICS
+
+STAGES = [m.name for m in STAGE_METRICS]
+QUICK = {"repeat": 1, "warmup": 0, "count": 3, "timeout": 30.0}
+# A delay planted in one stage: far longer than a stage takes, however busy the machine.
+PLANTED_S = 0.25
+
+
+def _stage_sum(df):
+    return df[STAGES].sum(axis=1)
+
+
+def test_every_message_is_timed_and_its_stages_add_up_to_its_round_trip(no_leftovers):
+    r = run_kernel_messages(
+        msg=["execute", "info", "comm", "stream"], size=[100], buffers=[False, True], **QUICK
+    )
+    df = r.df
+    assert sorted(df["msg"].unique()) == ["comm", "execute", "info", "stream"]
+    assert set(df[df["msg"] == "comm"]["buffers"]) == {False, True}
+    assert (abs(_stage_sum(df) - df["roundtrip_us"]) < 1e-6).all()
+    # One clock: what the kernel stamps comes after what the client sent, and before
+    # what the client then receives.
+    assert (df[STAGES] > 0).all().all()
+    executed = df[df["msg"] == "execute"]
+    assert (executed["execution_us"] < executed["in_kernel_us"]).all()
+    assert df[df["msg"].isin(["info", "comm"])]["execution_us"].isna().all()
+    stream = df[df["msg"] == "stream"].iloc[0]
+    assert stream["output_msgs"] >= 1 and stream["output_mb_per_s"] > 0
+    assert stream["chunks_per_msg"] == 3 / stream["output_msgs"]
+    text = str(r)
+    assert "to the kernel" in text and "comm 100 B binary buffer" in text
+
+
+def test_a_delay_planted_in_the_cell_is_found_in_the_kernel(no_leftovers):
+    r = run_kernel_messages(code=f"import time; time.sleep({PLANTED_S})", **QUICK)
+    row = r.df.iloc[0]
+    assert row["execution_us"] >= PLANTED_S * 1e6
+    assert max(STAGES, key=lambda stage: row[stage]) == "in_kernel_us"
+
+
+@pytest.mark.parametrize(
+    ("patched", "stage"),
+    [("serialize", "to_kernel_us"), ("deserialize", "reply_us")],
+)
+def test_a_delay_planted_in_the_client_is_found_in_its_stage(monkeypatch, patched, stage):
+    """The client's own serialising of a request (before the hop to the kernel) and
+    its reading of the reply (after the hop back), each slowed by a planted sleep."""
+    original = getattr(Session, patched)
+
+    def slowed(self, msg_list, *args, **kwargs):
+        kind = msg_list["msg_type"] if patched == "serialize" else None
+        if kind == "execute_request" or (patched == "deserialize" and _is_reply(msg_list)):
+            time.sleep(PLANTED_S)
+        return original(self, msg_list, *args, **kwargs)
+
+    monkeypatch.setattr(Session, patched, slowed)
+    row = run_kernel_messages(**QUICK).df.iloc[0]
+    assert row[stage] >= PLANTED_S * 1e6
+    assert max(STAGES, key=lambda s: row[s]) == stage
+
+
+def _is_reply(frames) -> bool:
+    """Whether a message's frames, as the client receives them, are an execute reply."""
+    return any(b'"execute_reply"' in bytes(frame) for frame in frames[:4])
+
+
+def test_an_unknown_kernelspec_is_named_with_the_installed_ones(ip):
+    with pytest.raises(ValueError, match="no-such-kernel") as caught:
+        run_kernel_messages(kernel=["no-such-kernel"], **QUICK)
+    assert all(name in str(caught.value) for name in installed_kernels())
+    with pytest.raises(UsageError, match="python3"):
+        ip.run_line_magic("kernelmsg", "--kernel no-such-kernel -q --no-chart")
+
+
+def test_a_cell_that_raises_is_named(no_leftovers):
+    with pytest.raises(CellFailed, match="ZeroDivisionError"):
+        run_kernel_messages(code="1 / 0", **QUICK)
+
+
+def test_a_kernel_that_dies_mid_run_is_named_at_once_and_nothing_is_left(no_leftovers):
+    files = set(glob.glob(os.path.join(_runtime_dir(), "kernel-*.json")))
+    began = time.monotonic()
+    with pytest.raises(KernelDied, match="python3 kernel died"):
+        run_kernel_messages(code="import os; os._exit(3)", **{**QUICK, "timeout": 60.0})
+    assert time.monotonic() - began < 30  # the start, then far less than the timeout
+    assert set(glob.glob(os.path.join(_runtime_dir(), "kernel-*.json"))) == files
+
+
+def _runtime_dir() -> str:
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    return jupyter_runtime_dir()
+
+
+def test_the_magic_and_its_cell_form(ip, no_leftovers):
+    with capture_output() as captured:
+        result = ip.run_line_magic(
+            "kernelmsg", "--msg info comm --size 1k --count 3 --repeat 1 --warmup 0 -o --no-chart"
+        )
+    assert set(result.df["msg"]) == {"info", "comm"}
+    assert "info" in captured.stdout and "comm 1k B" in captured.stdout
+    with capture_output():
+        cell = ip.run_cell_magic(
+            "kernelmsg", "--count 2 --repeat 1 --warmup 0 -o --no-chart", "x = sum(range(10))"
+        )
+    assert list(cell.df["msg"]) == ["execute"]
+
+
+def test_the_command_line(tmp_path):
+    zmqbench = Path(sys.executable).with_name("zmqbench")
+    out = tmp_path / "run.json"
+    command = ["kernelmsg", "--msg", "info", "--count", "3", "--repeat", "1", "--json", str(out)]
+    done = subprocess.run(
+        [str(zmqbench), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "info" in done.stdout and "to the kernel" in done.stdout
+    assert out.exists()
