@@ -166,7 +166,7 @@ def test_config_lists_every_parameter_with_its_help(ip):
     with capture_output() as captured:
         ip.run_line_magic("config", "ZmqBench")
     for name, help_part in [
-        ("repeat", "None: the benchmark's default (10 for thr, lat; 6 for flood)"),
+        ("repeat", "None: the benchmark's default (10 for thr, lat, kernelmsg; 6 for flood)"),
         ("min_time", "calibrated samples last at least this long [s]"),
         ("engines", "used by flood"),
         ("chart", "show the chart"),

@@ -18,7 +18,7 @@ from IPython.utils.capture import capture_output
 from jupyter_client.session import Session
 
 from zmqbench_magic.kernel_messages.kernel import KernelDied, installed_kernels
-from zmqbench_magic.kernel_messages.run import run_kernel_messages
+from zmqbench_magic.kernel_messages.sweep import run_kernel_messages
 from zmqbench_magic.kernel_messages.trips import CellFailed
 from zmqbench_magic.params.kernel_messages import STAGE_METRICS
 

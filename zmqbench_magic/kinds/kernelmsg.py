@@ -12,7 +12,7 @@ __all__ = ["KIND", "cell", "chart", "figures", "panel", "run", "where"]
 
 
 def run(params: Any, progress: Any = None, **kwargs: Any) -> Any:
-    from ..kernel_messages.run import run_kernel_messages
+    from ..kernel_messages.sweep import run_kernel_messages
 
     return run_kernel_messages(params, progress=progress, **kwargs)
 
