@@ -1,19 +1,21 @@
 """zmqbench_magic: ZeroMQ and ipyparallel benchmarks for Jupyter.
 
-``%load_ext zmqbench_magic`` registers three magics, each a line and a cell magic:
-``%zmqthr`` (PUSH/PULL throughput), ``%zmqlat`` (REQ/REP round-trip latency) and
-``%taskflood`` (tiny tasks on an ipyparallel cluster). The same measurements are
-available from Python (:func:`run_throughput`, :func:`run_latency`,
-:func:`run_taskflood`), as panels (:mod:`zmqbench_magic.widgets`) and from the shell
-(``zmqbench thr|lat|flood``). Importing the package imports none of IPython,
-ipywidgets, altair or ipyparallel.
+``%load_ext zmqbench_magic`` registers four magics, each a line and a cell magic:
+``%zmqthr`` (PUSH/PULL throughput), ``%zmqlat`` (REQ/REP round-trip latency),
+``%taskflood`` (tiny tasks on an ipyparallel cluster) and ``%kernelmsg`` (Jupyter's
+own messages on a fresh kernel, stage by stage). The same measurements are available
+from Python (:func:`run_throughput`, :func:`run_latency`, :func:`run_taskflood`,
+:func:`run_kernel_messages`), as panels (:mod:`zmqbench_magic.widgets`) and from the
+shell (``zmqbench thr|lat|flood|kernelmsg``). Importing the package imports none of
+IPython, ipywidgets, altair or ipyparallel.
 
 Layout, bottom up (each layer may import the ones before it):
 
 - :mod:`.params`: every parameter and metric declared once, and units;
 - :mod:`.results`: result sets, statistics and derived figures (pandas);
 - :mod:`.method`: calibration, stop and progress, helper processes;
-- :mod:`.sockets` and :mod:`.parallel`: the ZeroMQ and the ipyparallel cores;
+- :mod:`.sockets`, :mod:`.parallel` and :mod:`.kernel_messages`: the ZeroMQ, the
+  ipyparallel and the Jupyter kernel cores;
 - :mod:`.charts`: altair charts and their offline SVG rendering;
 - :mod:`.ui` and the adapters :mod:`.magics`, :mod:`.widgets`, :mod:`.cli`;
 - :mod:`.kinds`: each benchmark kind's module, what every layer does for it.
@@ -37,10 +39,12 @@ _LAZY = {
     "run_latency": "sockets.kernel.measure",
     "run_taskflood": "parallel.flood",
     "run_noise": "sockets.kernel.noise",
+    "run_kernel_messages": "kernel_messages.sweep",
     "build_environment": "method.environments",
     "ThroughputParams": "params",
     "LatencyParams": "params",
     "FloodParams": "params",
+    "KernelMsgParams": "params.kernel_messages",
     "ResultSet": "results",
     "load": "results",
     "stamp": "results.host.environment",
