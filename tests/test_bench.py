@@ -235,3 +235,11 @@ def test_engines_bench_quick_prints_a_ratio_per_backend_and_leaves_nothing():
     ]
     assert all(float(row[3]) > 0 for row in rows)
     assert cluster_processes() == [] and tagged_processes() == []
+
+
+def test_kernel_messages_bench_quick_prints_the_ratio_to_a_bare_loop_and_the_hop():
+    out = _run_bench("bench_kernel_messages.py")
+    ratio = re.search(r"median tool/bare: (\d+\.\d+)", out)
+    assert ratio is not None and float(ratio.group(1)) > 0
+    assert "a ZeroMQ REQ/REP round trip of 700 B" in out
+    assert "jupyter_client #266" in out and "kernel_info round trip" in out
