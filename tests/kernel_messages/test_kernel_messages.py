@@ -141,3 +141,12 @@ def test_the_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "info" in done.stdout and "to the kernel" in done.stdout
     assert out.exists()
+
+
+def test_the_panel_runs_and_redraws_its_chart(no_leftovers):
+    from zmqbench_magic.widgets import KernelMessagesPanel
+
+    panel = KernelMessagesPanel(msg=["info"], count=3, repeat=1, warmup=0)
+    panel.run()
+    assert set(panel.result.df["msg"]) == {"info"}
+    assert panel.chart is not None

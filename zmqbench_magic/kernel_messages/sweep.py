@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from jupyter_core.utils import ensure_event_loop
 
 from ..method.assembly import RunAssembly
 from ..method.calibrate import calibrate
@@ -57,12 +60,26 @@ def run_kernel_messages(
     schedule = assembly.schedule(points, group_of=lambda p: p.kernel)
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
-        schedule.run(sessions.open, stop, progress)
+        with _thread_loop_closed():
+            schedule.run(sessions.open, stop, progress)
     except Interrupted as interrupt:
         interrupt.result = _result(assembly, schedule.kept, points)
         raise
     assembly.notes[:] = [*schedule.notes]
     return _result(assembly, schedule.kept, points)
+
+
+@contextlib.contextmanager
+def _thread_loop_closed() -> Iterator[None]:
+    """jupyter_client's blocking calls run on an event loop that jupyter_core keeps for
+    the thread. Off the main thread (a panel's run) the thread ends with the run, so
+    its loop is closed with it, not left to the garbage collector with its file
+    descriptors; the main thread's is kept, as jupyter_client keeps it."""
+    try:
+        yield
+    finally:
+        if threading.current_thread() is not threading.main_thread():
+            ensure_event_loop().close()
 
 
 def describe(point: KernelMsgPoint) -> str:
