@@ -18,6 +18,9 @@ Either ends with :data:`QUIT`; a far end that fails answers :class:`Failed`. A f
 end on another host is opened first at its door (:mod:`.standing`, a REP the kernel's
 REQ asks): :class:`DoorOpen`, answered :class:`DoorAnswer` or :class:`Failed`. Every
 receive on both sides is bounded (a far end that hears nothing for its timeout leaves).
+
+A report is its loop's figures (:class:`SinkFigures`, and the others) and the CPU the
+loop took (:class:`CpuUse`), which the far end adds once the loop is done.
 The types are what the code on both sides builds and reads: a field added here is
 added everywhere it is used, and the type checker holds both sides to it.
 """
@@ -47,6 +50,18 @@ class Quit(TypedDict):
 
 QUIT: Quit = {"cmd": "quit"}
 
+# Which clock counted a loop's CPU: the whole process's (a far end of its own), or
+# only its thread's (a far end in the kernel's process).
+CpuClock = Literal["process", "thread"]
+
+
+class CpuUse(TypedDict):
+    """The CPU a far end's loop took, and which clock counted it."""
+
+    cpu_s: float
+    cpu_clock: CpuClock
+
+
 # --- a pair's far end (peer.py) -------------------------------------------------------
 
 
@@ -72,15 +87,8 @@ class PeerOrder(TypedDict):
     loop: PeerLoop
 
 
-class CpuUse(TypedDict):
-    """The CPU a far end's loop took, and which clock counted it."""
-
-    cpu_s: float
-    cpu_clock: Literal["process", "thread"]
-
-
-class SinkReport(CpuUse, total=False):
-    """A sink's sample: what came, over its first to last receive (``late``: messages
+class SinkFigures(TypedDict, total=False):
+    """A sink's loop: what came, over its first to last receive (``late``: messages
     that came after the driver's end, a stalled queue's)."""
 
     received: int
@@ -88,8 +96,25 @@ class SinkReport(CpuUse, total=False):
     late: int
 
 
-class EchoReport(CpuUse):
+class SinkReport(SinkFigures, CpuUse):
+    """A sink's sample: its loop's figures and the CPU the loop took."""
+
+
+class EchoFigures(TypedDict):
+    """An echo's loop (a REP's or a ROUTER's): the requests it sent back."""
+
     echoed: int
+
+
+class EchoReport(EchoFigures, CpuUse):
+    """An echo's sample: its loop's figures and the CPU the loop took."""
+
+
+# What the kernel may send a pair's far end; what the far end says: ready once, then
+# armed and its report each sample.
+ToPeer = PeerOrder | Quit
+PeerReport = SinkReport | EchoReport
+FromPeer = Ready | Armed | PeerReport
 
 
 # --- a standing far end's door (standing.py) -------------------------------------------
@@ -201,9 +226,8 @@ class Sent(TypedDict):
 GO: Go = {"cmd": "go"}
 SENT: Sent = {"cmd": "sent"}  # every sender is done: a receiver short of its share stops
 
-# What the kernel may send a member; a pair's far end.
+# What the kernel may send a member.
 MemberOrder = Receive | Send | Ping | Join | Go | Sent | Quit
-ToPeer = PeerOrder | Quit
 
 
 class ReceiveReport(CpuUse, total=False):
@@ -252,11 +276,14 @@ __all__ = [
     "QUIT",
     "SENT",
     "Armed",
+    "CpuClock",
     "CpuUse",
     "DoorAnswer",
     "DoorOpen",
+    "EchoFigures",
     "EchoReport",
     "Failed",
+    "FromPeer",
     "Go",
     "Join",
     "JoinReport",
@@ -266,6 +293,7 @@ __all__ = [
     "PeerCommand",
     "PeerLoop",
     "PeerOrder",
+    "PeerReport",
     "Ping",
     "PingReport",
     "Quit",
@@ -275,6 +303,7 @@ __all__ = [
     "Send",
     "SendReport",
     "Sent",
+    "SinkFigures",
     "SinkReport",
     "ToPeer",
 ]

@@ -27,7 +27,7 @@ from ..far_ends.peer import PeerError
 from ..kernel.crowd import Crowd, Member
 from ..kernel.link import LIVENESS_S
 from ..payload import Payload
-from ..protocol import GO, Ping
+from ..protocol import GO, CpuUse, Ping
 from . import native
 from .pair import latency_columns
 
@@ -125,7 +125,7 @@ def _row(
         )
         raise PeerError(msg)
     elapsed = max(r["last"] for r in reports) - min(r["first"] for r in reports)
-    served = {"cpu_s": server_cpu, "cpu_clock": reports[0]["cpu_clock"]}
+    served = CpuUse(cpu_s=server_cpu, cpu_clock=reports[0]["cpu_clock"])
     clients_cpu = sum(r["cpu_s"] for r in reports)
     return {
         **latency_columns(rtt_us, elapsed, clients_cpu, served),
