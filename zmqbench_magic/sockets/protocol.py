@@ -19,8 +19,9 @@ end on another host is opened first at its door (:mod:`.standing`, a REP the ker
 REQ asks): :class:`DoorOpen`, answered :class:`DoorAnswer` or :class:`Failed`. Every
 receive on both sides is bounded (a far end that hears nothing for its timeout leaves).
 
-A report is its loop's figures (:class:`SinkFigures`, and the others) and the CPU the
-loop took (:class:`CpuUse`), which the far end adds once the loop is done.
+A report is its loop's figures (:class:`SinkFigures`, :class:`ReceiveFigures` and the
+others; the kernel's hub makes receive and send figures with the same loops) and the
+CPU the loop took (:class:`CpuUse`), which the far end adds once the loop is done.
 The types are what the code on both sides builds and reads: a field added here is
 added everywhere it is used, and the type checker holds both sides to it.
 """
@@ -226,14 +227,16 @@ class Sent(TypedDict):
 GO: Go = {"cmd": "go"}
 SENT: Sent = {"cmd": "sent"}  # every sender is done: a receiver short of its share stops
 
-# What the kernel may send a member.
-MemberOrder = Receive | Send | Ping | Join | Go | Sent | Quit
+# An order that arms a member's loop; what the kernel may send a member (go only to
+# one armed to send, sent only to a receiver).
+MemberLoopOrder = Receive | Send | Ping | Join
+MemberOrder = MemberLoopOrder | Go | Sent | Quit
 
 
-class ReceiveReport(CpuUse, total=False):
-    """A receiver's sample, its first and last receive on the machine's monotonic
-    clock; numbered, what it missed (its bitmap a frame after it, where its share is
-    unknown)."""
+class ReceiveFigures(TypedDict, total=False):
+    """A receive loop's figures (a receiver's, or the kernel's hub's), its first and
+    last receive on the machine's monotonic clock; numbered, what it missed
+    (``first_lost``: None where it missed nothing)."""
 
     received: int
     first: float
@@ -241,13 +244,18 @@ class ReceiveReport(CpuUse, total=False):
     late: int
     gaps: int
     missed: int
-    first_lost: int
+    first_lost: int | None
     reordered: int
 
 
-class SendReport(CpuUse, total=False):
-    """A sender's sample; ``burst`` sends timed on their own; paced, how long its
-    sends were blocked."""
+class ReceiveReport(ReceiveFigures, CpuUse):
+    """A receiver's sample (numbered, its bitmap a frame after it where its share is
+    unknown; with ``ages``, each read's stamp and time, two frames)."""
+
+
+class SendFigures(TypedDict, total=False):
+    """A send loop's figures (a sender's, or the kernel's hub's); ``burst`` sends
+    timed on their own; paced, how long its sends were blocked."""
 
     sent: int
     elapsed: float
@@ -256,19 +264,38 @@ class SendReport(CpuUse, total=False):
     blocked_s: float
 
 
-class PingReport(CpuUse):
-    """A client's round trips (each one's seconds in a float64 frame after it)."""
+class SendReport(SendFigures, CpuUse):
+    """A sender's sample: its loop's figures and the CPU the loop took."""
+
+
+class PingFigures(TypedDict):
+    """A client's round trips: how many, its first send and its last reply."""
 
     pinged: int
     first: float
     last: float
 
 
-class JoinReport(ReceiveReport, total=False):
-    """A joining subscriber's: also when it connected and the first number it got."""
+class PingReport(PingFigures, CpuUse):
+    """A client's sample (each round trip's seconds in a float64 frame after it)."""
+
+
+class JoinFigures(ReceiveFigures, total=False):
+    """A joining subscriber's receive: also when it connected and the first number it
+    got."""
 
     connected_at: float
     first_number: int
+
+
+class JoinReport(JoinFigures, CpuUse):
+    """A joining subscriber's sample."""
+
+
+# A member's report after its loop; what a member says: ready once, then armed and its
+# report each sample.
+MemberReport = ReceiveReport | SendReport | PingReport | JoinReport
+FromMember = MemberReady | Armed | MemberReport
 
 
 __all__ = [
@@ -283,24 +310,31 @@ __all__ = [
     "EchoFigures",
     "EchoReport",
     "Failed",
+    "FromMember",
     "FromPeer",
     "Go",
     "Join",
+    "JoinFigures",
     "JoinReport",
+    "MemberLoopOrder",
     "MemberOrder",
     "MemberReady",
+    "MemberReport",
     "Numbered",
     "PeerCommand",
     "PeerLoop",
     "PeerOrder",
     "PeerReport",
     "Ping",
+    "PingFigures",
     "PingReport",
     "Quit",
     "Ready",
     "Receive",
+    "ReceiveFigures",
     "ReceiveReport",
     "Send",
+    "SendFigures",
     "SendReport",
     "Sent",
     "SinkFigures",
