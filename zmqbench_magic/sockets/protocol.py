@@ -1,4 +1,5 @@
-"""Every control message between the kernel and its far ends, declared once.
+"""Every control message between the kernel and its far ends (and its driver
+processes), declared once.
 
 Two protocols, each JSON over a PAIR socket the kernel binds and the far end connects:
 
@@ -22,13 +23,22 @@ receive on both sides is bounded (a far end that hears nothing for its timeout l
 A report is its loop's figures (:class:`SinkFigures`, :class:`ReceiveFigures` and the
 others; the kernel's hub makes receive and send figures with the same loops) and the
 CPU the loop took (:class:`CpuUse`), which the far end adds once the loop is done.
+
+A fresh driver process (``--driver process``: :mod:`.worker`, started by
+:mod:`.driver`) runs both ends of a round and speaks JSON lines on its stdin and
+stdout: the kernel writes a :class:`DriverJob`, then a :class:`TakeSample` per sample
+and :data:`QUIT`; the process answers :class:`DriverReady` once its far end is up, a
+:class:`SampleTaken` per sample, :class:`Closed` once its far end has ended cleanly,
+or :class:`DriverFailed`; and :class:`Alive` every second meanwhile.
 The types are what the code on both sides builds and reads: a field added here is
 added everywhere it is used, and the type checker holds both sides to it.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
+
+from ..params.columns import Row
 
 # --- either far end -----------------------------------------------------------------
 
@@ -297,19 +307,103 @@ class JoinReport(JoinFigures, CpuUse):
 MemberReport = ReceiveReport | SendReport | PingReport | JoinReport
 FromMember = MemberReady | Armed | MemberReport
 
+# --- a driver process (worker.py), JSON lines ----------------------------------------
+
+# A point as a message carries it: the settings it names, setting -> value (what
+# ``SocketPoint.settings()`` gives and ``SocketPoint.of`` reads).
+PointSettings = dict[str, Any]
+
+
+class DriverSettings(TypedDict):
+    """The run's settings a driver process's samples need (the rest is the kernel's)."""
+
+    count: int
+    warmup: int
+    min_time: float
+    timeout: float
+    address: str
+
+
+class DriverJob(TypedDict):
+    """One round of a group of points, the first line: the benchmark, its settings,
+    the far end's CPUs (``--cpu``), the points, the counts calibrated already (a
+    point's key as its pairs, and its count), the message's frames (base64; None: a
+    blank message of each point's size)."""
+
+    benchmark: str
+    settings: DriverSettings
+    far_cpus: list[int]
+    group: list[PointSettings]
+    counts: list[tuple[list[Any], int]]
+    payload: list[str] | None
+
+
+class TakeSample(TypedDict):
+    """One kept sample of ``point``."""
+
+    cmd: Literal["sample"]
+    point: PointSettings
+
+
+class DriverReady(TypedDict):
+    """Its far end is up: its process id, its interpreter and the pyzmq and libzmq it
+    loaded, and its ipc endpoints' folder (None: none), for the kernel to remove."""
+
+    ready: int
+    environment: dict[str, str]
+    ipc_dir: str | None
+
+
+class SampleTaken(TypedDict):
+    """A sample's row (a latency sample's histogram as its JSON)."""
+
+    row: Row
+
+
+class Closed(TypedDict):
+    """Its far end has ended cleanly."""
+
+    closed: Literal[True]
+
+
+class Alive(TypedDict):
+    """Every second: the kernel bounds its wait by the timeout since the last one."""
+
+    alive: Literal[True]
+
+
+class DriverFailed(Failed):
+    """What went wrong, and the error's type: the kernel raises the ones it knows as
+    themselves."""
+
+    kind: str
+
+
+# What the kernel sends a driver process after its job; what the process answers
+# (besides Alive and DriverFailed, which the kernel's reader takes itself).
+ToDriver = TakeSample | Quit
+FromDriver = DriverReady | SampleTaken | Closed
+
 
 __all__ = [
     "GO",
     "QUIT",
     "SENT",
+    "Alive",
     "Armed",
+    "Closed",
     "CpuClock",
     "CpuUse",
     "DoorAnswer",
     "DoorOpen",
+    "DriverFailed",
+    "DriverJob",
+    "DriverReady",
+    "DriverSettings",
     "EchoFigures",
     "EchoReport",
     "Failed",
+    "FromDriver",
     "FromMember",
     "FromPeer",
     "Go",
@@ -328,16 +422,20 @@ __all__ = [
     "Ping",
     "PingFigures",
     "PingReport",
+    "PointSettings",
     "Quit",
     "Ready",
     "Receive",
     "ReceiveFigures",
     "ReceiveReport",
+    "SampleTaken",
     "Send",
     "SendFigures",
     "SendReport",
     "Sent",
     "SinkFigures",
     "SinkReport",
+    "TakeSample",
+    "ToDriver",
     "ToPeer",
 ]
