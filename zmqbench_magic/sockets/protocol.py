@@ -30,6 +30,7 @@ stdout: the kernel writes a :class:`DriverJob`, then a :class:`TakeSample` per s
 and :data:`QUIT`; the process answers :class:`DriverReady` once its far end is up, a
 :class:`SampleTaken` per sample, :class:`Closed` once its far end has ended cleanly,
 or :class:`DriverFailed`; and :class:`Alive` every second meanwhile.
+
 The types are what the code on both sides builds and reads: a field added here is
 added everywhere it is used, and the type checker holds both sides to it.
 """
