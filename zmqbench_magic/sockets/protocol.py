@@ -1,4 +1,5 @@
-"""Every control message between the kernel and its far ends, declared once.
+"""Every control message between the kernel and its far ends (and its driver
+processes), declared once.
 
 Two protocols, each JSON over a PAIR socket the kernel binds and the far end connects:
 
@@ -18,13 +19,28 @@ Either ends with :data:`QUIT`; a far end that fails answers :class:`Failed`. A f
 end on another host is opened first at its door (:mod:`.standing`, a REP the kernel's
 REQ asks): :class:`DoorOpen`, answered :class:`DoorAnswer` or :class:`Failed`. Every
 receive on both sides is bounded (a far end that hears nothing for its timeout leaves).
+
+A report is its loop's figures (:class:`SinkFigures`, :class:`ReceiveFigures` and the
+others; the kernel's hub makes receive and send figures with the same loops) and the
+CPU the loop took (:class:`CpuUse`), which the far end adds once the loop is done.
+
+A fresh driver process (``--driver process``: :mod:`.worker`, started by
+:mod:`.driver`) runs both ends of a round and speaks JSON lines on its stdin and
+stdout: the kernel writes a :class:`DriverJob`, then a :class:`TakeSample` per sample
+and :data:`QUIT`; the process answers :class:`DriverReady` once its far end is up, a
+:class:`SampleTaken` per sample, :class:`Closed` once its far end has ended cleanly,
+or :class:`DriverFailed`; and :class:`Alive` every second meanwhile.
+
 The types are what the code on both sides builds and reads: a field added here is
 added everywhere it is used, and the type checker holds both sides to it.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
+
+from ..params.columns import Row
+from ..params.point_record import Settings
 
 # --- either far end -----------------------------------------------------------------
 
@@ -46,6 +62,18 @@ class Quit(TypedDict):
 
 
 QUIT: Quit = {"cmd": "quit"}
+
+# Which clock counted a loop's CPU: the whole process's (a far end of its own), or
+# only its thread's (a far end in the kernel's process).
+CpuClock = Literal["process", "thread"]
+
+
+class CpuUse(TypedDict):
+    """The CPU a far end's loop took, and which clock counted it."""
+
+    cpu_s: float
+    cpu_clock: CpuClock
+
 
 # --- a pair's far end (peer.py) -------------------------------------------------------
 
@@ -72,15 +100,8 @@ class PeerOrder(TypedDict):
     loop: PeerLoop
 
 
-class CpuUse(TypedDict):
-    """The CPU a far end's loop took, and which clock counted it."""
-
-    cpu_s: float
-    cpu_clock: Literal["process", "thread"]
-
-
-class SinkReport(CpuUse, total=False):
-    """A sink's sample: what came, over its first to last receive (``late``: messages
+class SinkFigures(TypedDict, total=False):
+    """A sink's loop: what came, over its first to last receive (``late``: messages
     that came after the driver's end, a stalled queue's)."""
 
     received: int
@@ -88,8 +109,25 @@ class SinkReport(CpuUse, total=False):
     late: int
 
 
-class EchoReport(CpuUse):
+class SinkReport(SinkFigures, CpuUse):
+    """A sink's sample: its loop's figures and the CPU the loop took."""
+
+
+class EchoFigures(TypedDict):
+    """An echo's loop (a REP's or a ROUTER's): the requests it sent back."""
+
     echoed: int
+
+
+class EchoReport(EchoFigures, CpuUse):
+    """An echo's sample: its loop's figures and the CPU the loop took."""
+
+
+# What the kernel may send a pair's far end; what the far end says: ready once, then
+# armed and its report each sample.
+ToPeer = PeerOrder | Quit
+PeerReport = SinkReport | EchoReport
+FromPeer = Ready | Armed | PeerReport
 
 
 # --- a standing far end's door (standing.py) -------------------------------------------
@@ -201,15 +239,16 @@ class Sent(TypedDict):
 GO: Go = {"cmd": "go"}
 SENT: Sent = {"cmd": "sent"}  # every sender is done: a receiver short of its share stops
 
-# What the kernel may send a member; a pair's far end.
-MemberOrder = Receive | Send | Ping | Join | Go | Sent | Quit
-ToPeer = PeerOrder | Quit
+# An order that arms a member's loop; what the kernel may send a member (go only to
+# one armed to send, sent only to a receiver).
+MemberLoopOrder = Receive | Send | Ping | Join
+MemberOrder = MemberLoopOrder | Go | Sent | Quit
 
 
-class ReceiveReport(CpuUse, total=False):
-    """A receiver's sample, its first and last receive on the machine's monotonic
-    clock; numbered, what it missed (its bitmap a frame after it, where its share is
-    unknown)."""
+class ReceiveFigures(TypedDict, total=False):
+    """A receive loop's figures (a receiver's, or the kernel's hub's), its first and
+    last receive on the machine's monotonic clock; numbered, what it missed
+    (``first_lost``: None where it missed nothing)."""
 
     received: int
     first: float
@@ -217,13 +256,18 @@ class ReceiveReport(CpuUse, total=False):
     late: int
     gaps: int
     missed: int
-    first_lost: int
+    first_lost: int | None
     reordered: int
 
 
-class SendReport(CpuUse, total=False):
-    """A sender's sample; ``burst`` sends timed on their own; paced, how long its
-    sends were blocked."""
+class ReceiveReport(ReceiveFigures, CpuUse):
+    """A receiver's sample (numbered, its bitmap a frame after it where its share is
+    unknown; with ``ages``, each read's stamp and time, two frames)."""
+
+
+class SendFigures(TypedDict, total=False):
+    """A send loop's figures (a sender's, or the kernel's hub's); ``burst`` sends
+    timed on their own; paced, how long its sends were blocked."""
 
     sent: int
     elapsed: float
@@ -232,49 +276,168 @@ class SendReport(CpuUse, total=False):
     blocked_s: float
 
 
-class PingReport(CpuUse):
-    """A client's round trips (each one's seconds in a float64 frame after it)."""
+class SendReport(SendFigures, CpuUse):
+    """A sender's sample: its loop's figures and the CPU the loop took."""
+
+
+class PingFigures(TypedDict):
+    """A client's round trips: how many, its first send and its last reply."""
 
     pinged: int
     first: float
     last: float
 
 
-class JoinReport(ReceiveReport, total=False):
-    """A joining subscriber's: also when it connected and the first number it got."""
+class PingReport(PingFigures, CpuUse):
+    """A client's sample (each round trip's seconds in a float64 frame after it)."""
+
+
+class JoinFigures(ReceiveFigures, total=False):
+    """A joining subscriber's receive: also when it connected and the first number it
+    got."""
 
     connected_at: float
     first_number: int
+
+
+class JoinReport(JoinFigures, CpuUse):
+    """A joining subscriber's sample."""
+
+
+# A member's report after its loop; what a member says: ready once, then armed and its
+# report each sample.
+MemberReport = ReceiveReport | SendReport | PingReport | JoinReport
+FromMember = MemberReady | Armed | MemberReport
+
+# --- a driver process (worker.py), JSON lines ----------------------------------------
+
+# A point as a message carries it: the settings it names, setting -> value (what
+# ``SocketPoint.settings()`` gives and ``SocketPoint.of`` reads).
+PointSettings = Settings
+
+
+class DriverSettings(TypedDict):
+    """The run's settings a driver process's samples need (the rest is the kernel's)."""
+
+    count: int
+    warmup: int
+    min_time: float
+    timeout: float
+    address: str
+
+
+class DriverJob(TypedDict):
+    """One round of a group of points, the first line: the benchmark, its settings,
+    the far end's CPUs (``--cpu``), the points, the counts calibrated already (a
+    point's key as its pairs, and its count), the message's frames (base64; None: a
+    blank message of each point's size)."""
+
+    benchmark: str
+    settings: DriverSettings
+    far_cpus: list[int]
+    group: list[PointSettings]
+    counts: list[tuple[list[Any], int]]
+    payload: list[str] | None
+
+
+class TakeSample(TypedDict):
+    """One kept sample of ``point``."""
+
+    cmd: Literal["sample"]
+    point: PointSettings
+
+
+class DriverReady(TypedDict):
+    """Its far end is up: its process id, its interpreter and the pyzmq and libzmq it
+    loaded, and its ipc endpoints' folder (None: none), for the kernel to remove."""
+
+    ready: int
+    environment: dict[str, str]
+    ipc_dir: str | None
+
+
+class SampleTaken(TypedDict):
+    """A sample's row (a latency sample's histogram as its JSON)."""
+
+    row: Row
+
+
+class Closed(TypedDict):
+    """Its far end has ended cleanly."""
+
+    closed: Literal[True]
+
+
+class Alive(TypedDict):
+    """Every second: the kernel bounds its wait by the timeout since the last one."""
+
+    alive: Literal[True]
+
+
+class DriverFailed(Failed):
+    """What went wrong, and the error's type: the kernel raises the ones it knows as
+    themselves."""
+
+    kind: str
+
+
+# What the kernel sends a driver process after its job; what the process answers
+# (besides Alive and DriverFailed, which the kernel's reader takes itself).
+ToDriver = TakeSample | Quit
+FromDriver = DriverReady | SampleTaken | Closed
 
 
 __all__ = [
     "GO",
     "QUIT",
     "SENT",
+    "Alive",
     "Armed",
+    "Closed",
+    "CpuClock",
     "CpuUse",
     "DoorAnswer",
     "DoorOpen",
+    "DriverFailed",
+    "DriverJob",
+    "DriverReady",
+    "DriverSettings",
+    "EchoFigures",
     "EchoReport",
     "Failed",
+    "FromDriver",
+    "FromMember",
+    "FromPeer",
     "Go",
     "Join",
+    "JoinFigures",
     "JoinReport",
+    "MemberLoopOrder",
     "MemberOrder",
     "MemberReady",
+    "MemberReport",
     "Numbered",
     "PeerCommand",
     "PeerLoop",
     "PeerOrder",
+    "PeerReport",
     "Ping",
+    "PingFigures",
     "PingReport",
+    "PointSettings",
     "Quit",
     "Ready",
     "Receive",
+    "ReceiveFigures",
     "ReceiveReport",
+    "SampleTaken",
     "Send",
+    "SendFigures",
     "SendReport",
     "Sent",
+    "SinkFigures",
     "SinkReport",
+    "TakeSample",
+    "ToDriver",
     "ToPeer",
 ]

@@ -20,7 +20,7 @@ import socket
 import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
 from ...params.address import split_url
 from ...params.backends import DASK
@@ -88,6 +88,21 @@ async def _identity(address: str, timeout: float) -> dict[str, Any] | None:
         return await asyncio.wait_for(ask(), timeout)
     except (TimeoutError, asyncio.TimeoutError):
         return None
+
+
+class _Span(TypedDict):
+    """One stage of a task in Dask's task stream (its ``action``: ``compute`` is its
+    run), from its start to its stop on its worker's clock."""
+
+    action: str
+    start: float
+    stop: float
+
+
+class _StreamedTask(TypedDict, total=False):
+    """A task as Dask's task stream records it: its stages are what is read of it."""
+
+    startstops: list[_Span]
 
 
 class DaskSession(FuturesSession):
@@ -214,7 +229,7 @@ class DaskSession(FuturesSession):
         return int(self.client.run_on_scheduler(stream_count))
 
     def _stages(self, mark: int) -> dict[str, float]:
-        def stream_since(mark: int, dask_scheduler: Any) -> list[dict[str, Any]]:
+        def stream_since(mark: int, dask_scheduler: Any) -> list[_StreamedTask]:
             plugin = dask_scheduler.plugins["task-stream"]
             recorded = min(plugin.index - mark, len(plugin.buffer))
             return list(plugin.buffer)[len(plugin.buffer) - recorded :]

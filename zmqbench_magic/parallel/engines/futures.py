@@ -27,6 +27,7 @@ import numpy as np
 
 from ...method.load import with_other_load
 from ...method.resident import flood_meter
+from ...params.columns import Row
 from ...params.flood_tests import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, FloodTest
 from ...params.taskflood import CONNECT_TIMEOUT, FloodParams, FloodPoint
 from ..anatomy import nan_stages
@@ -130,7 +131,7 @@ class FuturesSession:
         raise NotImplementedError
 
     # The samples, the same for every backend.
-    def sample(self, point: FloodPoint) -> dict[str, Any]:
+    def sample(self, point: FloodPoint) -> Row:
         if point not in self.warmed:
             for _ in range(self.warmup):
                 self._measure(point)
@@ -156,12 +157,12 @@ class FuturesSession:
             **stages,
         }
 
-    def _measure(self, point: FloodPoint) -> dict[str, Any]:
+    def _measure(self, point: FloodPoint) -> Row:
         row = MEASURES[self.test](self, point)
         row["tasks_per_s"] = point.tasks / row["roundtrip_s"]
         return row
 
-    def _timed(self, submit: Callable[[], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
+    def _timed(self, submit: Callable[[], list[Any]]) -> tuple[Row, list[Any]]:
         start = time.perf_counter()
         pending = submit()
         sent = time.perf_counter() - start
@@ -232,7 +233,7 @@ def task_argument(test: FloodTest, size: int) -> Any:
     return np.zeros(size, dtype=np.uint8) if test.sends_arrays else ""
 
 
-def measure_echoes(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
+def measure_echoes(session: FuturesSession, point: FloodPoint) -> Row:
     """A flood of echoes: of an empty string, or of an array of ``size`` bytes where the
     test sends arrays."""
     tasks, test = point.tasks, session.test
@@ -245,7 +246,7 @@ def measure_echoes(session: FuturesSession, point: FloodPoint) -> dict[str, Any]
     return row
 
 
-def measure_map(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
+def measure_map(session: FuturesSession, point: FloodPoint) -> Row:
     """``tasks`` sleeps of ``duration``, ``chunksize`` to a task, and how close to the
     ideal parallel time they came."""
     tasks, duration, chunksize = point.tasks, point.duration, point.chunksize
@@ -256,7 +257,7 @@ def measure_map(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
     return row
 
 
-def measure_cell(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
+def measure_cell(session: FuturesSession, point: FloodPoint) -> Row:
     """The user's cell as each task, and the overhead around its own run time."""
     tasks = point.tasks
     task, args = session._cell_call()
@@ -273,7 +274,7 @@ def measure_cell(session: FuturesSession, point: FloodPoint) -> dict[str, Any]:
 
 
 # How a futures session measures each test it has a counterpart of (push has none).
-MEASURES: dict[FloodTest, Callable[[FuturesSession, FloodPoint], dict[str, Any]]] = {
+MEASURES: dict[FloodTest, Callable[[FuturesSession, FloodPoint], Row]] = {
     FLOOD_TEST: measure_echoes,
     ECHO_TEST: measure_echoes,
     MAP_TEST: measure_map,

@@ -27,6 +27,7 @@ from ...method.pinning import Pinning, pinned
 from ...method.schedule import Interrupted
 from ...params import PRECISION, REPEAT, FloodParams
 from ...params.backends import BACKENDS
+from ...params.columns import Row
 from ...params.flood_tests import CELL_TEST, FLOOD_TESTS, FloodTest
 from ...params.taskflood import TASKS, FloodPoint
 from ...results import ResultSet
@@ -106,7 +107,7 @@ class _FloodRun:
     params: FloodParams
     test: FloodTest
     cell: UserTask | None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     # One visiting-order seed and one clock for every block of the run.
     assembly: RunAssembly = field(init=False)
     pinning: Pinning = field(default_factory=lambda: Pinning(None))

@@ -29,6 +29,7 @@ import numpy as np
 from ...method.control import Progress, StopFlag, check_stop, say_doing
 from ...method.heap import give_back_freed, held_bytes
 from ...method.load import with_other_load
+from ...params.columns import Row
 from ...params.flood_tests import CELL_TEST, ECHO_TEST, FLOOD_TEST, MAP_TEST, PUSH_TEST, FloodTest
 from ...params.taskflood import FloodPoint
 from ..anatomy import reply_overlap, stage_times, stamps
@@ -116,7 +117,7 @@ Submitted = list[tuple[float, Any]]  # when the client was asked (epoch s), the 
 
 def _timed(
     submit: Callable[[], Any], tasks: int, wait: Wait, calls: int = 0
-) -> tuple[list[Any], dict[str, Any]]:
+) -> tuple[list[Any], Row]:
     """Call ``submit`` ``tasks`` times (``calls`` times: a map submits once), then wait
     for every result: the pending results, and the sent and round-trip times and the
     stages every test reports. Every quarter second, between submissions and while
@@ -191,7 +192,7 @@ def _flood_sample(
     argument: Any,
     tasks: int,
     wait: Wait,
-) -> dict[str, Any]:
+) -> Row:
     _, row = _timed(lambda: next(submitters)(echo, argument), tasks, wait)
     if test.sends_arrays:
         row["mbit_per_s"] = test.mbit_per_s(argument.nbytes, tasks, 1, row["roundtrip_s"])
@@ -200,7 +201,7 @@ def _flood_sample(
 
 def _push_sample(
     test: FloodTest, target: Any, array: np.ndarray, tasks: int, engines: int, wait: Wait
-) -> dict[str, Any]:
+) -> Row:
     namespace = {"zmqbench_pushed": array}
     _, row = _timed(lambda: target.push(namespace, block=False), tasks, wait)
     row["mbit_per_s"] = test.mbit_per_s(array.nbytes, tasks, engines, row["roundtrip_s"])
@@ -209,7 +210,7 @@ def _push_sample(
 
 def _cell_sample(
     submitters: Iterator[Callable[..., Any]], tasks: int, engines: int, wait: Wait
-) -> dict[str, Any]:
+) -> Row:
     pending, row = _timed(lambda: next(submitters)(run_cell), tasks, wait)
     task_times = [result.get() for result in pending]
     # With perfect balance, the engines together need this long for the work itself.
@@ -225,7 +226,7 @@ def _cell_sample(
 
 def _map_sample(
     mapper: Callable[..., Any], duration: float, tasks: int, engines: int, wait: Wait
-) -> dict[str, Any]:
+) -> Row:
     _, row = _timed(lambda: mapper(time.sleep, [duration] * tasks), tasks, wait, calls=1)
     # The ideal: every engine busy, the last round of tasks as long as the others.
     row["efficiency"] = math.ceil(tasks / engines) * duration / row["roundtrip_s"]
@@ -248,7 +249,7 @@ class Wait:
         return self.handle.client
 
 
-Sample = Callable[[Wait], dict[str, Any]]
+Sample = Callable[[Wait], Row]
 
 
 @dataclass
@@ -357,7 +358,7 @@ def bounded(
     sample: Sample,
     wait: Wait,
     helper_pids: Iterable[int] = (),
-) -> dict[str, Any]:
+) -> Row:
     """One sample, with the rest of the machine's load (``other_load``;
     ``helper_pids`` are the cluster's own processes) measured. The garbage collector
     runs as in any session: a flood's futures and messages leave cyclic garbage that

@@ -8,7 +8,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import ipyparallel as ipp
 
@@ -16,6 +16,7 @@ from ...method.control import Progress, StopFlag, say_phase
 from ...method.resident import flood_meter
 from ...params import FloodParams
 from ...params.backends import BACKENDS
+from ...params.columns import Row
 from ...params.flood_tests import FloodTest
 from ...params.taskflood import ON_ENGINE_LOSS, TASK_DB, FloodPoint
 from ...params.units import format_duration, format_size
@@ -61,7 +62,7 @@ class ClusterSession:
         if self.handle.profile_dir:
             self.helper_pids = [p.pid for p in processes_of(self.handle.profile_dir)]
 
-    def sample(self, point: FloodPoint) -> dict[str, Any]:
+    def sample(self, point: FloodPoint) -> Row:
         test = self.run.test
         try:
             return self._sample(point)
@@ -79,13 +80,13 @@ class ClusterSession:
             msg = f"{describe(point, test)}: a task failed on an engine: {exc}"
             raise RuntimeError(msg) from exc
 
-    def _sample(self, point: FloodPoint) -> dict[str, Any]:
+    def _sample(self, point: FloodPoint) -> Row:
         if point not in self.prepared:
             self.prepared[point] = self._prepare(point)
         sample, wait = self.prepared[point]
         meter = flood_meter(self.handle.controller_pids, self.handle.local_engine_pids)
 
-        def with_memory(wait: Wait) -> dict[str, Any]:
+        def with_memory(wait: Wait) -> Row:
             return meter.around(partial(sample, wait), point.tasks)
 
         measured = bounded(self.handle, with_memory, wait, self.helper_pids)

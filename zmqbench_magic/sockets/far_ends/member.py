@@ -28,14 +28,24 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import zmq
 
 from ..kernel.hub import greet
 from ..loops.member_loops import join, ping, receive, send
-from ..protocol import Armed, Failed, MemberReady
+from ..protocol import (
+    Armed,
+    CpuClock,
+    Failed,
+    FromMember,
+    MemberLoopOrder,
+    MemberReady,
+    MemberReport,
+    Quit,
+    ReceiveFigures,
+    Sent,
+)
 from ..secret import Keys, admit_only, as_server
 from .peer import follow_parent, loop_clock
 
@@ -268,7 +278,7 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
     while True:
         _await_order(ctrl, data, timeout)
         command, *frames = ctrl.recv_multipart()
-        order = json.loads(command)
+        order: MemberLoopOrder | Sent | Quit = json.loads(command)
         if order["cmd"] == "quit":
             return
         if order["cmd"] == "sent":
@@ -280,8 +290,7 @@ def _answer(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
             native.library()
         _send(ctrl, Armed(armed=True))
         with loop_clock() as (clock, counted):
-            done, attached = _carry_out(ctrl, data, order, frames, timeout, clock)
-            done["cpu_clock"] = counted
+            done, attached = _carry_out(ctrl, data, order, frames, timeout, clock, counted)
         ctrl.send_multipart([json.dumps(done).encode(), *attached])
 
 
@@ -301,32 +310,34 @@ def _await_order(ctrl: zmq.Socket, data: zmq.Socket, timeout: float) -> None:
 def _carry_out(
     ctrl: zmq.Socket,
     data: zmq.Socket,
-    order: dict[str, Any],
+    order: MemberLoopOrder,
     frames: list[bytes],
     timeout: float,
     clock: Callable[[], float],
-) -> tuple[dict[str, Any], list[bytes]]:
-    """One armed command's loop: its report (with the CPU it took) and the frames that
-    go after it."""
-    attached: list[bytes] = []
+    counted: CpuClock,
+) -> tuple[MemberReport, list[bytes]]:
+    """One armed command's loop: its report (with the CPU it took, counted by the
+    ``counted`` clock) and the frames that go after it."""
     if order["cmd"] == "join":
         cpu_start = clock()
-        done = join(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
-    elif order["cmd"] == "receive":
+        joined = join(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+        return {**joined, "cpu_s": clock() - cpu_start, "cpu_clock": counted}, []
+    if order["cmd"] == "receive":
         cpu_start = clock()
-        done = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
-        if "bitmap" in done:
-            attached = [done.pop("bitmap")]  # bytes: a frame of its own, never JSON
-        attached += done.pop("reads", [])  # each read's stamp and time, after it
-    else:
-        _await_go(ctrl)
-        cpu_start = clock()
-        if order["cmd"] == "ping":
-            done, attached = ping(ctrl, data, order, frames, timeout)
-        else:
-            done = send(data, order, frames, timeout)
-    done["cpu_s"] = clock() - cpu_start
-    return done, attached
+        received = receive(data, order, notice=lambda: _heard_sent(ctrl), timeout=timeout)
+        attached: list[bytes] = []
+        if "bitmap" in received:
+            attached = [received.pop("bitmap")]  # bytes: a frame of its own, never JSON
+        attached += received.pop("reads", [])  # each read's stamp and time, after it
+        figures: ReceiveFigures = received  # what is left for the JSON
+        return {**figures, "cpu_s": clock() - cpu_start, "cpu_clock": counted}, attached
+    _await_go(ctrl)
+    cpu_start = clock()
+    if order["cmd"] == "ping":
+        pinged, attached = ping(ctrl, data, order, frames, timeout)
+        return {**pinged, "cpu_s": clock() - cpu_start, "cpu_clock": counted}, attached
+    sent = send(data, order, frames, timeout)
+    return {**sent, "cpu_s": clock() - cpu_start, "cpu_clock": counted}, []
 
 
 def _await_go(ctrl: zmq.Socket) -> None:
@@ -344,7 +355,7 @@ def _heard_sent(ctrl: zmq.Socket) -> bool:
     return True
 
 
-def _send(ctrl: zmq.Socket, message: Mapping[str, Any]) -> None:
+def _send(ctrl: zmq.Socket, message: FromMember) -> None:
     ctrl.send(json.dumps(message).encode())
 
 

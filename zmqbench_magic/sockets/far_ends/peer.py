@@ -27,12 +27,23 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import zmq
 
-from ..protocol import Armed, Failed, Ready
+from ..protocol import (
+    Armed,
+    CpuClock,
+    CpuUse,
+    EchoFigures,
+    Failed,
+    FromPeer,
+    PeerReport,
+    Ready,
+    SinkFigures,
+    ToPeer,
+)
 from ..secret import Keys, as_client
 
 ROLES = {"sink": zmq.PULL, "echo": zmq.REP, "route": zmq.ROUTER}
@@ -124,7 +135,7 @@ def _say_why(reason: str) -> None:
 def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
     while True:
         try:
-            command = json.loads(ctrl.recv())
+            command: ToPeer = json.loads(ctrl.recv())
         except zmq.Again:
             _say_why(f"no command within {int(ctrl.rcvtimeo) / 1000:g} s")
             return
@@ -135,12 +146,19 @@ def _answer_commands(ctrl: zmq.Socket, data: zmq.Socket) -> None:
         with loop_clock() as (clock, counted):
             cpu_start = clock()
             done = loop(data, command["count"], command["copy"], command["frames"])
-            done |= {"cpu_s": clock() - cpu_start, "cpu_clock": counted}
-        _send(ctrl, done)
+            report = _report(done, CpuUse(cpu_s=clock() - cpu_start, cpu_clock=counted))
+        _send(ctrl, report)
+
+
+def _report(done: SinkFigures | EchoFigures, used: CpuUse) -> PeerReport:
+    """A loop's figures and the CPU it took: the sample's report."""
+    if "echoed" not in done:
+        return {**done, **used}
+    return {**cast(EchoFigures, done), **used}
 
 
 @contextlib.contextmanager
-def loop_clock() -> Iterator[tuple[Callable[[], float], str]]:
+def loop_clock() -> Iterator[tuple[Callable[[], float], CpuClock]]:
     """A far end's CPU clock for one loop, and what it counts, with no garbage
     collection inside the loop, as on the driver's side. The clock is the whole
     process's where the end has one of its own (ZeroMQ's I/O thread works for it),
@@ -161,7 +179,7 @@ def loop_clock() -> Iterator[tuple[Callable[[], float], str]]:
 
 def _sink(
     data: zmq.Socket, count: int, copy: bool, frames: int, now: Any = time.perf_counter
-) -> dict[str, Any]:
+) -> SinkFigures:
     """Receive ``count`` messages; time first to last receive, as libzmq's local_thr.
 
     If messages are lost (libzmq can drop them over ipc), the receive times out: the
@@ -188,7 +206,7 @@ def _sink(
     return {"received": received, "elapsed": now() - first}
 
 
-def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> SinkFigures:
     """As :func:`_sink`, in C: every receive is stamped, so a lossy sample's last
     receive is exact."""
     from ..loops import native
@@ -200,16 +218,16 @@ def _sink_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[
     )
     if received == 0:
         return {"received": 0, "elapsed": 0.0}
-    done = {"received": received, "elapsed": last.value - first.value}
+    done: SinkFigures = {"received": received, "elapsed": last.value - first.value}
     return done if received == count else done | {"late": drain(data)}
 
 
-def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+def _echo_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> EchoFigures:
     """As :func:`_echo`, in C; a silence longer than the receive timeout ends it."""
     return _echo_in_c("zb_echo", data, count, copy)
 
 
-def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> dict[str, Any]:
+def _echo_in_c(loop: str, data: zmq.Socket, count: int, copy: bool) -> EchoFigures:
     """Run the C echo ``loop`` (``zb_echo`` or ``zb_route``) for ``count`` requests."""
     from ..loops import native
 
@@ -230,7 +248,7 @@ def drain(data: zmq.Socket, quiet_ms: int = 200) -> int:
     return late
 
 
-def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> EchoFigures:
     """Send back each of ``count`` requests unchanged."""
     receive: Any
     reply: Any
@@ -243,18 +261,20 @@ def _echo(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, An
     return {"echoed": count}
 
 
-def _route(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+def _route(data: zmq.Socket, count: int, copy: bool, frames: int) -> EchoFigures:
     """As :func:`_echo` for a ROUTER: every request is multipart (its routing frame
     first), whatever the payload's own frames."""
     return _echo(data, count, copy, frames=frames + 1)
 
 
-def _route_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> dict[str, Any]:
+def _route_native(data: zmq.Socket, count: int, copy: bool, frames: int) -> EchoFigures:
     """As :func:`_route`, in C."""
     return _echo_in_c("zb_route", data, count, copy)
 
 
-_LOOPS = {
+# Each command's loop, Python's or native: its figures, without the CPU it took.
+_Loop = Callable[[zmq.Socket, int, bool, int], SinkFigures | EchoFigures]
+_LOOPS: dict[tuple[str, str], _Loop] = {
     ("sink", "python"): _sink,
     ("sink", "native"): _sink_native,
     ("echo", "python"): _echo,
@@ -264,7 +284,7 @@ _LOOPS = {
 }
 
 
-def _send(ctrl: zmq.Socket, message: Mapping[str, Any]) -> None:
+def _send(ctrl: zmq.Socket, message: FromPeer) -> None:
     ctrl.send(json.dumps(message).encode())
 
 

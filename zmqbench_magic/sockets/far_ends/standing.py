@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -38,7 +37,7 @@ from ...params.far_end import CURVE, SECRET_FILE
 from ..kernel.link import stop_process
 from ..kernel.processes import far_end_env, start_module
 from ..malloc import steady_malloc
-from ..protocol import DoorAnswer, Failed
+from ..protocol import DoorAnswer, DoorOpen, Failed
 from ..secret import HANDSHAKE_FAILED, Keys, admit_only, as_server
 from . import member, peer
 
@@ -125,7 +124,7 @@ def _exit_when_stdin_closes() -> None:
 def _serve_one(
     ctx: zmq.Context,
     door: zmq.Socket,
-    request: dict[str, Any],
+    request: DoorOpen,
     interface: str,
     secret: Keys | None,
     number: int,
@@ -172,7 +171,7 @@ _MEMBER_AT = re.compile(rb"member ctrl (tcp://\S+) data (tcp://\S+)")
 
 def _open_member(
     door: zmq.Socket,
-    request: dict[str, Any],
+    request: DoorOpen,
     interface: str,
     secret: Keys | None,
     number: int,

@@ -8,7 +8,8 @@ nothing else). It talks JSON lines: the kernel writes the job on stdin, then one
 "quit"}``; the worker answers on stdout ``{"ready": pid, "environment": ...}`` once
 its far end is up, ``{"row": ...}`` per sample, ``{"closed": true}`` once its far end
 has ended cleanly, or ``{"error": text, "kind": name}``; and ``{"alive": true}``
-every second meanwhile, so the kernel can bound its wait without bounding a sample.
+every second meanwhile, so the kernel can bound its wait without bounding a sample
+(each message declared in :mod:`.protocol`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ from ..kernel.link import PeerError
 from ..kernel.rounds import RunState
 from ..loops.pair import SAMPLE_OF_ROLE
 from ..payload import Payload
+from ..protocol import (
+    Alive,
+    Closed,
+    DriverFailed,
+    DriverJob,
+    DriverReady,
+    FromDriver,
+    SampleTaken,
+    ToDriver,
+)
 from .peer import exit_with_parent
 
 ALIVE_EVERY_S = 1.0
@@ -47,7 +58,7 @@ class _Say:
     def __init__(self, out: TextIO) -> None:
         self._out, self._lock = out, threading.Lock()
 
-    def __call__(self, message: dict[str, Any]) -> None:
+    def __call__(self, message: FromDriver | Alive | DriverFailed) -> None:
         line = json.dumps(message, default=_plain)
         with self._lock:
             self._out.write(line + "\n")
@@ -63,11 +74,11 @@ def _plain(value: Any) -> Any:
     raise TypeError(msg)
 
 
-def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
+def run(job: DriverJob, commands: TextIO, say: _Say) -> None:
     """Open the job's far end, take the samples asked for, close it."""
     kind = KINDS[job["benchmark"]]
+    assert issubclass(kind.params, ZmqParams), f"{kind.name} has no far end to run"
     params = kind.params(**job["settings"])
-    assert isinstance(params, ZmqParams), f"{kind.name} has no far end to run"
     frames = job.get("payload")
     payload = Payload.of([base64.b64decode(f) for f in frames]) if frames else None
     state = RunState(params, kind.far_end, SAMPLE_OF_ROLE[kind.far_end], payload)
@@ -76,19 +87,19 @@ def run(job: dict[str, Any], commands: TextIO, say: _Say) -> None:
     with state.far_end([SocketPoint.of(p) for p in job["group"]]) as far_end:
         assert far_end.link is not None
         say(
-            {
-                "ready": os.getpid(),
-                "environment": this_interpreter(),
-                "ipc_dir": far_end.link.ipc_dir,
-            }
+            DriverReady(
+                ready=os.getpid(),
+                environment=this_interpreter(),
+                ipc_dir=far_end.link.ipc_dir,
+            )
         )
         for line in commands:
-            command = json.loads(line)
+            command: ToDriver = json.loads(line)
             if command["cmd"] == "quit":
                 break
             row = far_end.sample(SocketPoint.of(command["point"]))
-            say({"row": row})
-    say({"closed": True})
+            say(SampleTaken(row=row))
+    say(Closed(closed=True))
 
 
 def _end_as_terminated() -> None:
@@ -101,7 +112,7 @@ def _end_as_terminated() -> None:
 
 def _heartbeat(say: _Say, done: threading.Event) -> None:
     while not done.wait(ALIVE_EVERY_S):
-        say({"alive": True})
+        say(Alive(alive=True))
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -127,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(json.loads(sys.stdin.readline()), sys.stdin, say)
     except Exception as exc:  # noqa: BLE001 - every failure is reported to the kernel
-        say({"error": str(exc), "kind": type(exc).__name__})
+        say(DriverFailed(error=str(exc), kind=type(exc).__name__))
         return 1
     finally:
         done.set()

@@ -26,7 +26,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import cast
 
 import zmq
 
@@ -35,7 +35,7 @@ from ...params.common import START_FLOOR_S
 from ...params.patterns import PATTERNS, Pattern
 from ..far_ends import member as member_module
 from ..far_ends.peer import PeerError
-from ..protocol import QUIT, MemberOrder
+from ..protocol import QUIT, Failed, FromMember, MemberOrder, MemberReady, MemberReport
 from ..secret import Door
 from .hub import RoutedSocket, await_joined
 from .link import how_it_ended, stderr_tail, stop_process
@@ -241,14 +241,18 @@ class Crowd:
         if self.doors:
             started = start_elsewhere(self, [(role, name) for role, name, *_ in plans])
             for member in started:
-                member.endpoint = self.reply(member, max(self.timeout, START_FLOOR_S))["endpoint"]
+                member.endpoint = self._ready(member)["endpoint"]
             return started
         started = [start_here(self, *plan) for plan in plans]
         for member in started:
-            ready = self.reply(member, max(self.timeout, START_FLOOR_S))
+            ready = self._ready(member)
             member.endpoint, member.pid = ready["endpoint"], ready["ready"]
             member.front = ready.get("front", "")
         return started
+
+    def _ready(self, member: Member) -> MemberReady:
+        """``member``'s first message, once it has started: where it is."""
+        return cast(MemberReady, self.reply(member, max(self.timeout, START_FLOOR_S)))
 
     def _await_joined(self, dealers: Sequence[Member] = ()) -> None:
         """Wait until every subscription (ZeroMQ's "slow joiner": a message published
@@ -280,7 +284,7 @@ class Crowd:
                 if time.monotonic() > deadline:
                     raise self._failure(member, "did not accept a command") from None
 
-    def reply(self, member: Member, timeout: float | None = None) -> dict[str, Any]:
+    def reply(self, member: Member, timeout: float | None = None) -> FromMember:
         """``member``'s next control message, within ``timeout``, noticing at once if
         any far end dies."""
         wait_s = self.timeout if timeout is None else timeout
@@ -290,10 +294,17 @@ class Crowd:
             if time.monotonic() > deadline:
                 raise self._failure(member, f"did not answer within {wait_s:g} s", TimeoutError)
         command, *member.attached = member.ctrl.recv_multipart()
-        message = json.loads(command)
+        message: FromMember | Failed = json.loads(command)
         if "error" in message:
-            raise self._failure(member, f"failed: {message['error']}")
+            raise self._failure(member, f"failed: {cast(Failed, message)['error']}")
         return message
+
+    def report(self, member: Member, timeout: float | None = None) -> MemberReport:
+        """``member``'s report, its next message once armed (:meth:`reply`): a
+        receiver's :class:`.protocol.ReceiveReport` (a joiner's
+        :class:`.protocol.JoinReport`), a sender's :class:`.protocol.SendReport`, a
+        client's :class:`.protocol.PingReport`."""
+        return cast(MemberReport, self.reply(member, timeout))
 
     def arm(
         self, members: list[Member], order: MemberOrder, attached: tuple[bytes, ...] = ()
@@ -315,7 +326,7 @@ class Crowd:
     def reported(self, member: Member) -> bool:
         """Whether ``member``'s report has come (kept in ``member.report``); no wait."""
         if member.report is None and member.ctrl.poll(0):
-            member.report = self.reply(member)
+            member.report = self.report(member)
         return member.report is not None
 
     def check_stall(self, since: float, stalled: str = "did not take a message") -> None:

@@ -23,26 +23,37 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ...method.spawn import child_env, foreign_env, interrupt_after
 from ...params import SocketPoint, ZmqParams
+from ...params.columns import Row
 from ...params.cpus import cpu_plan
 from ...params.interpreter import KERNEL, executable, split
 from ...results.statistics.histogram import LogHistogram
 from ..far_ends.peer import PeerError
 from ..far_ends.worker import RAISED_AS_THEMSELVES
 from ..payload import Payload
+from ..protocol import (
+    QUIT,
+    Alive,
+    DriverFailed,
+    DriverJob,
+    DriverReady,
+    DriverSettings,
+    FromDriver,
+    SampleTaken,
+    TakeSample,
+    ToDriver,
+)
 from .processes import start_module
 from .rounds import point_key
 
 _STOP_GRACE_S = 2.0
 _LOOK_S = 0.25
 _PROBE_TIMEOUT_S = 60.0
-# What a driver process is told of the settings; the rest is the kernel's business.
-_SETTINGS = ("count", "warmup", "min_time", "timeout", "address")
 
 
 @dataclass
@@ -92,25 +103,25 @@ class ProcessDrivers:
         """A fresh driver process (and its far end) for one round of ``group``."""
         arm = group[0].python
         spec = self.params.interpreters()[arm]
-        job = {
-            "benchmark": self.params.benchmark,
-            "settings": {name: getattr(self.params, name) for name in _SETTINGS},
+        job = DriverJob(
+            benchmark=self.params.benchmark,
+            settings=_settings(self.params),
             # Its far end's CPUs (--cpu): the process itself inherits the driver's.
-            "far_cpus": sorted(cpu_plan(self.params.cpu)[1]),
-            "group": [_inner(p).settings() for p in group],
-            "counts": [
-                [list(point_key(_inner(p))), self.counts[point_key(_inner(p))]]
+            far_cpus=sorted(cpu_plan(self.params.cpu)[1]),
+            group=[_inner(p).settings() for p in group],
+            counts=[
+                (list(point_key(_inner(p))), self.counts[point_key(_inner(p))])
                 for p in group
                 if point_key(_inner(p)) in self.counts
             ],
-            "payload": _frames(self.payload),
-        }
+            payload=_frames(self.payload),
+        )
         worker = None
         try:
             with interrupt_after():  # never a process started but not yet ours to end
                 worker = _Worker(spec, self.params.timeout)
             worker.send(job)
-            ready = worker.receive()
+            ready = cast(DriverReady, worker.receive())  # its first answer
             worker.ipc_dir = ready.get("ipc_dir")
             self.environments.setdefault(arm, ready["environment"])
             yield _Session(self, worker)
@@ -127,9 +138,9 @@ class _Session:
     drivers: ProcessDrivers
     worker: _Worker
 
-    def sample(self, point: SocketPoint) -> dict[str, Any]:
-        self.worker.send({"cmd": "sample", "point": _inner(point).settings()})
-        row: dict[str, Any] = self.worker.receive()["row"]
+    def sample(self, point: SocketPoint) -> Row:
+        self.worker.send(TakeSample(cmd="sample", point=_inner(point).settings()))
+        row = cast(SampleTaken, self.worker.receive())["row"]  # a sample's answer
         self.drivers.counts[point_key(_inner(point))] = row["count"]
         if "rtt_hist" in row:
             row["rtt_hist"] = LogHistogram.from_json(row["rtt_hist"])
@@ -140,7 +151,8 @@ class _Worker:
     """One driver process and its JSON-lines pipe."""
 
     def __init__(self, spec: str, timeout: float) -> None:
-        self.timeout, self.ipc_dir = timeout, None
+        self.timeout = timeout
+        self.ipc_dir: str | None = None
         self.executable = executable(spec)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by end()
         self._pending = b""
@@ -157,7 +169,7 @@ class _Worker:
             own_session=True,
         )
 
-    def send(self, message: Mapping[str, Any]) -> None:
+    def send(self, message: DriverJob | ToDriver) -> None:
         assert self.process.stdin is not None
         try:
             self.process.stdin.write(json.dumps(message).encode() + b"\n")
@@ -165,7 +177,7 @@ class _Worker:
         except BrokenPipeError:
             raise self._failure("exited") from None
 
-    def receive(self) -> dict[str, Any]:
+    def receive(self) -> FromDriver:
         """Its next message, waiting while it says it is alive, at most ``timeout``
         seconds past the last time it did; a reported error is raised as itself."""
         assert self.process.stdout is not None
@@ -181,17 +193,18 @@ class _Worker:
                 elif time.monotonic() - heard > self.timeout:
                     raise self._failure(f"said nothing for {self.timeout:g} s", TimeoutError)
             line, self._pending = self._pending.split(b"\n", 1)
-            message: dict[str, Any] = json.loads(line)
+            message: FromDriver | Alive | DriverFailed = json.loads(line)
             if "error" in message:
-                raise RAISED_AS_THEMSELVES.get(message.get("kind", ""), PeerError)(message["error"])
+                failed = cast(DriverFailed, message)
+                raise RAISED_AS_THEMSELVES.get(failed.get("kind", ""), PeerError)(failed["error"])
             if "alive" not in message:
                 return message
 
     def finish(self) -> None:
         """Ask it to close its far end and quit; a far end that did not end cleanly
         (its samples not to be trusted) is a PeerError."""
-        self.send({"cmd": "quit"})
-        self.receive()  # {"closed": true}
+        self.send(QUIT)
+        self.receive()  # Closed
         try:
             code = self.process.wait(_STOP_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -238,6 +251,17 @@ def _signal_group(pid: int, signum: int) -> None:
 def _env(spec: str) -> dict[str, str]:
     """The kernel's own interpreter gets the kernel's environment; another its own."""
     return child_env() if split(spec)[1] == KERNEL else foreign_env()
+
+
+def _settings(params: ZmqParams) -> DriverSettings:
+    """What a driver process is told of the settings; the rest is the kernel's business."""
+    return DriverSettings(
+        count=params.count,
+        warmup=params.warmup,
+        min_time=params.min_time,
+        timeout=params.timeout,
+        address=params.address,
+    )
 
 
 def _inner(point: SocketPoint) -> SocketPoint:

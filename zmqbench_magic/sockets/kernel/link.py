@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -33,7 +33,7 @@ from ...params.common import START_FLOOR_S
 from ...params.far_end import SECRET_FILE
 from ..far_ends import peer as peer_module
 from ..far_ends.peer import PeerError
-from ..protocol import QUIT, DoorAnswer, DoorOpen, ToPeer
+from ..protocol import QUIT, DoorAnswer, DoorOpen, Failed, FromPeer, PeerReport, ToPeer
 from ..secret import HANDSHAKE_FAILED, Keys, as_client, as_server
 from .processes import far_end_env, start_module
 
@@ -233,7 +233,7 @@ class Link:
                 raise self._failure("did not accept a command")
         self.ctrl.send(json.dumps(message).encode(), zmq.NOBLOCK)
 
-    def reply(self, timeout: float | None = None) -> dict[str, Any]:
+    def reply(self, timeout: float | None = None) -> FromPeer:
         """The far end's next control message, waiting at most ``timeout`` seconds and
         noticing at once if the far end dies."""
         wait_s = self.timeout if timeout is None else timeout
@@ -243,10 +243,16 @@ class Link:
                 raise self._failure("exited")
             if time.monotonic() > deadline:
                 raise self._failure(f"did not answer within {wait_s:g} s", TimeoutError)
-        message = json.loads(self.ctrl.recv())
+        message: FromPeer | Failed = json.loads(self.ctrl.recv())
         if "error" in message:
-            raise self._failure(f"failed: {message['error']}")
+            raise self._failure(f"failed: {cast(Failed, message)['error']}")
         return message
+
+    def report(self, timeout: float | None = None) -> PeerReport:
+        """The far end's report, its next message once armed (:meth:`reply`): a
+        :class:`.protocol.SinkReport` from a sink, an :class:`.protocol.EchoReport` from
+        an echo or a ROUTER."""
+        return cast(PeerReport, self.reply(timeout))
 
     @property
     def far_end_id(self) -> int:
@@ -361,11 +367,11 @@ def ask_door(
                 f"running, {refused}busy with another run, or unreachable)"
             )
             raise TimeoutError(msg)
-        answer: dict[str, Any] = json.loads(door.recv())
+        answer: DoorAnswer | Failed = json.loads(door.recv())
     finally:
         door.close(linger=0)
-    if "error" in answer:  # a Failed
-        raise ValueError(f"the far end at {url} refused the run: {answer['error']}")
+    if "error" in answer:
+        raise ValueError(f"the far end at {url} refused the run: {cast(Failed, answer)['error']}")
     return DoorAnswer(ctrl=answer["ctrl"], data=answer["data"], pid=int(answer["pid"]))
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from ...method.assembly import RunAssembly
 from ...method.control import Progress, StopFlag
@@ -33,6 +33,7 @@ from ...params import (
     ZmqParams,
     check_memory,
 )
+from ...params.columns import Row
 from ...params.cpus import cpu_plan
 from ...params.interpreter import interpreter_words
 from ...params.patterns import check_sequenced_message, pattern_of
@@ -194,7 +195,7 @@ def _result(
             distributions.append(
                 {**where, "run": assembly.identity["run"], "rtt_hist": histogram.to_json()}
             )
-    metadata: dict[str, Any] = {"far_end_malloc": STEADY_MALLOC, "driver": "kernel"}
+    metadata: _Metadata = {"far_end_malloc": STEADY_MALLOC, "driver": "kernel"}
     if drivers is not None:
         metadata |= {"driver": "process", "environments": drivers.environments}
     assembly.notes[:] = [*_driver_notes(drivers), *schedule.notes]
@@ -208,6 +209,16 @@ def _result(
         distributions=distributions,
         usual_spread=_usual_spread(assembly.params.benchmark, drivers),
     )
+
+
+class _Metadata(TypedDict, total=False):
+    """How a run's samples were taken, in its metadata: the allocator settings its far
+    ends ran with, its driver (the kernel, or fresh processes), and with fresh
+    processes each arm's interpreter and the pyzmq and libzmq it loaded."""
+
+    far_end_malloc: dict[str, str]
+    driver: str
+    environments: dict[str, dict[str, str]]
 
 
 def _usual_spread(
@@ -243,7 +254,7 @@ def _driver_notes(drivers: ProcessDrivers | None) -> list[str]:
     ]
 
 
-def _point_warnings(rows: list[dict[str, Any]], point: SocketPoint) -> list[str]:
+def _point_warnings(rows: list[Row], point: SocketPoint) -> list[str]:
     warnings = []
     lost = [r for r in rows if _lost(r) > 0]
     if lost:
@@ -260,7 +271,7 @@ def _point_warnings(rows: list[dict[str, Any]], point: SocketPoint) -> list[str]
     return warnings + _held_warnings(rows, point)
 
 
-def _which_went(row: Mapping[str, Any]) -> str:
+def _which_went(row: Row) -> str:
     """What a numbered sample's (--sequence true) messages say of its loss; "" for
     one without numbers."""
     gaps = row.get("gaps", math.nan)
@@ -269,12 +280,12 @@ def _which_went(row: Mapping[str, Any]) -> str:
     return f" in {int(gaps):,} gap(s), the first missed message no. {int(row['first_lost']):,}"
 
 
-def _lost(row: Mapping[str, Any]) -> int:
+def _lost(row: Row) -> int:
     """A sample's lost messages (a row from before patterns: its count less received)."""
     return int(row.get("lost", row["count"] - row.get("received", row["count"])))
 
 
-def _held_warnings(rows: list[dict[str, Any]], point: SocketPoint) -> list[str]:
+def _held_warnings(rows: list[Row], point: SocketPoint) -> list[str]:
     """An offered rate the loop did not hold is said, never reported as met."""
     missed = [r for r in rows if not r.get("held", True)]
     if not missed:

@@ -22,6 +22,7 @@ from ...params import (
     ZmqParams,
     high_water_mark,
 )
+from ...params.columns import Row
 from ...params.declare import departures
 from ...params.patterns import pattern_of
 from ...params.pressure import paced_count
@@ -37,7 +38,7 @@ from .crowd import Crowd
 from .link import Link, PeerError
 
 # One sample: (link, payload, count, copy) -> (its measurements, its wall time).
-SampleFn = Callable[..., tuple[dict[str, Any], float]]
+SampleFn = Callable[..., tuple[Row, float]]
 
 # Points that share one far end: its sockets' high-water mark depends on the size (and
 # --hwm), its context's threads on io_threads (a pattern's far ends: on pattern and peers,
@@ -138,7 +139,7 @@ class FarEnd:
     # Nothing sent yet over its data connection: the next round trip is its first.
     fresh: bool = True
 
-    def _first_round_trip(self, point: SocketPoint, message: Payload) -> dict[str, Any]:
+    def _first_round_trip(self, point: SocketPoint, message: Payload) -> Row:
         """The far end's first closed-loop round trip, before any calibration or
         warm-up, as ``first_us`` (libzmq's remote_lat has no warm-up, so its figure
         includes this one; pyzmq's perf.py drops it); latency runs only."""
@@ -151,7 +152,7 @@ class FarEnd:
         once, _ = latency_sample(self.link, message, 1, point.copy)
         return {"first_us": once["sample_mean_us"]}
 
-    def sample(self, point: SocketPoint) -> dict[str, Any]:
+    def sample(self, point: SocketPoint) -> Row:
         assert self.link is not None
         self.current = point
         run, link = self.run, self.link

@@ -11,13 +11,13 @@ import os
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import zmq
 
 from ...params.far_end import host_of
 from ..far_ends import member as member_module
-from ..protocol import DoorOpen
+from ..protocol import DoorOpen, MemberReport
 from ..secret import Door, as_client
 from .link import ask_door
 from .processes import far_end_env, start_module
@@ -40,7 +40,7 @@ class Member:
     front: str = ""  # a proxy's: where its XSUB bound for publishers beside the hub
     pid: int = 0
     host: str = ""  # another host's, started there by its far end's door; "": this one
-    report: dict[str, Any] | None = field(default=None, repr=False)
+    report: MemberReport | None = field(default=None, repr=False)
     attached: list[bytes] = field(default_factory=list, repr=False)  # the frames after it
 
     def alive(self) -> bool:

@@ -28,7 +28,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, TypedDict
 
 import zmq
 import zmq.asyncio
@@ -43,12 +43,19 @@ _HALT_EVERY = 64
 Main = Callable[[zmq.asyncio.Socket, threading.Event], Coroutine[Any, Any, Any]]
 
 
+class _Running(TypedDict, total=False):
+    """The event loop and its task, once the loop's thread has made them."""
+
+    loop: asyncio.AbstractEventLoop
+    task: asyncio.Task[Any]
+
+
 def in_fresh_loop(link: Link, main: Main) -> OwnThread:
     """Run ``main(async_socket, halted)`` to its end on a new event loop, on a thread of
     its own (:mod:`.own_thread`); Ctrl-C in this thread sets ``halted`` and cancels
     it. Every await inside gives up within --timeout (the link's stall check), so the
     loop ends on its own."""
-    running: dict[str, Any] = {}
+    running: _Running = {}
     halted = threading.Event()
 
     def run() -> Any:
@@ -64,7 +71,7 @@ def in_fresh_loop(link: Link, main: Main) -> OwnThread:
     return on_own_thread(run, "zmqbench-asyncio", stop=lambda _: _halt(halted, running))
 
 
-def _halt(halted: threading.Event, outcome: dict[str, Any]) -> None:
+def _halt(halted: threading.Event, outcome: _Running) -> None:
     """Stop the loop's thread: the flag for a loop that never yields, a cancel for a
     task that waits (none yet, or the loop already closed: the flag is enough)."""
     halted.set()

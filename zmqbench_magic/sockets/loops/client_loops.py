@@ -16,18 +16,19 @@ from __future__ import annotations
 import math
 import time
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import zmq
 
 from ...method.control import gc_off
 from ...method.load import CpuMeter
+from ...params.columns import Row
 from ..far_ends.peer import PeerError
 from ..kernel.crowd import Crowd, Member
 from ..kernel.link import LIVENESS_S
 from ..payload import Payload
-from ..protocol import GO, Ping
+from ..protocol import GO, CpuUse, Ping, PingReport
 from . import native
 from .pair import latency_columns
 
@@ -38,7 +39,7 @@ _BATCH = 256
 
 def clients_sample(
     crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str = "python"
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """A sample of ``count`` round trips from each of the crowd's clients at once, all
     armed before any starts; its row and its wall time."""
     message = tuple(bytes(memoryview(f)) for f in payload.frames)
@@ -54,7 +55,7 @@ def clients_sample(
         server_cpu = clock() - cpu_start
         for client in crowd.clients:
             if not crowd.reported(client):
-                client.report = crowd.reply(client)
+                client.report = crowd.report(client)
     return _row(crowd, count, echoed, server_cpu, meter.stop())
 
 
@@ -101,22 +102,28 @@ def _echo_native(hub: zmq.Socket, most: int, copy: bool) -> int:
     return int(native.check(lib, lib.zb_route(hub.underlying, most, int(not copy))))
 
 
+def _pinged(client: Member) -> PingReport:
+    """A client's report: a client's is a PingReport."""
+    assert client.report is not None, "a report read before it came"
+    return cast(PingReport, client.report)
+
+
 def _round_trips(client: Member) -> np.ndarray:
     """A client's round trips (µs), from the frame after its report."""
-    assert client.report is not None, "a report read before it came"
+    report = _pinged(client)
     (frame,) = client.attached
     rtts = np.frombuffer(frame, dtype=np.float64) * 1e6
-    if len(rtts) != client.report["pinged"]:
-        msg = f"{client.name} reported {client.report['pinged']} round trips, sent {len(rtts)}"
+    if len(rtts) != report["pinged"]:
+        msg = f"{client.name} reported {report['pinged']} round trips, sent {len(rtts)}"
         raise PeerError(msg)
     return rtts
 
 
 def _row(
     crowd: Crowd, count: int, echoed: int, server_cpu: float, other_load: float
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     each = [_round_trips(c) for c in crowd.clients]
-    reports = [c.report for c in crowd.clients if c.report is not None]
+    reports = [_pinged(c) for c in crowd.clients if c.report is not None]
     rtt_us = np.concatenate(each)
     if echoed != len(rtt_us) or len(rtt_us) != count * len(each):
         msg = (
@@ -125,7 +132,7 @@ def _row(
         )
         raise PeerError(msg)
     elapsed = max(r["last"] for r in reports) - min(r["first"] for r in reports)
-    served = {"cpu_s": server_cpu, "cpu_clock": reports[0]["cpu_clock"]}
+    served = CpuUse(cpu_s=server_cpu, cpu_clock=reports[0]["cpu_clock"])
     clients_cpu = sum(r["cpu_s"] for r in reports)
     return {
         **latency_columns(rtt_us, elapsed, clients_cpu, served),

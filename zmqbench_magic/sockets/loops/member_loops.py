@@ -17,6 +17,16 @@ from typing import Any
 import zmq
 
 from ..far_ends.peer import drain
+from ..protocol import (
+    Join,
+    JoinFigures,
+    Ping,
+    PingFigures,
+    Receive,
+    ReceiveFigures,
+    Send,
+    SendFigures,
+)
 from .numbering import (
     Reads,
     Tally,
@@ -38,9 +48,18 @@ from .pressure_loops import (
 from .timing import two_phases
 
 
+class Received(ReceiveFigures, total=False):
+    """A receive loop's figures as it ends, with what goes after a receiver's report
+    as frames, never in its JSON: ``bitmap``, the numbers that came (where its share is
+    unknown), and ``reads``, each read's stamp and time (two frames)."""
+
+    bitmap: bytes
+    reads: list[bytes]
+
+
 def receive(
-    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
-) -> dict[str, Any]:
+    data: zmq.Socket, order: Receive, notice: Callable[[], bool], timeout: float
+) -> Received:
     """Receive ``order["expect"]`` messages, or, short of them (a share unknown, or
     messages dropped), until ``notice()`` says every sender is done and a silence
     follows; a silence of ``timeout`` with no notice is the senders' failure.
@@ -70,9 +89,9 @@ def receive(
     late = 0
     if received < expect and order["expect"]:
         late = drain(data)  # anything after the silence is not the next sample's
-    report: dict[str, Any] = {"received": received, "first": first, "last": last, "late": late}
+    report: Received = {"received": received, "first": first, "last": last, "late": late}
     if tally is not None:
-        report |= tally.figures()
+        report = {**report, **tally.figures()}
         if not order["expect"]:
             report["bitmap"] = tally.bitmap(0)  # the hub's numbers, shared with others
     if reads is not None:
@@ -80,7 +99,7 @@ def receive(
     return report
 
 
-def _receive_loop(order: dict[str, Any]) -> tuple[ReceiveLoop, Tally | None, Reads | None]:
+def _receive_loop(order: Receive) -> tuple[ReceiveLoop, Tally | None, Reads | None]:
     """The receive loop an order asks for, and where it keeps the numbers it reads
     and (``order["ages"]``) each read's stamp and time."""
     native = order.get("loop") == "native"
@@ -98,9 +117,7 @@ def _receive_loop(order: dict[str, Any]) -> tuple[ReceiveLoop, Tally | None, Rea
     return loop, tally, reads
 
 
-def join(
-    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
-) -> dict[str, Any]:
+def join(data: zmq.Socket, order: Join, notice: Callable[[], bool], timeout: float) -> JoinFigures:
     """A slow joiner's sample: at ``order["at"]`` (``time.perf_counter``, which every
     process of the machine shares) connect to ``order["url"]``, where numbered messages
     are being published, take the first that comes (its time and number), then the
@@ -118,8 +135,8 @@ def join(
 
 
 def _after_joining(
-    data: zmq.Socket, order: dict[str, Any], notice: Callable[[], bool], timeout: float
-) -> dict[str, Any]:
+    data: zmq.Socket, order: Join, notice: Callable[[], bool], timeout: float
+) -> JoinFigures:
     """The first message after a join, then the rest (see :func:`join`)."""
     silent_since = time.monotonic()
     while True:
@@ -133,8 +150,17 @@ def _after_joining(
                 raise TimeoutError(f"no message for {timeout:g} s after joining") from None
     first_at = time.perf_counter()
     _, number = read_stamp(first)
-    rest_order = {**order, "expect": order["count"] - number - 1, "frames": 1}
-    rest = receive(data, rest_order, notice, timeout) if rest_order["expect"] else {}
+    # The rest, as a receiver of one frame with Python's loop, unnumbered, takes them.
+    rest_order = Receive(
+        cmd="receive",
+        expect=order["count"] - number - 1,
+        work=0.0,
+        copy=order["copy"],
+        frames=1,
+        loop="python",
+        ages=False,
+    )
+    rest = receive(data, rest_order, notice, timeout) if rest_order["expect"] else Received()
     return {
         "received": 1 + rest.get("received", 0),
         "first": first_at,
@@ -181,9 +207,7 @@ def _receive_native(
     return got, first.value, last.value
 
 
-def send(
-    data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
-) -> dict[str, Any]:
+def send(data: zmq.Socket, order: Send, frames: list[bytes], timeout: float) -> SendFigures:
     """Send ``order["count"]`` messages of ``frames``; time the first ``burst`` (the
     sender's own queue holds them: the send-only rate) and all of them. With
     ``order["sender"]`` (``--sequence true``) each message is stamped with this
@@ -214,9 +238,7 @@ def send(
     return {"sent": count, "elapsed": elapsed, "burst": burst, "burst_elapsed": burst_elapsed}
 
 
-def _send_paced(
-    data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
-) -> dict[str, Any]:
+def _send_paced(data: zmq.Socket, order: Send, frames: list[bytes], timeout: float) -> SendFigures:
     """A sending far end's messages at ``order["rate"]`` a second (:mod:`.pressure_loops`),
     numbered with ``order["sender"]`` (the Python loop), or by the native loop in C; a
     queue with no room for ``timeout`` is the receivers' failure."""
@@ -268,8 +290,8 @@ class _Client:
 
 
 def ping(
-    ctrl: zmq.Socket, data: zmq.Socket, order: dict[str, Any], frames: list[bytes], timeout: float
-) -> tuple[dict[str, Any], list[bytes]]:
+    ctrl: zmq.Socket, data: zmq.Socket, order: Ping, frames: list[bytes], timeout: float
+) -> tuple[PingFigures, list[bytes]]:
     """A client's ``order["count"]`` round trips, back to back, each timed: its report,
     and the round trips' seconds as one float64 frame."""
     import numpy as np
@@ -286,8 +308,8 @@ def ping(
     else:
         message: Any = frames[0] if len(frames) == 1 else frames
         stamps = np.asarray(_ping(client, message, len(frames), copy, count))
-    report = {"pinged": count, "first": float(stamps[0]), "last": float(stamps[-1])}
+    report = PingFigures(pinged=count, first=float(stamps[0]), last=float(stamps[-1]))
     return report, [np.diff(stamps).astype(np.float64).tobytes()]
 
 
-__all__ = ["join", "ping", "receive", "send"]
+__all__ = ["Received", "join", "ping", "receive", "send"]

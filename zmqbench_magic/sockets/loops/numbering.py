@@ -21,11 +21,12 @@ import time
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import zmq
 
 from ...params.patterns import STAMP_BYTES
+from ..protocol import Numbered
 
 # Where a stamp's two halves meet.
 SENDER_SHIFT = 48
@@ -72,6 +73,17 @@ def send_numbered(send: Any, message: bytes, sender: int, first: int, count: int
     return count
 
 
+class NumberedFigures(TypedDict):
+    """What one receiver's numbers say (:meth:`Tally.figures`), a part of its report:
+    the gaps, the numbers missed and the lowest of them (None: none), and how many
+    came out of order."""
+
+    gaps: int
+    missed: int
+    first_lost: int | None
+    reordered: int
+
+
 @dataclass
 class Tally:
     """What one receiver keeps of the stamps it reads: a bitmap of each expected
@@ -92,7 +104,7 @@ class Tally:
     reordered: array[int] = field(repr=False)  # one counter, shared with the C loop
 
     @classmethod
-    def of(cls, numbered: dict[str, Any]) -> Tally:
+    def of(cls, numbered: Numbered) -> Tally:
         """A receiver's tally from its order's ``numbered``: the senders it hears
         (their indices) and how many each sends."""
         senders, count = list(numbered["senders"]), int(numbered["count"])
@@ -132,7 +144,7 @@ class Tally:
         width = _bitmap_bytes(self.count)
         return bytes(self.seen[slot * width : (slot + 1) * width])
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self) -> NumberedFigures:
         """Gaps, numbers missed and the lowest of them (None: none) over every sender
         this receiver expected, and how many came out of order."""
         each = [missing(self.bitmap(slot), self.count) for slot in range(len(self.senders))]
@@ -293,6 +305,7 @@ __all__ = [
     "NUMBER_MASK",
     "SENDER_SHIFT",
     "STAMP",
+    "NumberedFigures",
     "Reads",
     "Tally",
     "missing",

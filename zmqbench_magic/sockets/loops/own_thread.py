@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 # How long an interrupted loop's thread is given to stop before the caller goes on
 # (every loop's waits end within the link's short socket timeouts).
@@ -48,6 +48,15 @@ class OwnThread:
     cpu: float
 
 
+class _Outcome(TypedDict, total=False):
+    """What the loop's thread left: ``work``'s value or the error it raised, and the
+    thread's CPU seconds."""
+
+    value: Any
+    error: BaseException
+    cpu: float
+
+
 def on_own_thread(
     work: Callable[[], Any],
     name: str = "zmqbench-sender",
@@ -57,7 +66,7 @@ def on_own_thread(
     here) and its thread's CPU seconds. Interrupted, ``stop(thread)`` (default
     :func:`halt`) is called until ``work`` has returned, for :data:`JOIN_GRACE_S`
     at most."""
-    outcome: dict[str, Any] = {}
+    outcome: _Outcome = {}
     finished, left_work = threading.Event(), threading.Event()
 
     def run() -> None:

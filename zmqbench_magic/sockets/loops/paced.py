@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import ctypes
 import time
-from typing import Any
 
 import numpy as np
 import zmq
 
 from ...params import HELD_FRACTION
+from ...params.columns import Row
 from ..kernel.link import LIVENESS_S, Link
 from ..payload import Payload
 from . import native
@@ -36,7 +36,7 @@ _SLEEP_FROM_S = 2e-3
 
 def paced_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python", *, rate: float
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """One open-loop sample of ``count`` messages offered at ``rate`` per second."""
     timed = timed_sample(
         link,

@@ -15,20 +15,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import zmq
 
 from ...method.control import gc_off
 from ...method.load import CpuMeter
+from ...params.columns import Row
 from ...params.far_end import host_of
 from ...params.patterns import SEQUENCE_METRICS
 from ...params.pressure import AGE_METRICS, JOIN_METRICS
 from ...results.statistics.histogram import LogHistogram
 from ..kernel.link import LIVENESS_S, Link, PeerError
 from ..payload import Payload
-from ..protocol import PeerCommand, PeerLoop, PeerOrder
+from ..protocol import CpuUse, PeerCommand, PeerLoop, PeerOrder, PeerReport, SinkReport
 from . import async_loops, native
 from .numbering import send_numbered
 from .own_thread import OwnThread, on_own_thread
@@ -57,7 +58,7 @@ class Timed:
     result: Any
     send_cpu: float
     other_load: float
-    report: dict[str, Any]
+    report: PeerReport
 
 
 def timed_sample(
@@ -98,7 +99,7 @@ def timed_sample(
             # heap arena of their own, not the kernel's).
             result = work() if loop == "asyncio" else on_own_thread(work)
             send_cpu = cpu() - cpu_start
-            report = link.reply(timeout=report_timeout)
+            report = link.report(timeout=report_timeout)
         if isinstance(result, OwnThread):
             # The loop's own thread did the work: its CPU, unless the process clock (a
             # far end in another process) counted it already.
@@ -113,7 +114,7 @@ def timed_sample(
 
 def throughput_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python"
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     send = link.data.send if len(payload.frames) == 1 else link.data.send_multipart
     burst = send_only_count(count, link.hwm)
     timed = timed_sample(
@@ -139,7 +140,7 @@ def throughput_sample(
         timed.result,
         timed.send_cpu,
         timed.other_load,
-        timed.report,
+        cast(SinkReport, timed.report),  # a sink's
     )
     received, elapsed = delivered["received"], delivered["elapsed"]
     if received < 2 or elapsed <= 0:
@@ -278,7 +279,7 @@ def _await_reply(link: Sending, recv: Any, copy: bool) -> None:
 
 def latency_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python"
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """One latency sample; its ``rtt_hist`` (every round trip, bucketed) goes to the
     point's distribution, the rest to the sample's row."""
     frames = len(payload.frames)
@@ -309,7 +310,7 @@ SAMPLE_OF_ROLE = {"sink": throughput_sample, "echo": latency_sample}
 
 def idle_sample(
     link: Link, payload: Payload, count: int, copy: bool, loop: str = "python", *, idle: float
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """One sample of ``count`` round trips, each after ``idle`` seconds with nothing
     sent: each is timed on its own, from its send to its reply."""
     frames = len(payload.frames)
@@ -330,7 +331,7 @@ def idle_sample(
     return _closed_loop_row(np.asarray(rtts) * 1e6, elapsed, timed), elapsed
 
 
-def _closed_loop_row(rtt_us: np.ndarray, elapsed: float, timed: Timed) -> dict[str, Any]:
+def _closed_loop_row(rtt_us: np.ndarray, elapsed: float, timed: Timed) -> Row:
     """A closed loop's row: its round trips' columns and the rate it achieved."""
     return {
         **latency_columns(rtt_us, elapsed, timed.send_cpu, timed.report),
@@ -366,9 +367,7 @@ def _ping_after_pauses(
     return start, rtts
 
 
-def latency_columns(
-    rtt_us: np.ndarray, elapsed: float, send_cpu: float, echoed: dict[str, Any]
-) -> dict[str, Any]:
+def latency_columns(rtt_us: np.ndarray, elapsed: float, send_cpu: float, echoed: CpuUse) -> Row:
     """A latency sample's row from its round trips (µs), closed or open loop alike;
     ``rtt_hist`` (every round trip, bucketed) goes to the point's distribution."""
     count = len(rtt_us)

@@ -22,17 +22,32 @@ import bisect
 import math
 import time
 from array import array
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TypedDict, cast
 
 from ...method.control import gc_off
 from ...method.load import CpuMeter
+from ...params.columns import Row
 from ...params.pressure import JOIN_AFTER
 from ..far_ends.peer import PeerError
 from ..kernel.crowd import Crowd, Member
 from ..payload import Payload
-from ..protocol import GO, SENT, Join, Numbered, Receive, Send
-from .member_loops import receive
+from ..protocol import (
+    GO,
+    SENT,
+    Join,
+    JoinReport,
+    MemberReport,
+    Numbered,
+    Receive,
+    ReceiveFigures,
+    ReceiveReport,
+    Send,
+    SendFigures,
+    SendReport,
+)
+from .member_loops import Received, receive
 from .numbering import NUMBER_MASK, missing, union
 from .own_thread import OwnThread, on_own_thread
 from .pair import UNNUMBERED, native_bytes, send_all, send_all_native, send_all_numbered
@@ -47,6 +62,19 @@ from .queues import queue_capacity
 from .timing import send_only_count, two_phases
 
 
+class AgedSends(SendFigures, total=False):
+    sent_at: array[float]  # a paced hub's first try to send each numbered message
+
+
+class HubFigures(AgedSends, Received, total=False):
+    """Whichever of the hub's loops ran (none: no socket), beside the far ends' reports."""
+
+
+class _Working(TypedDict):
+    work: float  # seconds on each message, for the first slow_peers receivers (0: all)
+    slow_peers: int
+
+
 def pattern_sample(
     crowd: Crowd,
     payload: Payload,
@@ -58,7 +86,7 @@ def pattern_sample(
     rate: float = 0.0,
     work: float = 0.0,
     slow_peers: int = 0,
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """A sample of ``count`` messages from each sender (the hub: ``count`` in all);
     with ``sequence`` each message numbered (:mod:`.numbering`), and its row says which
     went missing; each sender paced to ``rate`` messages a second, and the first
@@ -66,7 +94,7 @@ def pattern_sample(
     (:mod:`.pressure_loops`). Numbered and paced from the hub to receivers on this
     machine, each message's age when read is known (``age_ms``)."""
     frames = len(payload.frames)
-    working = {"work": work, "slow_peers": slow_peers}
+    working = _Working(work=work, slow_peers=slow_peers)
     # One clock for the hub's sends and the reads: receivers on this machine.
     aged = sequence and bool(rate) and crowd.hub_sends and not crowd.doors
     _arm_receivers(crowd, count, sequence, working, copy=copy, frames=frames, loop=loop, aged=aged)
@@ -90,6 +118,7 @@ def pattern_sample(
         # first; the hub sends alongside them or receives what they send.
         for sender in crowd.senders:
             crowd.command(sender, GO)
+        hub_loop: Callable[[], SendFigures | Received]
         if crowd.hub_sends and rate:
             hub_loop = partial(_hub_paced, crowd, payload, count, copy, loop, sequence, rate, aged)
         elif crowd.hub_sends:
@@ -101,15 +130,15 @@ def pattern_sample(
         hub, hub_cpu = hub_thread.value, _hub_cpu(crowd, clock() - cpu_start, hub_thread)
         for sender in crowd.senders:
             if not crowd.reported(sender):
-                sender.report = crowd.reply(sender, 2 * crowd.timeout)
+                sender.report = crowd.report(sender, 2 * crowd.timeout)
         for receiver in crowd.receivers:
             crowd.command(receiver, SENT)
         for receiver in crowd.receivers:
-            receiver.report = crowd.reply(receiver, 2 * crowd.timeout)
+            receiver.report = crowd.report(receiver, 2 * crowd.timeout)
     other_load = meter.stop()
     row, elapsed = _row(crowd, payload, count, hub, hub_cpu, other_load)
     if sequence:
-        row |= _numbered_row(crowd, count, _reports(crowd.receivers) or [hub], row)
+        row |= _numbered_row(crowd, count, _received(crowd.receivers) or [hub], row)
         row |= _ages(crowd.receivers, hub)
     return row, elapsed
 
@@ -134,7 +163,7 @@ def _arm_receivers(
     crowd: Crowd,
     count: int,
     sequence: bool,
-    working: dict[str, Any],
+    working: _Working,
     *,
     copy: bool,
     frames: int,
@@ -172,7 +201,7 @@ def _hub_paced(
     sequence: bool,
     rate: float,
     aged: bool = False,
-) -> dict[str, Any]:
+) -> SendFigures | AgedSends:
     """The hub's sends at ``rate`` a second, each at its intended time, and the time
     it waited for room in full queues (:mod:`.pressure_loops`); ``aged``, each
     numbered message's first try to send it too (``"sent_at"``, indexed by its
@@ -210,7 +239,7 @@ def _hub_paced(
     return {**schedule.figures(count), "sent_at": sent_at}
 
 
-def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
+def _ages(receivers: list[Member], hub: HubFigures) -> dict[str, float]:
     """``age_ms``: the median age, in ms, of every message the ``receivers`` read, its
     read time less the hub's send time of its number (the two frames after each
     report); ``freshest_peer_age_ms``: the lowest of each receiver's own median age (a
@@ -237,7 +266,7 @@ def _ages(receivers: list[Member], hub: dict[str, Any]) -> dict[str, float]:
 
 def _hub_send(
     crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str, burst: int, sequence: bool
-) -> dict[str, Any]:
+) -> SendFigures:
     """The hub's sends, timed as the pipeline's are (:func:`.pair.throughput_sample`)."""
     assert crowd.data is not None
     crowd.data.copy_threshold = crowd.copy_threshold
@@ -261,7 +290,7 @@ _LEAD_S = 0.05
 
 def joiner_sample(
     crowd: Crowd, payload: Payload, count: int, copy: bool, loop: str = "python", *, rate: float
-) -> tuple[dict[str, Any], float]:
+) -> tuple[Row, float]:
     """A slow joiner's sample: the hub publishes ``count`` numbered messages at
     ``rate``, each send's time kept; a quarter of the way in, the subscriber connects
     (at a time both read on the machine's one clock). What it missed is what the hub
@@ -289,13 +318,13 @@ def joiner_sample(
         )
         hub_cpu = _hub_cpu(crowd, clock() - cpu_start, hub_thread)
         crowd.command(joiner, SENT)
-        joiner.report = crowd.reply(joiner, 2 * crowd.timeout)
+        joiner.report = crowd.report(joiner, 2 * crowd.timeout)
     other_load = meter.stop()
-    report = joiner.report
+    report = cast(JoinReport, joiner.report)  # a joiner's
     if report["received"] < 2:
         msg = f"the {crowd.describe()}'s subscriber got {report['received']} messages after joining"
         raise PeerError(msg)
-    hub = schedule.figures(count)
+    hub = cast(HubFigures, schedule.figures(count))  # a sender's figures
     row, elapsed = _row(crowd, payload, count, hub, hub_cpu, other_load)
     # What was sent from its connect on, before its first message, it missed (the
     # window); from its first message on, every message should have come.
@@ -310,21 +339,23 @@ def joiner_sample(
 
 def _hub_receive(
     crowd: Crowd, count: int, copy: bool, frames: int, loop: str, sequence: bool, work: float
-) -> dict[str, Any]:
+) -> Received:
     """The hub's receives (``fanin``): every sender's ``count``, or short of them, until
     all have reported done and a silence followed; ``work`` seconds on each. Nothing
     where the hub has no socket (far ends send to far ends)."""
     if crowd.data is None:
         return {}
-    order = {
-        "expect": crowd.expected_total(count),
-        "copy": copy,
-        "frames": frames,
-        "loop": loop,
-        "work": work,
-    }
+    order = Receive(
+        cmd="receive",
+        expect=crowd.expected_total(count),
+        work=work,
+        copy=copy,
+        frames=frames,
+        loop=loop,
+        ages=False,
+    )
     if sequence:
-        order["numbered"] = {"senders": list(range(1, len(crowd.senders) + 1)), "count": count}
+        order["numbered"] = Numbered(senders=list(range(1, len(crowd.senders) + 1)), count=count)
     return receive(
         crowd.data,
         order,
@@ -333,9 +364,7 @@ def _hub_receive(
     )
 
 
-def _numbered_row(
-    crowd: Crowd, count: int, receiving: list[dict[str, Any]], row: dict[str, Any]
-) -> dict[str, Any]:
+def _numbered_row(crowd: Crowd, count: int, receiving: Sequence[ReceiveFigures], row: Row) -> Row:
     """What the numbers say went missing: ``lost`` counted from them, which must agree
     with the count (a PeerError names both where it does not)."""
     if crowd.expected_each(count):
@@ -366,10 +395,20 @@ def _numbered_row(
     }
 
 
-def _reports(members: list[Member]) -> list[dict[str, Any]]:
+def _reports(members: list[Member]) -> list[MemberReport]:
     reports = [m.report for m in members]
     assert all(r is not None for r in reports), "a report read before it came"
     return [r for r in reports if r is not None]
+
+
+def _received(receivers: list[Member]) -> list[ReceiveReport]:
+    """The receivers' reports: each armed to receive (or join), each a ReceiveReport."""
+    return [cast(ReceiveReport, r) for r in _reports(receivers)]
+
+
+def _sent(senders: list[Member]) -> list[SendReport]:
+    """The far senders' reports: each armed to send, each a SendReport."""
+    return [cast(SendReport, r) for r in _reports(senders)]
 
 
 def _rate(received: int, first: float, last: float) -> float:
@@ -381,13 +420,14 @@ def _row(
     crowd: Crowd,
     payload: Payload,
     count: int,
-    hub: dict[str, Any],
+    hub: HubFigures,
     hub_cpu: float,
     other_load: float,
-) -> tuple[dict[str, Any], float]:
-    receiving = _reports(crowd.receivers) or [hub]
+) -> tuple[Row, float]:
+    receivers, senders = _received(crowd.receivers), _sent(crowd.senders)
+    receiving: Sequence[ReceiveFigures] = receivers or [hub]
     # A hub that sends is one sender, beside a proxy's publishers.
-    sending = [hub] * crowd.hub_sends + _reports(crowd.senders) or [hub]
+    sending = [hub] * crowd.hub_sends + senders or [hub]
     received = sum(r["received"] for r in receiving)
     got = [r for r in receiving if r["received"]]
     if received < 2 or not got:
@@ -413,9 +453,9 @@ def _row(
             for m, r in zip(crowd.receivers, receiving, strict=True)
         }
     sent = sum(r["sent"] for r in sending)
-    far_send_cpu = sum(r["cpu_s"] for r in _reports(crowd.senders))
+    far_send_cpu = sum(r["cpu_s"] for r in senders)
     send_cpu = hub_cpu + far_send_cpu if crowd.hub_sends else far_send_cpu
-    recv_cpu = sum(r["cpu_s"] for r in receiving) if crowd.receivers else hub_cpu
+    recv_cpu = sum(r["cpu_s"] for r in receivers) if crowd.receivers else hub_cpu
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
     sent_per_s = min(

@@ -27,6 +27,8 @@ from typing import Any
 
 import zmq
 
+from ..protocol import SendFigures
+
 # Waits at least this long sleep; shorter ones spin, as the open loop's do.
 _SLEEP_FROM_S = 2e-3
 # How often a blocked sender looks whether its receivers are still there.
@@ -43,7 +45,7 @@ class Schedule:
     blocked: float = 0.0
     ended: float = 0.0
 
-    def figures(self, sent: int) -> dict[str, Any]:
+    def figures(self, sent: int) -> SendFigures:
         """A paced sender's report: its sends over its own time (first intended send
         to last done), and the share of that time it was blocked."""
         elapsed = self.ended - self.start
