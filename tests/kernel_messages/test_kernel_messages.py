@@ -150,3 +150,46 @@ def test_the_panel_runs_and_redraws_its_chart(no_leftovers):
     panel.run()
     assert set(panel.result.df["msg"]) == {"info"}
     assert panel.chart is not None
+
+
+@pytest.mark.parametrize("protocol", ["v1", "legacy"])
+def test_through_a_server_in_either_protocol_the_same_stages_add_up(protocol, no_leftovers):
+    r = run_kernel_messages(
+        msg=["execute", "info", "comm"],
+        size=[1000],
+        buffers=[False, True],
+        via=["zmq", "server"],
+        ws_protocol=[protocol],
+        **QUICK,
+    )
+    df = r.df
+    served = df[df["via"] == "server"]
+    assert set(served["msg"]) == {"execute", "info", "comm"}
+    assert set(served["ws_protocol"]) == {protocol}
+    assert df[df["via"] == "zmq"]["ws_protocol"].isna().all()
+    assert (abs(_stage_sum(df) - df["roundtrip_us"]) < 1e-6).all()
+    assert (served[STAGES] > 0).all().all()
+    assert f"through a server ({protocol})" in str(r)
+
+
+def test_a_servers_iopub_limits_drop_a_streams_output_and_say_which_fired(no_leftovers):
+    # 20 MB in one cell: past jupyter_server's default 1 MB/s data limit at once.
+    flood = {"msg": ["stream"], "size": ["10k"], "via": ["server"], **QUICK, "count": 2000}
+    limited = run_kernel_messages(**flood).df.iloc[0]
+    assert limited["output_lost_fraction"] > 0
+    assert limited["data_limit_hits"] >= 1
+    unlimited = run_kernel_messages(
+        **flood, iopub_msg_rate_limit=0, iopub_data_rate_limit=0
+    ).df.iloc[0]
+    assert unlimited["output_lost_fraction"] == 0
+    assert unlimited["data_limit_hits"] == unlimited["msg_limit_hits"] == 0
+
+
+def test_a_kernels_start_is_not_asked_of_a_server():
+    with pytest.raises(ValueError, match="--via zmq"):
+        run_kernel_messages(msg=["start"], via=["server"], **QUICK)
+
+
+def test_a_kernel_that_dies_behind_a_server_is_named_and_nothing_is_left(no_leftovers):
+    with pytest.raises(KernelDied, match="python3 kernel died"):
+        run_kernel_messages(code="import os; os._exit(3)", via=["server"], **QUICK)

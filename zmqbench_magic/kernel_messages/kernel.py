@@ -1,11 +1,15 @@
-"""A real kernel under test: started from its kernelspec as a notebook server starts
-one (jupyter_client's ``KernelManager``, its channels on 127.0.0.1), waited for until
-it answers ``kernel_info``, and shut down with everything it made (its process, its
-connection file) on success, error, timeout or interrupt.
+"""A real kernel under test, spoken to straight over its ZeroMQ channels: started from
+its kernelspec as a notebook server starts one (jupyter_client's ``KernelManager``,
+its channels on 127.0.0.1), waited for until it answers ``kernel_info``, and shut down
+with everything it made (its process, its connection file) on success, error, timeout
+or interrupt.
 
-Every receive is bounded, and while it waits it looks at the kernel's process twice a
-second: a kernel that dies mid-run is named, with what it wrote to its stderr, within
-a second, not after the timeout.
+It is one of the kernel's two doors (:class:`Channels`); the other is a Jupyter
+server's websocket (:mod:`.server`). Either sends a request on the shell channel and
+hands back every message that comes, on any channel, tagged with its channel. Every
+receive is bounded, and while it waits it looks at the kernel twice a second: a
+kernel that dies mid-run is named, with what it wrote to its stderr, within a second,
+not after the timeout.
 """
 
 from __future__ import annotations
@@ -14,16 +18,17 @@ import contextlib
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+import zmq
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 # How often a wait looks whether the kernel is still alive.
-_LOOK_EVERY_S = 0.5
+LOOK_EVERY_S = 0.5
 # A message from the kernel, as jupyter_client's Session reads it: header, parent
-# header, metadata, content and buffers.
+# header, metadata, content and buffers, and the channel it came on.
 Message = dict[str, Any]
 
 
@@ -33,6 +38,22 @@ class KernelDied(RuntimeError):
 
 class NoReply(TimeoutError):
     """No answer within the timeout, from a kernel that is still alive."""
+
+
+class Channels(Protocol):
+    """A kernel's door: requests go in on its shell channel, and every message comes
+    back, tagged with its ``channel``."""
+
+    name: str  # the kernelspec's
+
+    def send(self, kind: str, content: Mapping[str, object], buffers: Sequence[bytes] = ()) -> str:
+        """Send a request; its ``msg_id``."""
+        ...
+
+    def receive(self, timeout: float) -> Message:
+        """The next message on any channel, within ``timeout`` (:class:`NoReply`), or
+        :class:`KernelDied` as soon as the kernel is seen dead."""
+        ...
 
 
 def installed_kernels() -> list[str]:
@@ -49,10 +70,41 @@ def check_kernel(name: str) -> None:
         raise ValueError(msg)
 
 
+def wait_ready(channels: Channels, timeout: float) -> None:
+    """Until the kernel answers ``kernel_info`` on its shell channel and its IOPub is
+    heard too (a subscription still joining misses what is published before it, so a
+    request's statuses could be lost), as jupyter_client waits; then until that
+    request's idle status, so the first timed request reads only its own."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg_id = channels.send("kernel_info_request", {})
+        heard = {"shell": False, "iopub": False}
+        with contextlib.suppress(NoReply):
+            while not all(heard.values()):
+                message = channels.receive(1.0)
+                if message["parent_header"].get("msg_id") == msg_id:
+                    heard[message["channel"]] = True
+            while not _is_idle(channels.receive(1.0), msg_id):
+                pass
+            return
+    msg = f"the {channels.name} kernel did not answer within {timeout:g} s of its start"
+    raise NoReply(msg)
+
+
+def _is_idle(message: Message, msg_id: str) -> bool:
+    return (
+        message["msg_type"] == "status"
+        and message["parent_header"].get("msg_id") == msg_id
+        and message["content"]["execution_state"] == "idle"
+    )
+
+
 class KernelUnderTest:
-    """One started kernel and its blocking client (``client``); ``close`` ends both."""
+    """One started kernel and its blocking client (``client``), spoken to on its own
+    ZeroMQ sockets; ``close`` ends both."""
 
     def __init__(self, name: str, timeout: float) -> None:
+        check_kernel(name)
         self.name = name
         self.timeout = timeout
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
@@ -61,37 +113,35 @@ class KernelUnderTest:
             self.manager.start_kernel(stdout=subprocess.DEVNULL, stderr=self._stderr)
             self.client = self.manager.client()
             self.client.start_channels()
-            self._wait_ready()
-        except NoSuchKernel:
-            self._stderr.close()
-            check_kernel(name)  # names the installed ones
-            raise
+            self._shell = self.client.shell_channel.socket
+            self._iopub = self.client.iopub_channel.socket
+            self._poller = zmq.Poller()
+            self._poller.register(self._shell, zmq.POLLIN)
+            self._poller.register(self._iopub, zmq.POLLIN)
+            wait_ready(self, timeout)
         except BaseException:
             self.close()
             raise
 
-    def _wait_ready(self) -> None:
-        """Until the kernel answers ``kernel_info`` on the shell channel and its IOPub
-        is heard too (a subscription still joining misses what is published before,
-        so until then a request's statuses could be lost), as jupyter_client waits."""
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            msg_id = self.client.kernel_info()
-            try:
-                self.shell_reply(msg_id, 1.0)
-                self.iopub(0.2)
-            except NoReply:
-                continue
-            time.sleep(0.05)  # the request's idle status, then nothing
-            self.drain_iopub()
-            return
-        msg = f"the {self.name} kernel did not answer within {self.timeout:g} s of its start"
-        raise NoReply(msg)
+    def send(self, kind: str, content: Mapping[str, object], buffers: Sequence[bytes] = ()) -> str:
+        session = self.client.session
+        message = session.msg(kind, dict(content))
+        session.send(self._shell, message, buffers=list(buffers))
+        return str(message["header"]["msg_id"])
 
-    def pid(self) -> int | None:
-        provisioner = self.manager.provisioner
-        process = getattr(provisioner, "process", None)
-        return None if process is None else int(process.pid)
+    def receive(self, timeout: float) -> Message:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            ready = dict(self._poller.poll(round(1000 * max(0.0, min(left, LOOK_EVERY_S)))))
+            for socket, channel in ((self._shell, "shell"), (self._iopub, "iopub")):
+                if socket in ready:
+                    _, message = self.client.session.recv(socket, mode=zmq.NOBLOCK)
+                    assert message is not None  # polled: a whole message waits
+                    return {**message, "channel": channel}
+            self._check_alive()
+            if left <= 0:
+                raise NoReply(f"the {self.name} kernel sent nothing within {timeout:g} s")
 
     def _check_alive(self) -> None:
         if not self.manager.is_alive():
@@ -105,38 +155,6 @@ class KernelUnderTest:
             if line.strip() and "without encryption" not in line
         ]
         return f": {lines[-1].strip()}" if lines else " (it wrote nothing to its stderr)"
-
-    def _receive(self, get: Callable[..., Message], timeout: float, what: str) -> Message:
-        """One message from a channel within ``timeout``, looking at the kernel's
-        process between waits."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self._check_alive()
-                raise NoReply(f"the {self.name} kernel sent no {what} within {timeout:g} s")
-            try:
-                return get(timeout=min(left, _LOOK_EVERY_S))
-            except Exception as exc:  # queue.Empty, the channel's timeout
-                if type(exc).__name__ != "Empty":
-                    raise
-                self._check_alive()
-
-    def shell_reply(self, msg_id: str, timeout: float | None = None) -> Message:
-        """The shell channel's reply to ``msg_id`` (any other reply is dropped)."""
-        while True:
-            reply = self._receive(self.client.get_shell_msg, timeout or self.timeout, "reply")
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return reply
-
-    def iopub(self, timeout: float | None = None) -> Message:
-        """The next IOPub message."""
-        return self._receive(self.client.get_iopub_msg, timeout or self.timeout, "output")
-
-    def drain_iopub(self) -> None:
-        """Drop what IOPub holds (a start's statuses), so a trip reads its own."""
-        while self.client.iopub_channel.msg_ready():
-            self.client.get_iopub_msg(timeout=0)
 
     def close(self) -> None:
         """Stop the channels, the kernel's process and its connection file."""
@@ -160,6 +178,7 @@ def kernel_under_test(name: str, timeout: float) -> Iterator[KernelUnderTest]:
 
 
 __all__ = [
+    "Channels",
     "KernelDied",
     "KernelUnderTest",
     "Message",
@@ -167,4 +186,5 @@ __all__ = [
     "check_kernel",
     "installed_kernels",
     "kernel_under_test",
+    "wait_ready",
 ]

@@ -24,9 +24,15 @@ from ..method.calibrate import calibrate
 from ..method.control import Progress, StopFlag, say_phase
 from ..method.schedule import Interrupted
 from ..params.columns import Row
-from ..params.kernel_messages import STAGE_METRICS, KernelMsgParams, KernelMsgPoint
+from ..params.kernel_messages import (
+    STAGE_METRICS,
+    STREAM_METRICS,
+    KernelMsgParams,
+    KernelMsgPoint,
+)
 from ..results import ResultSet
-from .kernel import KernelUnderTest, check_kernel, kernel_under_test
+from .kernel import Channels, check_kernel, kernel_under_test
+from .server import JupyterServer, server_kernel
 from .trips import Comm, Trip, execute_trip, info_trip, start_trip, stream_trip
 
 # An execute with no cell of the user's: an empty one, the protocol and IPython's cost.
@@ -57,10 +63,16 @@ def run_kernel_messages(
         check_kernel(name)
     points = list(params.points())
     assembly = RunAssembly(params)
-    schedule = assembly.schedule(points, group_of=lambda p: p.kernel)
+    schedule = assembly.schedule(points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol))
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
-        with _thread_loop_closed():
+        with _thread_loop_closed(), contextlib.ExitStack() as ends:
+            if any(p.via == "server" for p in points):
+                say_phase(progress, "starting a Jupyter server")
+                sessions.server = JupyterServer(
+                    params.timeout, params.iopub_msg_rate_limit, params.iopub_data_rate_limit
+                )
+                ends.callback(sessions.server.close)
             schedule.run(sessions.open, stop, progress)
     except Interrupted as interrupt:
         interrupt.result = _result(assembly, schedule.kept, points)
@@ -99,22 +111,30 @@ def _result(assembly: RunAssembly, rows: list[Row], points: list[KernelMsgPoint]
 
 @dataclass
 class _Sessions:
-    """Opens one round's kernel for a group of points (one kernelspec)."""
+    """Opens one round's kernel for a group of points (one kernelspec, reached one way:
+    straight, or through the run's server in one websocket protocol)."""
 
     params: KernelMsgParams
     code: str
     progress: Progress | None
     counts: dict[KernelMsgPoint, int] = field(default_factory=dict)
+    server: JupyterServer | None = None
 
     @contextlib.contextmanager
     def open(self, group: list[KernelMsgPoint]) -> Iterator[_Round]:
-        name = group[0].kernel
-        say_phase(self.progress, f"starting a {name} kernel")
+        first = group[0]
+        say_phase(self.progress, f"starting a {first.kernel} kernel")
         if all(p.msg == "start" for p in group):
             yield _Round(self, None)  # each start sample starts its own
             return
-        with kernel_under_test(name, self.params.timeout) as kernel:
-            yield _Round(self, kernel)
+        timeout = self.params.timeout
+        if first.via == "server":
+            assert self.server is not None
+            with server_kernel(self.server, first.kernel, first.ws_protocol, timeout) as kernel:
+                yield _Round(self, kernel)
+            return
+        with kernel_under_test(first.kernel, timeout) as direct:
+            yield _Round(self, direct)
 
 
 @dataclass
@@ -122,7 +142,7 @@ class _Round:
     """One kernel's samples in one round: each point's ``count`` requests."""
 
     sessions: _Sessions
-    kernel: KernelUnderTest | None
+    kernel: Channels | None
     comms: dict[tuple[int, bool], Comm] = field(default_factory=dict)
 
     def sample(self, point: KernelMsgPoint) -> Row:
@@ -146,7 +166,7 @@ class _Round:
 
             def timed(count: int) -> tuple[None, float]:
                 trips = self._trips(point, count)
-                return None, trips[-1].idle_received - trips[0].sent
+                return None, trips[-1].ended - trips[0].sent
 
             known = self.sessions.counts[point] = calibrate(timed, params.min_time, start)
         return known
@@ -155,18 +175,18 @@ class _Round:
         params = self.sessions.params
         if point.msg == "start":
             return [start_trip(point.kernel, params.timeout) for _ in range(count)]
-        kernel = self.kernel
+        kernel, timeout = self.kernel, params.timeout
         assert kernel is not None
         if point.msg == "stream":
-            return [stream_trip(kernel, count, point.size)]
+            return [stream_trip(kernel, count, point.size, timeout)]
         if point.msg == "info":
-            return [info_trip(kernel) for _ in range(count)]
+            return [info_trip(kernel, timeout) for _ in range(count)]
         if point.msg == "comm":
             key = (point.size, point.buffers)
             if key not in self.comms:
-                self.comms[key] = Comm(kernel, point.size, point.buffers)
+                self.comms[key] = Comm(kernel, point.size, point.buffers, timeout)
             return [self.comms[key].trip() for _ in range(count)]
-        return [execute_trip(kernel, self.sessions.code) for _ in range(count)]
+        return [execute_trip(kernel, self.sessions.code, timeout) for _ in range(count)]
 
 
 def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
@@ -179,20 +199,20 @@ def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
         row[metric.name] = 1e6 * mean if staged else math.nan
     started = [t.replied - t.started for t in trips if t.started is not None]
     row["execution_us"] = 1e6 * sum(started) / len(started) if started else math.nan
+    stream = {metric.name: math.nan for metric in STREAM_METRICS} | {"output_msgs": math.nan}
     if point.msg == "stream":
         trip = trips[0]
-        seconds = trip.roundtrip
-        row["output_msgs"] = trip.outputs
-        row["chunks_per_msg"] = count / trip.outputs if trip.outputs else math.nan
-        row["output_msgs_per_s"] = trip.outputs / seconds
-        row["output_mb_per_s"] = trip.output_bytes / seconds / 1e6
-    else:
-        row |= {
-            "output_msgs": math.nan,
-            "chunks_per_msg": math.nan,
-            "output_msgs_per_s": math.nan,
-            "output_mb_per_s": math.nan,
+        seconds, written = trip.roundtrip, count * point.size
+        stream = {
+            "output_msgs": trip.outputs,
+            "chunks_per_msg": count / trip.outputs if trip.outputs else math.nan,
+            "output_msgs_per_s": trip.outputs / seconds,
+            "output_mb_per_s": trip.output_bytes / seconds / 1e6,
+            "output_lost_fraction": max(0, written - trip.output_bytes) / written,
+            "msg_limit_hits": trip.limits_hit.count("messages"),
+            "data_limit_hits": trip.limits_hit.count("data"),
         }
+    row |= stream
     return row
 
 

@@ -3,12 +3,15 @@
 A trip records five instants on the machine's one wall clock (the kernel stamps its
 headers with ``datetime.now(utc)``, the client reads ``time.time()``): the client's
 send, the kernel's ``busy`` status, the reply's making (its header's date), the reply's
-arrival and the ``idle`` status's arrival. The stages between them
+arrival, and the trip's end, when the last of the reply and the ``idle`` status has
+come (two channels: either may come first). The stages between them
 (:data:`~..params.kernel_messages.STAGE_METRICS`) add up to the round trip exactly;
 what can be off is each stamp's microsecond and the clock's own reading.
 
-The comm test's kernel side is an echo registered under :data:`ECHO_TARGET` by a cell
-(:data:`ECHO_SETUP`) run once on each fresh kernel, outside the timing.
+The same trips go through either of a kernel's doors (:class:`.kernel.Channels`):
+its ZeroMQ channels, or a Jupyter server's websocket. The comm test's kernel side is
+an echo registered under :data:`ECHO_TARGET` by a cell (:data:`ECHO_SETUP`) run once
+on each fresh kernel, outside the timing.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from __future__ import annotations
 import datetime
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .kernel import KernelUnderTest
+from .kernel import Channels, KernelUnderTest, Message
 
 ECHO_TARGET = "zmqbench_echo"
 # Registers a comm target that sends every message's data and buffers straight back.
@@ -34,6 +37,9 @@ try:
 except ImportError:  # ipykernel before the comm package
     get_ipython().kernel.comm_manager.register_target({ECHO_TARGET!r}, _zmqbench_echo)
 """
+# What a Jupyter server writes to a cell's stderr when it starts dropping its output
+# (jupyter_server's ZMQChannelsWebsocketConnection), by the limit that fired.
+LIMIT_NOTICES = {"messages": "IOPub message rate exceeded", "data": "IOPub data rate exceeded"}
 
 
 class CellFailed(RuntimeError):
@@ -43,21 +49,22 @@ class CellFailed(RuntimeError):
 @dataclass
 class Trip:
     """One request's instants, in seconds on the wall clock; ``started`` is ipykernel's
-    execute stamp (None for other messages); ``outputs`` and ``output_bytes`` what a
-    stream sent before its idle status."""
+    execute stamp (None for other messages); what a stream's cell sent to stdout
+    before its idle status, and the servers' notices that they dropped some."""
 
     sent: float
     busy: float = 0.0
     replied: float = 0.0
     reply_received: float = 0.0
-    idle_received: float = 0.0
+    ended: float = 0.0
     started: float | None = None
     outputs: int = 0
     output_bytes: int = 0
+    limits_hit: tuple[str, ...] = ()
 
     @property
     def roundtrip(self) -> float:
-        return self.idle_received - self.sent
+        return self.ended - self.sent
 
     def stages(self) -> tuple[float, float, float, float]:
         """to_kernel, in_kernel, reply and idle, in seconds; they add up to the trip."""
@@ -65,7 +72,7 @@ class Trip:
             self.busy - self.sent,
             self.replied - self.busy,
             self.reply_received - self.replied,
-            self.idle_received - self.reply_received,
+            self.ended - self.reply_received,
         )
 
 
@@ -77,65 +84,75 @@ def stamp(date: datetime.datetime | str) -> float:
     return date.timestamp()
 
 
-@dataclass
-class _Watch:
-    """What the IOPub channel says about one request, read until its idle status."""
-
-    msg_id: str
-    trip: Trip
-    reply_type: str = ""  # an IOPub message that is the reply (a comm's echo)
-    chunks: list[int] = field(default_factory=list)
-
-    def read(self, kernel: KernelUnderTest) -> None:
-        while True:
-            message = kernel.iopub()
-            if message["parent_header"].get("msg_id") != self.msg_id:
-                continue
-            kind = message["msg_type"]
-            if kind == "status":
-                state = message["content"]["execution_state"]
-                if state == "busy":
-                    self.trip.busy = stamp(message["header"]["date"])
-                elif state == "idle":
-                    self.trip.idle_received = time.time()
-                    return
-            elif kind == "stream":
-                self.trip.outputs += 1
-                self.trip.output_bytes += len(message["content"]["text"].encode())
-            elif kind == self.reply_type:
-                self.trip.reply_received = time.time()
-                self.trip.replied = stamp(message["header"]["date"])
-            elif kind == "error":
-                content = message["content"]
-                raise CellFailed(f"the cell raised {content['ename']}: {content['evalue']}")
-
-
-def _shell_trip(kernel: KernelUnderTest, msg_id: str, trip: Trip) -> Trip:
-    """A request answered on the shell channel: its reply, then IOPub to idle."""
-    reply = kernel.shell_reply(msg_id)
-    trip.reply_received = time.time()
-    trip.replied = stamp(reply["header"]["date"])
-    started = reply["metadata"].get("started")
-    trip.started = stamp(started) if started else None
-    content = reply["content"]
-    if content.get("status") == "error":
-        raise CellFailed(f"the cell raised {content.get('ename')}: {content.get('evalue')}")
-    _Watch(msg_id, trip).read(kernel)
+def _follow(channels: Channels, msg_id: str, trip: Trip, reply_type: str, timeout: float) -> Trip:
+    """Read what comes until both the request's reply (``reply_type``: on the shell
+    channel, or a comm's echo on IOPub; "" for a request with none) and its idle
+    status have come; the trip ends as the later of the two arrives."""
+    replied, idle = not reply_type, False
+    while not (replied and idle):
+        message = channels.receive(timeout)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        arrived = time.time()
+        kind = message["msg_type"]
+        if kind == reply_type:
+            replied = True
+            _read_reply(message, trip, arrived)
+        elif kind == "status":
+            state = message["content"]["execution_state"]
+            if state == "busy":
+                trip.busy = stamp(message["header"]["date"])
+            elif state == "idle":
+                idle = True
+        elif kind == "stream":
+            _read_stream(message, trip)
+        elif kind == "error":
+            content = message["content"]
+            raise CellFailed(f"the cell raised {content['ename']}: {content['evalue']}")
+    trip.ended = arrived
     return trip
 
 
-def execute_trip(kernel: KernelUnderTest, code: str) -> Trip:
+def _read_reply(message: Message, trip: Trip, arrived: float) -> None:
+    trip.reply_received = arrived
+    trip.replied = stamp(message["header"]["date"])
+    started = message["metadata"].get("started")
+    trip.started = stamp(started) if started else None
+    content = message["content"]
+    if content.get("status") == "error":
+        raise CellFailed(f"the cell raised {content.get('ename')}: {content.get('evalue')}")
+
+
+def _read_stream(message: Message, trip: Trip) -> None:
+    content = message["content"]
+    if content["name"] == "stdout":
+        trip.outputs += 1
+        trip.output_bytes += len(content["text"].encode())
+        return
+    fired = [limit for limit, notice in LIMIT_NOTICES.items() if notice in content["text"]]
+    trip.limits_hit += tuple(fired)
+
+
+def execute_trip(channels: Channels, code: str, timeout: float) -> Trip:
     """``code`` executed (not stored in the history), to its reply and idle status."""
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": False,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     sent = time.time()
-    msg_id = kernel.client.execute(code, silent=False, store_history=False)
-    return _shell_trip(kernel, msg_id, Trip(sent))
+    msg_id = channels.send("execute_request", content)
+    return _follow(channels, msg_id, Trip(sent), "execute_reply", timeout)
 
 
-def info_trip(kernel: KernelUnderTest) -> Trip:
+def info_trip(channels: Channels, timeout: float) -> Trip:
     """``kernel_info_request``: the protocol's floor, no execution."""
     sent = time.time()
-    msg_id = kernel.client.kernel_info()
-    return _shell_trip(kernel, msg_id, Trip(sent))
+    msg_id = channels.send("kernel_info_request", {})
+    return _follow(channels, msg_id, Trip(sent), "kernel_info_reply", timeout)
 
 
 def stream_code(count: int, size: int) -> str:
@@ -146,9 +163,9 @@ def stream_code(count: int, size: int) -> str:
     )
 
 
-def stream_trip(kernel: KernelUnderTest, count: int, size: int) -> Trip:
+def stream_trip(channels: Channels, count: int, size: int, timeout: float) -> Trip:
     """The stream cell, its output counted as it arrives, to its idle status."""
-    return execute_trip(kernel, stream_code(count, size))
+    return execute_trip(channels, stream_code(count, size), timeout)
 
 
 class Comm:
@@ -156,32 +173,29 @@ class Comm:
     bytes, in the JSON or as a binary buffer, and waits for its echo and the idle
     status."""
 
-    def __init__(self, kernel: KernelUnderTest, size: int, buffers: bool) -> None:
-        self.kernel = kernel
+    def __init__(self, channels: Channels, size: int, buffers: bool, timeout: float) -> None:
+        self.channels = channels
+        self.timeout = timeout
         self.comm_id = uuid.uuid4().hex
         self.buffers = buffers
         self.payload = b"x" * size
-        execute_trip(kernel, ECHO_SETUP)
-        opened = self._send("comm_open", {"target_name": ECHO_TARGET, "data": {}})
-        _Watch(opened, Trip(time.time())).read(kernel)
+        execute_trip(channels, ECHO_SETUP, timeout)
+        opened = channels.send("comm_open", {**self._id, "target_name": ECHO_TARGET, "data": {}})
+        _follow(channels, opened, Trip(time.time()), "", timeout)
 
-    def _send(
-        self, kind: str, content: dict[str, object], buffers: list[bytes] | None = None
-    ) -> str:
-        client = self.kernel.client
-        message = client.session.msg(kind, {"comm_id": self.comm_id, **content})
-        client.session.send(client.shell_channel.socket, message, buffers=buffers)
-        return str(message["header"]["msg_id"])
+    @property
+    def _id(self) -> dict[str, str]:
+        return {"comm_id": self.comm_id}
 
     def trip(self) -> Trip:
         sent = time.time()
         if self.buffers:
-            msg_id = self._send("comm_msg", {"data": {"size": len(self.payload)}}, [self.payload])
+            data = {"size": len(self.payload)}
+            msg_id = self.channels.send("comm_msg", {**self._id, "data": data}, [self.payload])
         else:
-            msg_id = self._send("comm_msg", {"data": {"text": self.payload.decode()}})
-        trip = Trip(sent)
-        _Watch(msg_id, trip, reply_type="comm_msg").read(self.kernel)
-        return trip
+            text = self.payload.decode()
+            msg_id = self.channels.send("comm_msg", {**self._id, "data": {"text": text}})
+        return _follow(self.channels, msg_id, Trip(sent), "comm_msg", self.timeout)
 
 
 def start_trip(name: str, timeout: float) -> Trip:
@@ -191,7 +205,7 @@ def start_trip(name: str, timeout: float) -> Trip:
     kernel = KernelUnderTest(name, timeout)
     try:
         done = time.time()
-        return Trip(sent, busy=sent, replied=done, reply_received=done, idle_received=done)
+        return Trip(sent, busy=sent, replied=done, reply_received=done, ended=done)
     finally:
         kernel.close()
 
@@ -199,6 +213,7 @@ def start_trip(name: str, timeout: float) -> Trip:
 __all__ = [
     "ECHO_SETUP",
     "ECHO_TARGET",
+    "LIMIT_NOTICES",
     "CellFailed",
     "Comm",
     "Trip",

@@ -61,6 +61,33 @@ KERNEL = Param(
     "compare kernels in one run, in interleaved rounds",
     "kernel", "str", sweep=True, short="k",
 )
+VIA = Param(
+    "via", "zmq",
+    "how the client reaches the kernel: zmq (straight over its ZeroMQ channels, as a "
+    "console or a server's kernel manager does) or server (through a jupyter_server the "
+    "run starts, over the kernel's websocket, as a notebook page does)",
+    "path to the kernel", "choice", choices=("zmq", "server"), sweep=True,
+    labels=("direct", "through a server"),
+)
+WS_PROTOCOL = Param(
+    "ws_protocol", "v1",
+    "the server's websocket protocol, with --via server: v1 "
+    "(v1.kernel.websocket.jupyter.org, binary frames, as JupyterLab speaks it) or legacy "
+    "(JSON text)",
+    "websocket protocol", "choice", choices=("v1", "legacy"), sweep=True,
+)
+IOPUB_MSG_RATE_LIMIT = Param(
+    "iopub_msg_rate_limit", 1000.0,
+    "the server's IOPub message rate limit, msgs/s over its window (jupyter_server's "
+    "ZMQChannelsWebsocketConnection.iopub_msg_rate_limit; 1000 is its default; 0: none)",
+    "IOPub message rate limit", "float", unit="msgs/s", low=0.0, high=1e12,
+)
+IOPUB_DATA_RATE_LIMIT = Param(
+    "iopub_data_rate_limit", 1e6,
+    "the server's IOPub data rate limit, bytes/s over its window (jupyter_server's "
+    "iopub_data_rate_limit; 1M is its default; 0: none)",
+    "IOPub data rate limit", "float", unit="B/s", low=0.0, high=1e15,
+)
 BUFFERS = Param(
     "buffers", False,
     "a comm message's payload as a binary buffer beside the JSON (true) or as a string "
@@ -102,6 +129,13 @@ STREAM_METRICS = (
     Metric("chunks_per_msg", "chunks per message",
            "chunks written per stream message received: how ipykernel's output batching "
            "grouped them", unit="chunks"),
+    Metric("output_lost_fraction", "output lost",
+           "the share of the bytes a stream's cell wrote that never reached the client "
+           "(a Jupyter server's IOPub rate limits drop output)", "lower"),
+    Metric("msg_limit_hits", "message limit notices",
+           "times the server said its IOPub message rate limit fired during the cell"),
+    Metric("data_limit_hits", "data limit notices",
+           "times the server said its IOPub data rate limit fired during the cell"),
 )
 KERNEL_MSG_METRICS: tuple[Metric, ...] = (ROUNDTRIP, *STAGE_METRICS, EXECUTION, *STREAM_METRICS)
 # fmt: on
@@ -114,6 +148,8 @@ class KernelMsgPoint(PointRecord):
 
     msg: str = MSG.default
     kernel: str = KERNEL.default
+    via: str = VIA.default
+    ws_protocol: str = WS_PROTOCOL.default
     size: int = SIZE.default
     buffers: bool = BUFFERS.default
 
@@ -124,8 +160,12 @@ class KernelMsgPoint(PointRecord):
 class KernelMsgParams(BenchParams):
     msg: tuple[str, ...] = param_field(MSG)
     kernel: tuple[str, ...] = param_field(KERNEL)
+    via: tuple[str, ...] = param_field(VIA)
+    ws_protocol: tuple[str, ...] = param_field(WS_PROTOCOL)
     size: tuple[int, ...] = param_field(SIZE)
     buffers: tuple[bool, ...] = param_field(BUFFERS)
+    iopub_msg_rate_limit: float = param_field(IOPUB_MSG_RATE_LIMIT)
+    iopub_data_rate_limit: float = param_field(IOPUB_DATA_RATE_LIMIT)
     count: int = param_field(COUNT)
     repeat: int = param_field(REPEAT)
     warmup: int = param_field(WARMUP)
@@ -144,8 +184,8 @@ class KernelMsgParams(BenchParams):
         Column("count", "requests (stream: chunks written) in the sample"),
         Column("output_msgs", "stream messages the client received in the sample"),
     )
-    # A kernel serves every point of its rounds; a fresh one each round.
-    outer = ("kernel",)
+    # A kernel serves every point of its rounds (a fresh one each round), on one path.
+    outer = ("kernel", "via", "ws_protocol")
 
     def points(self) -> Iterator[KernelMsgPoint]:
         """Each combination of the swept values a message reads, in measuring order,
@@ -157,12 +197,30 @@ class KernelMsgParams(BenchParams):
                 point = point.without("size").without("buffers")
             elif point.msg != "comm":
                 point = point.without("buffers")
+            if point.via != "server":
+                point = point.without("ws_protocol")
             if point not in seen:
                 seen.add(point)
                 yield point
 
     def resolve(self, point: Settings) -> Settings:
         return point
+
+    def applies(self, name: str) -> bool:
+        # A column only where a run asks for it: older results, and direct runs, have none.
+        if name == VIA.name:
+            return self.via != (VIA.default,)
+        if name == WS_PROTOCOL.name:
+            return "server" in self.via
+        return True
+
+    def _check_combinations(self) -> None:
+        if "start" in self.msg and "server" in self.via:
+            msg = (
+                "msg start times a kernel's own start, which a server does not change: "
+                "measure it with --via zmq"
+            )
+            raise ValueError(msg)
 
 
 KERNEL_MESSAGES = Kind(
@@ -186,6 +244,8 @@ KERNEL_MESSAGES = Kind(
 __all__ = [
     "BUFFERS",
     "EXECUTION",
+    "IOPUB_DATA_RATE_LIMIT",
+    "IOPUB_MSG_RATE_LIMIT",
     "KERNEL",
     "KERNEL_MESSAGES",
     "KERNEL_MSG_METRICS",
@@ -194,6 +254,8 @@ __all__ = [
     "ROUNDTRIP",
     "STAGE_METRICS",
     "STREAM_METRICS",
+    "VIA",
+    "WS_PROTOCOL",
     "KernelMsgParams",
     "KernelMsgPoint",
 ]

@@ -8,21 +8,28 @@ import math
 import pandas as pd
 
 from ...params.columns import Row
-from ...params.kernel_messages import BUFFERS, MSG, STAGE_METRICS
+from ...params.kernel_messages import BUFFERS, MSG, STAGE_METRICS, VIA
 from ...params.units import format_size
 from .text import _samples, _three
 
 
 def kernel_where(row: Row) -> list[str]:
-    """``comm``, ``64k B``, ``binary buffer``, ``python3``: the message, its size and
-    payload where it has them ("" where not: the columns line up), and the kernel."""
+    """``comm``, ``64k B``, ``binary buffer``, ``python3``, ``through a server (v1)``:
+    the message, its size and payload where it has them ("" where not: the columns line
+    up), the kernel, and the path where the run names it."""
     size = row.get("size", math.nan)
     buffers = row.get("buffers", math.nan)
+    via = row.get("via", math.nan)
+    path = "" if pd.isna(via) else VIA.label(via)
+    protocol = row.get("ws_protocol", math.nan)
+    if path and not pd.isna(protocol):
+        path += f" ({protocol})"
     return [
         MSG.label(row["msg"]),
         "" if pd.isna(size) else f"{format_size(int(size))} B",
         "" if pd.isna(buffers) else BUFFERS.label(bool(buffers)),
         str(row["kernel"]),
+        path,
     ]
 
 
@@ -44,9 +51,24 @@ def kernel_figures(row: Row) -> str:
         words += (
             f"; output {_three(row['output_msgs_per_s'])} msgs/s, "
             f"{_three(row['output_mb_per_s'])} MB/s, "
-            f"{_three(row['chunks_per_msg'])} chunks a message"
+            f"{_three(row['chunks_per_msg'])} chunks a message{_dropped(row)}"
         )
     return words
+
+
+def _dropped(row: Row) -> str:
+    """``, 62% of it dropped by the server's data rate limit``, where any was."""
+    lost = row.get("output_lost_fraction", math.nan)
+    if pd.isna(lost) or lost <= 0:
+        return ""
+    fired = [
+        name
+        for name, column in (("message rate", "msg_limit_hits"), ("data rate", "data_limit_hits"))
+        if row.get(column, 0) > 0
+    ]
+    limits = " and ".join(fired) + (" limits" if len(fired) > 1 else " limit") if fired else ""
+    by = f" by the server's {limits}" if limits else " (no limit said so)"
+    return f", {lost:.0%} of it dropped{by}"
 
 
 __all__ = ["kernel_figures", "kernel_where"]

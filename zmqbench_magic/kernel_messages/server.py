@@ -1,0 +1,300 @@
+"""A kernel behind a real Jupyter server, spoken to as a notebook page speaks to it:
+the run starts ``jupyter_server`` (on 127.0.0.1, a token of its own, no extension, its
+IOPub rate limits as asked), creates each kernel over its REST API and talks to it over
+the kernel's websocket, in either of the server's protocols: the legacy one (JSON text,
+a binary frame for a message with buffers) or ``v1.kernel.websocket.jupyter.org``
+(every message one binary frame, its parts by offset).
+
+The websocket client is tornado's, on an event loop of this object's own. Every
+receive is bounded; a kernel the server finds dead, or a websocket it closes, is
+named at once. The server, its kernels and its runtime folder go on close, whatever
+happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .kernel import LOOK_EVERY_S, KernelDied, Message, NoReply, check_kernel, wait_ready
+
+V1 = "v1.kernel.websocket.jupyter.org"
+_LARGEST_MESSAGE = 1 << 30
+# What the server says of a kernel that died: it restarts it, and a restart is a death
+# for the request that was waiting.
+_DEATHS = ("dead", "restarting", "autorestarting")
+_NEEDS = "--via server needs jupyter_server (pip install jupyter_server)"
+
+
+class ServerFailed(RuntimeError):
+    """The Jupyter server did not start, or stopped answering."""
+
+
+class JupyterServer:
+    """A ``jupyter_server`` this run started, with the IOPub rate limits given (0: the
+    server's own defaults are replaced by none, as its documentation has it)."""
+
+    def __init__(self, timeout: float, msg_rate_limit: float, data_rate_limit: float) -> None:
+        try:
+            import jupyter_server  # noqa: F401
+        except ImportError:
+            raise ValueError(_NEEDS) from None
+        self.token = secrets.token_hex(16)
+        self.root = tempfile.mkdtemp(prefix="zmqbench-server-")
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = open(os.path.join(self.root, "server.log"), "wb")  # noqa: SIM115
+        limits = "ZMQChannelsWebsocketConnection"
+        command = [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.open_browser=False",
+            f"--ServerApp.root_dir={self.root}",
+            f"--IdentityProvider.token={self.token}",
+            # A plain server: no JupyterLab or Notebook extension to load or to serve.
+            "--ServerApp.jpserver_extensions={'jupyterlab': False, 'notebook': False}",
+            f"--{limits}.iopub_msg_rate_limit={msg_rate_limit}",
+            f"--{limits}.iopub_data_rate_limit={data_rate_limit}",
+            *(["--allow-root"] if os.geteuid() == 0 else []),
+        ]
+        # Its runtime files (its own, its kernels' connection files) in its folder.
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": os.path.join(self.root, "runtime")}
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=self._log, env=env, cwd=self.root
+        )
+        try:
+            self._wait_up(timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_up(self, timeout: float) -> None:
+        deadline = time.monotonic() + max(timeout, 30.0)  # a cold start imports a lot
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ServerFailed(
+                    f"the Jupyter server exited ({self.process.returncode}){self._last_words()}"
+                )
+            with contextlib.suppress(OSError, ServerFailed):
+                self.request("GET", "/api/status")
+                return
+            time.sleep(0.1)
+        raise ServerFailed(f"the Jupyter server did not answer within {timeout:g} s")
+
+    def request(self, method: str, path: str, body: Mapping[str, object] | None = None) -> Any:
+        """A REST call with the server's token; its JSON answer."""
+        data = None if body is None else json.dumps(body).encode()
+        asked = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        try:
+            with urllib.request.urlopen(asked, timeout=10) as answer:
+                text = answer.read()
+        except urllib.error.HTTPError as exc:
+            raise ServerFailed(
+                f"the Jupyter server answered {method} {path} with {exc.code}"
+            ) from None
+        return json.loads(text) if text else None
+
+    def _last_words(self) -> str:
+        self._log.flush()
+        with open(self._log.name, "rb") as log:
+            lines = [ln for ln in log.read().decode(errors="replace").splitlines() if ln.strip()]
+        return f": {lines[-1].strip()}" if lines else ""
+
+    def close(self) -> None:
+        """Stop the server (it shuts its kernels down) and remove its folder."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self._log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class ServerKernel:
+    """A kernel the server made, spoken to over its websocket (a :class:`.Channels`)."""
+
+    def __init__(self, server: JupyterServer, name: str, protocol: str, timeout: float) -> None:
+        from jupyter_client.session import Session
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        check_kernel(name)
+        self.server, self.name, self.protocol, self.timeout = server, name, protocol, timeout
+        # The server checks no signature from its websocket, and signs what it sends on.
+        self.session = Session(key=secrets.token_bytes(16), username="zmqbench")
+        self.id = ""
+        self._reading: asyncio.Future[Any] | None = None
+        self._loop = asyncio.new_event_loop()
+        try:
+            self.id = str(server.request("POST", "/api/kernels", {"name": name})["id"])
+            url = (
+                f"ws://127.0.0.1:{server.port}/api/kernels/{self.id}/channels"
+                f"?session_id={self.session.session}"
+            )
+            asked = HTTPRequest(url, headers={"Authorization": f"token {server.token}"})
+            subprotocols = [V1] if protocol == "v1" else None
+
+            async def connect() -> Any:  # tornado's futures belong to the running loop
+                # A stream's batched output can pass tornado's 10 MiB default.
+                return await websocket_connect(
+                    asked, subprotocols=subprotocols, max_message_size=_LARGEST_MESSAGE
+                )
+
+            self._ws = self._loop.run_until_complete(asyncio.wait_for(connect(), timeout))
+            wait_ready(self, timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def send(self, kind: str, content: Mapping[str, object], buffers: Sequence[bytes] = ()) -> str:
+        from jupyter_client.session import json_default
+        from jupyter_server.services.kernels.connection.base import (
+            serialize_binary_message,
+            serialize_msg_to_ws_v1,
+        )
+
+        message = self.session.msg(kind, dict(content))
+        frame: str | bytes
+        if self.protocol == "v1":
+            parts = [
+                json.dumps(message[part], default=json_default).encode()
+                for part in ("header", "parent_header", "metadata", "content")
+            ]
+            frame = serialize_msg_to_ws_v1([*parts, *buffers], "shell")
+        elif buffers:
+            frame = serialize_binary_message(
+                {**message, "channel": "shell", "buffers": list(buffers)}
+            )
+        else:
+            frame = json.dumps({**message, "channel": "shell"}, default=json_default)
+
+        async def write() -> None:  # tornado's futures belong to the running loop
+            await self._ws.write_message(frame, binary=not isinstance(frame, str))
+
+        self._loop.run_until_complete(write())
+        return str(message["header"]["msg_id"])
+
+    def receive(self, timeout: float) -> Message:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                frame = self._loop.run_until_complete(self._read(min(left, LOOK_EVERY_S)))
+            except asyncio.TimeoutError:
+                self._check_alive()
+                if left <= 0:
+                    raise NoReply(
+                        f"the {self.name} kernel sent nothing within {timeout:g} s"
+                    ) from None
+                continue
+            if frame is None:  # the server closed the websocket
+                self._check_alive()
+                raise ServerFailed(f"the Jupyter server closed the {self.name} kernel's websocket")
+            message = self._message(frame)
+            state = (
+                message["content"].get("execution_state") if message["msg_type"] == "status" else ""
+            )
+            if state in _DEATHS:  # the server's word, with no parent, as it restarts it
+                raise KernelDied(f"the {self.name} kernel died (the Jupyter server says: {state})")
+            return message
+
+    async def _read(self, timeout: float) -> str | bytes | None:
+        # One read, kept across waits: a read cut off by its timeout would lose its frame.
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._ws.read_message())
+        done, _ = await asyncio.wait([self._reading], timeout=max(0.0, timeout))
+        if not done:
+            raise asyncio.TimeoutError
+        frame, self._reading = self._reading.result(), None
+        return frame
+
+    def _message(self, frame: str | bytes) -> Message:
+        from jupyter_client.jsonutil import extract_dates
+        from jupyter_server.services.kernels.connection.base import (
+            deserialize_binary_message,
+            deserialize_msg_from_ws_v1,
+        )
+
+        if isinstance(frame, str):
+            message: Message = json.loads(frame)
+        elif self.protocol == "v1":
+            channel, parts = deserialize_msg_from_ws_v1(frame)
+            header, parent, metadata, content = (json.loads(p) for p in parts[:4])
+            message = {
+                "header": header,
+                "parent_header": parent,
+                "metadata": metadata,
+                "content": content,
+                "buffers": parts[4:],
+                "channel": channel,
+                "msg_type": header["msg_type"],
+            }
+        else:
+            message = deserialize_binary_message(frame)
+        message.setdefault("msg_type", message["header"]["msg_type"])
+        message["header"] = extract_dates(message["header"])
+        return message
+
+    def _check_alive(self) -> None:
+        try:
+            state = self.server.request("GET", f"/api/kernels/{self.id}")["execution_state"]
+        except ServerFailed:
+            state = "dead"  # gone from the server's list: it was culled or it died
+        if state in _DEATHS:
+            raise KernelDied(f"the {self.name} kernel died (the Jupyter server says: {state})")
+
+    def close(self) -> None:
+        """Close the websocket and shut the kernel down through the server."""
+        with contextlib.suppress(Exception):
+            self._ws.close()
+        if self.id:
+            with contextlib.suppress(Exception):
+                self.server.request("DELETE", f"/api/kernels/{self.id}")
+        with contextlib.suppress(Exception):
+            self._loop.run_until_complete(asyncio.sleep(0))
+        self._loop.close()
+
+
+@contextlib.contextmanager
+def server_kernel(
+    server: JupyterServer, name: str, protocol: str, timeout: float
+) -> Iterator[ServerKernel]:
+    kernel = ServerKernel(server, name, protocol, timeout)
+    try:
+        yield kernel
+    finally:
+        kernel.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+__all__ = ["V1", "JupyterServer", "ServerFailed", "ServerKernel", "server_kernel"]
