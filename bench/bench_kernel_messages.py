@@ -11,6 +11,12 @@ own overhead (at least 0.9 is the goal). The tool's rate is one over its mean ro
 ``run_latency`` at the size of an execute request on the wire: how much of a cell's
 floor is the ZeroMQ hop.
 
+Then the same empty executes through a Jupyter server the run starts, over the
+kernel's websocket (v1 protocol), stage by stage beside the direct path; and through
+that server by a client that acknowledges each TCP segment at once
+(``TCP_QUICKACK``): what the usual delayed acknowledgement costs against a server
+whose websocket leaves Nagle's algorithm on.
+
 Last, the figures others published for the same path, set beside this machine's.
 
     python bench/bench_kernel_messages.py            # ~1 min on 2 cores
@@ -28,10 +34,13 @@ from jupyter_client.manager import start_new_kernel
 from report import report
 
 from zmqbench_magic import run_kernel_messages, run_latency
+from zmqbench_magic.kernel_messages.server import JupyterServer, ServerKernel
+from zmqbench_magic.kernel_messages.trips import execute_trip
+from zmqbench_magic.params.kernel_messages import STAGE_METRICS
 
 # What others measured on this path (their machines, their years): each with where.
 PUBLISHED = [
-    ("execute", "an execute through kernel_gateway (jupyter_client #266, 2017)", 8000.0),
+    ("server", "an execute through kernel_gateway (jupyter_client #266, 2017)", 8000.0),
     ("info", "one message and its reply, the protocol when new (Min RK, 2010)", 1250.0),
 ]
 # An execute request of an empty cell as it crosses the wire: its frames' bytes.
@@ -102,8 +111,10 @@ def main() -> None:
         f"\nexecute round trip {execute_us:,.0f} µs; a ZeroMQ REQ/REP round trip of "
         f"{_EXECUTE_BYTES} B over tcp {zmq_us:,.0f} µs: {execute_us / zmq_us:.0f}x"
     )
+    served_us = paths(count, rounds)
+
     info = run_kernel_messages(msg=["info"], count=count, repeat=rounds, warmup=1)
-    here = {"execute": execute_us, "info": float(info.summary()["roundtrip_us"].iloc[0])}
+    here = {"server": served_us, "info": float(info.summary()["roundtrip_us"].iloc[0])}
     print(f"kernel_info round trip {here['info']:,.0f} µs")
     print("\npublished figures beside this machine's (their machines and years):")
     for msg, what, published_us in PUBLISHED:
@@ -112,6 +123,37 @@ def main() -> None:
             f"  {what}: {published_us:,.0f} µs; here {here[msg]:,.0f} µs, {word} "
             f"({published_us / here[msg]:.1f}x)"
         )
+
+
+def paths(count: int, rounds: int) -> float:
+    """Direct and through a server, stage by stage; then a quick-acking client. The
+    median execute round trip through the server."""
+    served = run_kernel_messages(
+        msg=["execute"], via=["zmq", "server"], count=count // 5, repeat=rounds, warmup=1
+    )
+    medians = served.df.groupby("via")[["roundtrip_us", *(m.name for m in STAGE_METRICS)]]
+    table = medians.median()
+    print(f"\nempty executes, medians over {rounds} round(s) (µs):")
+    print(f"{'path':<8} {'round trip':>11}" + "".join(f" {m.title:>14}" for m in STAGE_METRICS))
+    for via, row in table.iterrows():
+        stages = "".join(f" {row[m.name]:>14,.0f}" for m in STAGE_METRICS)
+        print(f"{via:<8} {row['roundtrip_us']:>11,.0f}{stages}")
+    print("\nthrough the server, by how the client acknowledges (median round trip, µs):")
+    server = JupyterServer(30.0, 1000.0, 1e6)
+    try:
+        for ack_at_once in (False, True):
+            kernel = ServerKernel(server, "python3", "v1", 30.0, ack_at_once=ack_at_once)
+            try:
+                trips = sorted(
+                    execute_trip(kernel, "pass", 30.0).roundtrip for _ in range(count // 5)
+                )
+            finally:
+                kernel.close()
+            how = "at once (TCP_QUICKACK)" if ack_at_once else "delayed (the usual)"
+            print(f"  {how:<24} {1e6 * trips[len(trips) // 2]:>9,.0f}")
+    finally:
+        server.close()
+    return float(table.loc["server", "roundtrip_us"])
 
 
 if __name__ == "__main__":

@@ -243,3 +243,4 @@ def test_kernel_messages_bench_quick_prints_the_ratio_to_a_bare_loop_and_the_hop
     assert ratio is not None and float(ratio.group(1)) > 0
     assert "a ZeroMQ REQ/REP round trip of 700 B" in out
     assert "jupyter_client #266" in out and "kernel_info round trip" in out
+    assert "at once (TCP_QUICKACK)" in out and "server " in out

@@ -138,7 +138,17 @@ class JupyterServer:
 class ServerKernel:
     """A kernel the server made, spoken to over its websocket (a :class:`.Channels`)."""
 
-    def __init__(self, server: JupyterServer, name: str, protocol: str, timeout: float) -> None:
+    def __init__(
+        self,
+        server: JupyterServer,
+        name: str,
+        protocol: str,
+        timeout: float,
+        ack_at_once: bool = False,
+    ) -> None:
+        """``ack_at_once``: the client acknowledges each TCP segment as it comes
+        (``TCP_QUICKACK``, Linux) rather than after the usual delay, as no browser does;
+        for the benchmark that finds what the delay costs."""
         from jupyter_client.session import Session
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
@@ -148,6 +158,7 @@ class ServerKernel:
         # The server checks no signature from its websocket, and signs what it sends on.
         self.session = Session(key=secrets.token_bytes(16), username="zmqbench")
         self.id = ""
+        self.ack_at_once = ack_at_once
         self._reading: asyncio.Future[Any] | None = None
         self._loop = asyncio.new_event_loop()
         try:
@@ -231,6 +242,8 @@ class ServerKernel:
         if not done:
             raise asyncio.TimeoutError
         frame, self._reading = self._reading.result(), None
+        if self.ack_at_once:  # the kernel clears it after each segment: set it again
+            self._ws.stream.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
         return frame
 
     def _message(self, frame: str | bytes) -> Message:
