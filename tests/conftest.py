@@ -311,7 +311,8 @@ def process_singletons() -> None:
     """Start what other libraries keep for the life of the process before any
     snapshot, so it is not counted as ours: pyzmq's zero-copy garbage collector (a
     thread with its own context), vl-convert's JavaScript runtime, and the event loop
-    jupyter_client's blocking calls run on (jupyter_core's, kept for the thread)."""
+    jupyter_client's blocking calls run on (jupyter_core's, kept for the thread, or on
+    a thread of its own where the thread runs a loop already)."""
     import asyncio
 
     import altair as alt
@@ -329,6 +330,13 @@ def process_singletons() -> None:
         b.recv()
 
     run_sync(asyncio.sleep)(0)
+
+    # ... and, called where the thread already runs a loop (a notebook's kernel), the
+    # thread it keeps to run them on ("MainThread - runner").
+    async def in_a_running_loop() -> None:
+        run_sync(asyncio.sleep)(0)
+
+    asyncio.run(in_a_running_loop())
 
 
 @pytest.fixture

@@ -64,9 +64,9 @@ def test_the_stamp_names_this_checkouts_commit_and_whether_the_package_differs()
     assert lines[-1].startswith(("Python ", "    ")) and " · dask " in "\n".join(lines), lines
 
 
-def test_there_are_thirteen_notebooks_and_the_readme_counts_them():
-    assert len(NOTEBOOKS) == 13
-    assert "the thirteen notebooks" in (ROOT / "README.md").read_text()
+def test_there_are_fourteen_notebooks_and_the_readme_counts_them():
+    assert len(NOTEBOOKS) == 14
+    assert "the fourteen notebooks" in (ROOT / "README.md").read_text()
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)

@@ -193,3 +193,50 @@ def test_a_kernels_start_is_not_asked_of_a_server():
 def test_a_kernel_that_dies_behind_a_server_is_named_and_nothing_is_left(no_leftovers):
     with pytest.raises(KernelDied, match="python3 kernel died"):
         run_kernel_messages(code="import os; os._exit(3)", via=["server"], **QUICK)
+
+
+def test_the_chart_of_a_run_whose_points_name_different_settings_draws():
+    """Execute rows have no size or buffers, comm rows have both: one chart of them all."""
+    from zmqbench_magic.charts import chart_to_svg
+    from zmqbench_magic.kinds.kernelmsg import chart
+
+    r = run_kernel_messages(msg=["execute", "comm"], size=[100], buffers=[False, True], **QUICK)
+    svg = chart_to_svg(chart(r.df))
+    assert "Where a kernel message's round trip goes" in svg
+    assert svg.count("<path") > 3
+
+
+def test_both_paths_run_where_the_thread_already_runs_an_event_loop(no_leftovers):
+    """As in a notebook, whose kernel's main thread runs its own loop."""
+    import asyncio
+
+    async def in_a_running_loop():
+        return run_kernel_messages(msg=["info"], via=["zmq", "server"], **QUICK)
+
+    assert set(asyncio.run(in_a_running_loop()).df["via"]) == {"zmq", "server"}
+
+
+def test_the_two_paths_pair_though_only_one_names_a_websocket_protocol():
+    """A known answer: the server's path ten times the direct one's, every round."""
+    from zmqbench_magic import ResultSet
+
+    rows = []
+    for sample in range(8):
+        for via, extra, roundtrip in (
+            ("zmq", {}, 2000.0),
+            ("server", {"ws_protocol": "v1"}, 20000.0),
+        ):
+            rows.append(
+                {
+                    "msg": "info",
+                    "kernel": "python3",
+                    "via": via,
+                    **extra,
+                    "sample": sample,
+                    "run": "r",
+                    "roundtrip_us": roundtrip + sample,
+                }
+            )
+    table = ResultSet("kernelmsg", tuple(rows)).versus("via", "zmq", "server")
+    assert list(table["verdict"]) == ["slower"]
+    assert table["ratio"].iloc[0] == pytest.approx(10, rel=0.01)

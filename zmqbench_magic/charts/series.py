@@ -56,12 +56,15 @@ def _decorated(frame: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     frame["runs"] = df["run"].nunique() if "run" in df.columns else 1
     if "rate" in frame.columns:
         frame["offered"] = frame["rate"].map(offered_label)
-    # Settings in a tooltip read as the axes and the options spell them (64k B, 5 ms).
+    # Settings in a tooltip read as the axes and the options spell them (64k B, 5 ms);
+    # blank at a point that does not name one (a kernel's execute has no size).
     for column in [c for c in frame.columns if c in PARAMS]:
         param = PARAMS[column]
         if param.kind in ("size", "duration", "rate"):
             unit = " B" if param.kind == "size" else ""
-            frame[f"{column}_label"] = frame[column].map(lambda v, p=param, u=unit: p.label(v) + u)
+            frame[f"{column}_label"] = frame[column].map(
+                lambda v, p=param, u=unit: "" if pd.isna(v) else p.label(v) + u
+            )
     if "copy" in frame.columns:
         frame["mode"] = frame["copy"].map(COPY.label)
         # Colours in the declared order (copy, then zero-copy), whatever was run first.

@@ -23,14 +23,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .kernel import LOOK_EVERY_S, KernelDied, Message, NoReply, check_kernel, wait_ready
 
+T = TypeVar("T")
 V1 = "v1.kernel.websocket.jupyter.org"
 _LARGEST_MESSAGE = 1 << 30
 # What the server says of a kernel that died: it restarts it, and a restart is a death
@@ -160,7 +162,11 @@ class ServerKernel:
         self.id = ""
         self.ack_at_once = ack_at_once
         self._reading: asyncio.Future[Any] | None = None
+        # The websocket's own loop, on a thread of its own: the caller may be a kernel
+        # whose thread already runs a loop (a notebook's magic), which cannot run another.
         self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
         try:
             self.id = str(server.request("POST", "/api/kernels", {"name": name})["id"])
             url = (
@@ -176,7 +182,7 @@ class ServerKernel:
                     asked, subprotocols=subprotocols, max_message_size=_LARGEST_MESSAGE
                 )
 
-            self._ws = self._loop.run_until_complete(asyncio.wait_for(connect(), timeout))
+            self._ws = self._call(asyncio.wait_for(connect(), timeout))
             wait_ready(self, timeout)
         except BaseException:
             self.close()
@@ -207,7 +213,7 @@ class ServerKernel:
         async def write() -> None:  # tornado's futures belong to the running loop
             await self._ws.write_message(frame, binary=not isinstance(frame, str))
 
-        self._loop.run_until_complete(write())
+        self._call(write())
         return str(message["header"]["msg_id"])
 
     def receive(self, timeout: float) -> Message:
@@ -215,7 +221,7 @@ class ServerKernel:
         while True:
             left = deadline - time.monotonic()
             try:
-                frame = self._loop.run_until_complete(self._read(min(left, LOOK_EVERY_S)))
+                frame = self._call(self._read(min(left, LOOK_EVERY_S)))
             except asyncio.TimeoutError:
                 self._check_alive()
                 if left <= 0:
@@ -233,6 +239,14 @@ class ServerKernel:
             if state in _DEATHS:  # the server's word, with no parent, as it restarts it
                 raise KernelDied(f"the {self.name} kernel died (the Jupyter server says: {state})")
             return message
+
+    async def _closed(self) -> None:
+        self._ws.close()
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the websocket's loop and wait for what it gives (its
+        own timeouts bound it)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     async def _read(self, timeout: float) -> str | bytes | None:
         # One read, kept across waits: a read cut off by its timeout would lose its frame.
@@ -284,12 +298,12 @@ class ServerKernel:
     def close(self) -> None:
         """Close the websocket and shut the kernel down through the server."""
         with contextlib.suppress(Exception):
-            self._ws.close()
+            self._call(self._closed())
         if self.id:
             with contextlib.suppress(Exception):
                 self.server.request("DELETE", f"/api/kernels/{self.id}")
-        with contextlib.suppress(Exception):
-            self._loop.run_until_complete(asyncio.sleep(0))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
         self._loop.close()
 
 

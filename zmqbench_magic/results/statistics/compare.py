@@ -152,14 +152,15 @@ def arms_versus(
 
 def _follows(arms: pd.DataFrame, column: str, other: str) -> bool:
     """Whether ``other`` is set by ``column`` in these two arms (one value in each, not
-    the same): inproc's far end is always a thread, tcp's a process, and the arms still
-    pair point by point."""
+    the same, none counting as one): inproc's far end is always a thread, tcp's a
+    process, a kernel's websocket protocol is named only through a server, and the arms
+    still pair point by point."""
     if other not in arms:
         return False
     per_arm = arms.groupby(column, dropna=False)[other].agg(["nunique", "first"])
     if len(per_arm) != 2:  # an arm missing: nothing to pair, nothing follows
         return False
-    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique() == 2)
+    return bool((per_arm["nunique"] <= 1).all() and per_arm["first"].nunique(dropna=False) == 2)
 
 
 def versus(
