@@ -6,6 +6,7 @@ kernel that dies are each named, with nothing left behind."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -240,3 +241,15 @@ def test_the_two_paths_pair_though_only_one_names_a_websocket_protocol():
     table = ResultSet("kernelmsg", tuple(rows)).versus("via", "zmq", "server")
     assert list(table["verdict"]) == ["slower"]
     assert table["ratio"].iloc[0] == pytest.approx(10, rel=0.01)
+
+
+def test_signing_on_and_off_in_one_run_and_off_means_an_empty_key(no_leftovers):
+    from zmqbench_magic.kernel_messages.kernel import kernel_under_test
+
+    with kernel_under_test("python3", 30.0, signing=False) as kernel:
+        assert json.loads(Path(kernel.manager.connection_file).read_text())["key"] == ""
+    r = run_kernel_messages(msg=["info"], signing=[True, False], **QUICK)
+    assert set(r.df["signing"]) == {True, False}
+    assert "unsigned" in str(r) and "signed" in str(r)
+    with pytest.raises(ValueError, match="--via zmq"):
+        run_kernel_messages(msg=["info"], signing=[False], via=["server"], **QUICK)

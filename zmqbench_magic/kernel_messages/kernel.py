@@ -103,12 +103,16 @@ class KernelUnderTest:
     """One started kernel and its blocking client (``client``), spoken to on its own
     ZeroMQ sockets; ``close`` ends both."""
 
-    def __init__(self, name: str, timeout: float) -> None:
+    def __init__(self, name: str, timeout: float, signing: bool = True) -> None:
+        """``signing`` false: an empty key in the connection file, so neither the kernel
+        nor the client signs or checks a message (jupyter_client's own switch)."""
         check_kernel(name)
         self.name = name
         self.timeout = timeout
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.manager = KernelManager(kernel_name=name)
+        if not signing:
+            self.manager.session.key = b""
         try:
             self.manager.start_kernel(stdout=subprocess.DEVNULL, stderr=self._stderr)
             self.client = self.manager.client()
@@ -168,9 +172,9 @@ class KernelUnderTest:
 
 
 @contextlib.contextmanager
-def kernel_under_test(name: str, timeout: float) -> Iterator[KernelUnderTest]:
+def kernel_under_test(name: str, timeout: float, signing: bool = True) -> Iterator[KernelUnderTest]:
     """A started kernel for the ``with`` block, closed whatever happens in it."""
-    kernel = KernelUnderTest(name, timeout)
+    kernel = KernelUnderTest(name, timeout, signing)
     try:
         yield kernel
     finally:

@@ -63,7 +63,9 @@ def run_kernel_messages(
         check_kernel(name)
     points = list(params.points())
     assembly = RunAssembly(params)
-    schedule = assembly.schedule(points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol))
+    schedule = assembly.schedule(
+        points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol, p.signing)
+    )
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
         with _thread_loop_closed(), contextlib.ExitStack() as ends:
@@ -133,7 +135,7 @@ class _Sessions:
             with server_kernel(self.server, first.kernel, first.ws_protocol, timeout) as kernel:
                 yield _Round(self, kernel)
             return
-        with kernel_under_test(first.kernel, timeout) as direct:
+        with kernel_under_test(first.kernel, timeout, first.signing) as direct:
             yield _Round(self, direct)
 
 
@@ -174,7 +176,7 @@ class _Round:
     def _trips(self, point: KernelMsgPoint, count: int) -> list[Trip]:
         params = self.sessions.params
         if point.msg == "start":
-            return [start_trip(point.kernel, params.timeout) for _ in range(count)]
+            return [start_trip(point.kernel, params.timeout, point.signing) for _ in range(count)]
         kernel, timeout = self.kernel, params.timeout
         assert kernel is not None
         if point.msg == "stream":

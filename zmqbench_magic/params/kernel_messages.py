@@ -88,6 +88,14 @@ IOPUB_DATA_RATE_LIMIT = Param(
     "iopub_data_rate_limit; 1M is its default; 0: none)",
     "IOPub data rate limit", "float", unit="B/s", low=0.0, high=1e15,
 )
+SIGNING = Param(
+    "signing", True,
+    "sign every message with HMAC-SHA256 (true, as jupyter_client does with the key in "
+    "the kernel's connection file) or not (false: an empty key); straight to the kernel "
+    "only, as through a server its own key decides",
+    "message signing", "bool", choices=(True, False), sweep=True,
+    labels=("signed", "unsigned"),
+)
 BUFFERS = Param(
     "buffers", False,
     "a comm message's payload as a binary buffer beside the JSON (true) or as a string "
@@ -150,6 +158,7 @@ class KernelMsgPoint(PointRecord):
     kernel: str = KERNEL.default
     via: str = VIA.default
     ws_protocol: str = WS_PROTOCOL.default
+    signing: bool = SIGNING.default
     size: int = SIZE.default
     buffers: bool = BUFFERS.default
 
@@ -162,6 +171,7 @@ class KernelMsgParams(BenchParams):
     kernel: tuple[str, ...] = param_field(KERNEL)
     via: tuple[str, ...] = param_field(VIA)
     ws_protocol: tuple[str, ...] = param_field(WS_PROTOCOL)
+    signing: tuple[bool, ...] = param_field(SIGNING)
     size: tuple[int, ...] = param_field(SIZE)
     buffers: tuple[bool, ...] = param_field(BUFFERS)
     iopub_msg_rate_limit: float = param_field(IOPUB_MSG_RATE_LIMIT)
@@ -185,7 +195,7 @@ class KernelMsgParams(BenchParams):
         Column("output_msgs", "stream messages the client received in the sample"),
     )
     # A kernel serves every point of its rounds (a fresh one each round), on one path.
-    outer = ("kernel", "via", "ws_protocol")
+    outer = ("kernel", "via", "ws_protocol", "signing")
 
     def points(self) -> Iterator[KernelMsgPoint]:
         """Each combination of the swept values a message reads, in measuring order,
@@ -212,9 +222,17 @@ class KernelMsgParams(BenchParams):
             return self.via != (VIA.default,)
         if name == WS_PROTOCOL.name:
             return "server" in self.via
+        if name == SIGNING.name:
+            return self.signing != (SIGNING.default,)
         return True
 
     def _check_combinations(self) -> None:
+        if False in self.signing and "server" in self.via:
+            msg = (
+                "signing false: a server signs with its own key whatever a page does; "
+                "compare signing with --via zmq"
+            )
+            raise ValueError(msg)
         if "start" in self.msg and "server" in self.via:
             msg = (
                 "msg start times a kernel's own start, which a server does not change: "
@@ -252,6 +270,7 @@ __all__ = [
     "MESSAGES",
     "MSG",
     "ROUNDTRIP",
+    "SIGNING",
     "STAGE_METRICS",
     "STREAM_METRICS",
     "VIA",

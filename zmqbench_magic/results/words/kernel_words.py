@@ -8,15 +8,15 @@ import math
 import pandas as pd
 
 from ...params.columns import Row
-from ...params.kernel_messages import BUFFERS, MSG, STAGE_METRICS, VIA
+from ...params.kernel_messages import BUFFERS, MSG, SIGNING, STAGE_METRICS, VIA
 from ...params.units import format_size
 from .text import _samples, _three
 
 
 def kernel_where(row: Row) -> list[str]:
-    """``comm``, ``64k B``, ``binary buffer``, ``python3``, ``through a server (v1)``:
-    the message, its size and payload where it has them ("" where not: the columns line
-    up), the kernel, and the path where the run names it."""
+    """``comm``, ``64k B``, ``binary buffer``, ``python3``, ``through a server (v1)``,
+    ``unsigned``: the message, its size and payload where it has them ("" where not: the
+    columns line up), the kernel, and the path and the signing where the run names them."""
     size = row.get("size", math.nan)
     buffers = row.get("buffers", math.nan)
     via = row.get("via", math.nan)
@@ -24,12 +24,14 @@ def kernel_where(row: Row) -> list[str]:
     protocol = row.get("ws_protocol", math.nan)
     if path and not pd.isna(protocol):
         path += f" ({protocol})"
+    signing = row.get("signing", math.nan)
     return [
         MSG.label(row["msg"]),
         "" if pd.isna(size) else f"{format_size(int(size))} B",
         "" if pd.isna(buffers) else BUFFERS.label(bool(buffers)),
         str(row["kernel"]),
         path,
+        "" if pd.isna(signing) else SIGNING.label(bool(signing)),
     ]
 
 
