@@ -12,7 +12,8 @@ own overhead (at least 0.9 is the goal). The tool's rate is one over its mean ro
 floor is the ZeroMQ hop.
 
 Then the same empty executes through a Jupyter server the run starts, over the
-kernel's websocket (v1 protocol), stage by stage beside the direct path; and through
+kernel's websocket (v1 protocol), and from a JupyterLab page of it in headless Chromium
+(JupyterLab's own kernel client), stage by stage beside the direct path; and through
 that server by a client that acknowledges each TCP segment at once
 (``TCP_QUICKACK``): what the usual delayed acknowledgement costs against a server
 whose websocket leaves Nagle's algorithm on.
@@ -129,7 +130,7 @@ def paths(count: int, rounds: int) -> float:
     """Direct and through a server, stage by stage; then a quick-acking client. The
     median execute round trip through the server."""
     served = run_kernel_messages(
-        msg=["execute"], via=["zmq", "server"], count=count // 5, repeat=rounds, warmup=1
+        msg=["execute"], via=["zmq", "server", "browser"], count=count // 5, repeat=rounds, warmup=1
     )
     medians = served.df.groupby("via")[["roundtrip_us", *(m.name for m in STAGE_METRICS)]]
     table = medians.median()

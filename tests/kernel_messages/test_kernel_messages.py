@@ -253,3 +253,22 @@ def test_signing_on_and_off_in_one_run_and_off_means_an_empty_key(no_leftovers):
     assert "unsigned" in str(r) and "signed" in str(r)
     with pytest.raises(ValueError, match="--via zmq"):
         run_kernel_messages(msg=["info"], signing=[False], via=["server"], **QUICK)
+
+
+@pytest.mark.slow
+def test_from_a_jupyterlab_page_in_chromium_the_same_stages_add_up(no_leftovers):
+    """JupyterLab's own kernel client in headless Chromium makes the requests; run, as
+    in a notebook, where the thread already runs an event loop."""
+    import asyncio
+
+    async def in_a_running_loop():
+        return run_kernel_messages(
+            msg=["execute", "comm"], size=[1000], buffers=[True], via=["browser"], **QUICK
+        )
+
+    r = asyncio.run(in_a_running_loop())
+    df = r.df
+    assert set(df["via"]) == {"browser"} and set(df["msg"]) == {"execute", "comm"}
+    assert (abs(_stage_sum(df) - df["roundtrip_us"]) < 1e-6).all()
+    assert (df[["to_kernel_us", "in_kernel_us", "reply_us"]] > 0).all().all()
+    assert "from a JupyterLab page" in str(r)

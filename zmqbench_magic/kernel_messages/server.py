@@ -49,7 +49,11 @@ class JupyterServer:
     """A ``jupyter_server`` this run started, with the IOPub rate limits given (0: the
     server's own defaults are replaced by none, as its documentation has it)."""
 
-    def __init__(self, timeout: float, msg_rate_limit: float, data_rate_limit: float) -> None:
+    def __init__(
+        self, timeout: float, msg_rate_limit: float, data_rate_limit: float, lab: bool = False
+    ) -> None:
+        """``lab``: with JupyterLab, its app exposed to the page's scripts, for a page
+        that makes the requests (:mod:`.browser`)."""
         try:
             import jupyter_server  # noqa: F401
         except ImportError:
@@ -70,8 +74,9 @@ class JupyterServer:
             "--ServerApp.open_browser=False",
             f"--ServerApp.root_dir={self.root}",
             f"--IdentityProvider.token={self.token}",
-            # A plain server: no JupyterLab or Notebook extension to load or to serve.
-            "--ServerApp.jpserver_extensions={'jupyterlab': False, 'notebook': False}",
+            # A plain server, or JupyterLab's for a page: nothing else to load or serve.
+            f"--ServerApp.jpserver_extensions={{'jupyterlab': {lab}, 'notebook': False}}",
+            *(["--LabApp.expose_app_in_browser=True"] if lab else []),
             f"--{limits}.iopub_msg_rate_limit={msg_rate_limit}",
             f"--{limits}.iopub_data_rate_limit={data_rate_limit}",
             *(["--allow-root"] if os.geteuid() == 0 else []),

@@ -31,6 +31,7 @@ from ..params.kernel_messages import (
     KernelMsgPoint,
 )
 from ..results import ResultSet
+from .browser import BrowserKernel, browser_kernel
 from .kernel import Channels, check_kernel, kernel_under_test
 from .server import JupyterServer, server_kernel
 from .trips import Comm, Trip, execute_trip, info_trip, start_trip, stream_trip
@@ -69,10 +70,13 @@ def run_kernel_messages(
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
         with _thread_loop_closed(), contextlib.ExitStack() as ends:
-            if any(p.via == "server" for p in points):
+            if any(p.via != "zmq" for p in points):
                 say_phase(progress, "starting a Jupyter server")
                 sessions.server = JupyterServer(
-                    params.timeout, params.iopub_msg_rate_limit, params.iopub_data_rate_limit
+                    params.timeout,
+                    params.iopub_msg_rate_limit,
+                    params.iopub_data_rate_limit,
+                    lab=any(p.via == "browser" for p in points),
                 )
                 ends.callback(sessions.server.close)
             schedule.run(sessions.open, stop, progress)
@@ -135,6 +139,11 @@ class _Sessions:
             with server_kernel(self.server, first.kernel, first.ws_protocol, timeout) as kernel:
                 yield _Round(self, kernel)
             return
+        if first.via == "browser":
+            assert self.server is not None
+            with browser_kernel(self.server, first.kernel, timeout) as page:
+                yield _Round(self, None, page)
+            return
         with kernel_under_test(first.kernel, timeout, first.signing) as direct:
             yield _Round(self, direct)
 
@@ -145,6 +154,7 @@ class _Round:
 
     sessions: _Sessions
     kernel: Channels | None
+    page: BrowserKernel | None = None  # a browser's page makes the requests
     comms: dict[tuple[int, bool], Comm] = field(default_factory=dict)
 
     def sample(self, point: KernelMsgPoint) -> Row:
@@ -177,6 +187,8 @@ class _Round:
         params = self.sessions.params
         if point.msg == "start":
             return [start_trip(point.kernel, params.timeout, point.signing) for _ in range(count)]
+        if self.page is not None:
+            return self.page.trips(point.msg, count, self.sessions.code, point.size, point.buffers)
         kernel, timeout = self.kernel, params.timeout
         assert kernel is not None
         if point.msg == "stream":
