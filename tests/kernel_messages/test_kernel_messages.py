@@ -45,8 +45,8 @@ def test_every_message_is_timed_and_its_stages_add_up_to_its_round_trip(no_lefto
     # what the client then receives.
     assert (df[STAGES] > 0).all().all()
     executed = df[df["msg"] == "execute"]
-    assert (executed["execution_us"] < executed["in_kernel_us"]).all()
-    assert df[df["msg"].isin(["info", "comm"])]["execution_us"].isna().all()
+    assert (executed["handler_us"] < executed["in_kernel_us"]).all()
+    assert df[df["msg"].isin(["info", "comm"])]["handler_us"].isna().all()
     stream = df[df["msg"] == "stream"].iloc[0]
     assert stream["output_msgs"] >= 1 and stream["output_mb_per_s"] > 0
     assert stream["chunks_per_msg"] == 3 / stream["output_msgs"]
@@ -57,7 +57,7 @@ def test_every_message_is_timed_and_its_stages_add_up_to_its_round_trip(no_lefto
 def test_a_delay_planted_in_the_cell_is_found_in_the_kernel(no_leftovers):
     r = run_kernel_messages(code=f"import time; time.sleep({PLANTED_S})", **QUICK)
     row = r.df.iloc[0]
-    assert row["execution_us"] >= PLANTED_S * 1e6
+    assert row["handler_us"] >= PLANTED_S * 1e6
     assert max(STAGES, key=lambda stage: row[stage]) == "in_kernel_us"
 
 

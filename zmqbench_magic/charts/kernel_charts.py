@@ -7,8 +7,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..params.kernel_messages import STAGE_METRICS, KernelMsgParams
-from .layout import HEIGHT, WIDTH, legend, picked, selector, titled, tooltip
+from ..params.kernel_messages import BUFFERS, MESSAGES, SIGNING, STAGE_METRICS, KernelMsgParams
+from ..params.units import format_size
+from .layout import HEIGHT, legend, picked, selector, titled, tooltip
 from .series import point_medians
 
 _POINT = [p.name for p in KernelMsgParams.sweep_fields()]
@@ -17,20 +18,23 @@ _UNIT = STAGE_METRICS[0].unit
 
 
 def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
-    """Stacked medians of each stage per point: which stage a request spends its time
-    in, and how that moves with the message, its size and the kernel. A start has no
-    stages (nothing stamps inside it) and no bar."""
+    """Stacked medians of each stage per point, a panel per message with its own scale
+    (a stream's cell takes a hundred times an execute's): which stage a request spends
+    its time in, and how that moves with its size, its path and the kernel. A start has
+    no stages (nothing stamps inside it) and no bar."""
     frame = point_medians(df, [m.name for m in STAGE_METRICS], _POINT).dropna(subset=["value"])
     frame["stage"] = frame["metric"].map({m.axis_title: m.title for m in STAGE_METRICS})
     frame["order"] = frame["stage"].map({stage: i for i, stage in enumerate(_STAGES)})
-    frame["point"] = [_label(row) for _, row in frame.iterrows()]
-    order = list(dict.fromkeys(frame["point"]))
+    several_kernels = frame["kernel"].nunique() > 1 if "kernel" in frame else False
+    frame["point"] = [_label(row, several_kernels) for _, row in frame.iterrows()]
     pick = selector("stage", "pick_stage")
     bars = (
-        alt.Chart(frame, width=max(WIDTH, 40 * len(order)), height=HEIGHT)
+        alt.Chart(
+            frame, width=max(120, 36 * frame.groupby("msg")["point"].nunique().max()), height=HEIGHT
+        )
         .mark_bar()
         .encode(
-            x=alt.X("point:N", sort=order, title="message", axis=alt.Axis(labelAngle=-30)),
+            x=alt.X("point:N", title=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
             y=alt.Y("value:Q", stack="zero", title=f"median time per request ({_UNIT})"),
             color=alt.Color(
                 "stage:N",
@@ -44,20 +48,34 @@ def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         )
         .add_params(pick)
     )
+    panels = bars.facet(
+        column=alt.Column(
+            "msg:N", title=None, sort=list(MESSAGES), header=alt.Header(labelFontSize=13)
+        )
+    ).resolve_scale(x="independent", y="independent")
     return titled(
-        bars,
-        "Where a kernel message's round trip goes",
-        "each stage's median over the samples of a point, stacked; the stages of one "
-        "sample add up to its round trip",
+        panels,
+        "Where a kernel message's round trip goes, by stage",
+        "each stage's median over the samples of a point, stacked (a panel per message, "
+        "each its own scale); the stages of one sample add up to its round trip",
     )
 
 
-def _label(row: pd.Series) -> str:
-    """``comm 64k B buffer on python3``: the settings a point names."""
-    named = {n: row[n] for n in _POINT if n in row and not pd.isna(row[n])}
-    return KernelMsgParams.words(named, [n for n in named if n != "kernel"]) + (
-        f" on {named['kernel']}" if "kernel" in named else ""
-    )
+def _label(row: pd.Series, several_kernels: bool) -> str:
+    """``1k B binary buffer, server v1``: what tells a message's bars apart."""
+    words = []
+    if "size" in row and not pd.isna(row["size"]):
+        words.append(f"{format_size(int(row['size']))} B")
+    if "buffers" in row and not pd.isna(row["buffers"]):
+        words.append(BUFFERS.label(bool(row["buffers"])))
+    if "via" in row and not pd.isna(row["via"]):
+        protocol = row.get("ws_protocol")
+        words.append(str(row["via"]) + ("" if pd.isna(protocol) else f" {protocol}"))
+    if "signing" in row and not pd.isna(row["signing"]):
+        words.append(SIGNING.label(bool(row["signing"])))
+    if several_kernels:
+        words.append(str(row["kernel"]))
+    return ", ".join(words) or str(row["msg"])
 
 
 __all__ = ["kernel_stages_chart"]

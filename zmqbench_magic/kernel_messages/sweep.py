@@ -212,7 +212,7 @@ def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
         mean = sum(t.stages()[place] for t in trips) / len(trips)
         row[metric.name] = 1e6 * mean if staged else math.nan
     started = [t.replied - t.started for t in trips if t.started is not None]
-    row["execution_us"] = 1e6 * sum(started) / len(started) if started else math.nan
+    row["handler_us"] = 1e6 * sum(started) / len(started) if started else math.nan
     stream = {metric.name: math.nan for metric in STREAM_METRICS} | {"output_msgs": math.nan}
     if point.msg == "stream":
         trip = trips[0]

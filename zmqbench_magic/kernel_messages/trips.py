@@ -149,7 +149,7 @@ def execute_trip(channels: Channels, code: str, timeout: float) -> Trip:
 
 
 def info_trip(channels: Channels, timeout: float) -> Trip:
-    """``kernel_info_request``: the protocol's floor, no execution."""
+    """``kernel_info_request``: a request answered with nothing executed."""
     sent = time.time()
     msg_id = channels.send("kernel_info_request", {})
     return _follow(channels, msg_id, Trip(sent), "kernel_info_reply", timeout)

@@ -10,7 +10,9 @@ same machine they cut a round trip into stages that add up to it:
 - ``to_kernel``: from the client's send to the kernel's ``busy`` status (the client
   serialises and signs, the ZeroMQ hop, the kernel receives, verifies and dispatches);
 - ``in_kernel``: from ``busy`` to the reply's making (the handler: for an execute the
-  cell with IPython's machinery around it, of which ``execution`` is the cell's own part);
+  cell with IPython's machinery around it, of which ``handler`` is ipykernel's execute
+  handler from its ``started`` stamp: publishing the input, IPython's ``run_cell``, the
+  output's flush);
 - ``reply``: from the reply's making to its arrival (the kernel serialises and signs, the
   hop back, the client receives and verifies);
 - ``idle``: from the reply's arrival to the ``idle`` status's, which ends the request.
@@ -49,8 +51,9 @@ _SIZED = ("comm", "stream")
 MSG = Param(
     "msg", "execute",
     "what each sample times: execute (an execute_request to its reply and the idle "
-    "status; the cell form's cell, else an empty one), info (kernel_info_request, the "
-    "protocol's floor), comm (a comm message echoed by the kernel, as a widget's sync), "
+    "status; the cell form's cell, else an empty one), info (kernel_info_request, "
+    "answered with nothing executed), comm (a comm message echoed by the kernel, as a "
+    "widget's sync), "
     "stream (a cell writing --count chunks of --size bytes to stdout: the output's rate), "
     "start (a fresh kernel to its first kernel_info_reply)",
     "kernel message", "choice", choices=MESSAGES, sweep=True, short="m",
@@ -125,10 +128,12 @@ STAGE_METRICS = (
            "the reply's arrival to the idle status's, which ends the request", "lower",
            unit="µs"),
 )
-EXECUTION = Metric(
-    "execution_us", "execution",
-    "an execute's own cell, from ipykernel's started stamp to the reply's making (part "
-    "of in_kernel); NaN for the other messages", "lower", unit="µs")
+HANDLER = Metric(
+    "handler_us", "execute handler",
+    "an execute's time in ipykernel's execute handler, from its started stamp (taken as "
+    "the handler begins) to the reply's making: publishing execute_input, IPython's "
+    "run_cell of the cell, flushing its output (part of in_kernel); NaN for the other "
+    "messages", "lower", unit="µs")
 STREAM_METRICS = (
     Metric("output_msgs_per_s", "output messages",
            "stream messages delivered to the client per second of the cell", "higher",
@@ -147,7 +152,7 @@ STREAM_METRICS = (
     Metric("data_limit_hits", "data limit notices",
            "times the server said its IOPub data rate limit fired during the cell"),
 )
-KERNEL_MSG_METRICS: tuple[Metric, ...] = (ROUNDTRIP, *STAGE_METRICS, EXECUTION, *STREAM_METRICS)
+KERNEL_MSG_METRICS: tuple[Metric, ...] = (ROUNDTRIP, *STAGE_METRICS, HANDLER, *STREAM_METRICS)
 # fmt: on
 
 
@@ -254,8 +259,8 @@ KERNEL_MESSAGES = Kind(
     magic_help="""Time Jupyter's own messages on a fresh kernel, stage by stage.
 
     ``%kernelmsg --msg execute info comm stream --size 100 64k`` starts a kernel of
-    ``--kernel`` (python3: ipykernel) and times an execute round trip, the
-    ``kernel_info`` floor, a comm echo (a widget's sync) and stdout streaming, each
+    ``--kernel`` (python3: ipykernel) and times an execute round trip, a
+    ``kernel_info`` request, a comm echo (a widget's sync) and stdout streaming, each
     split into the stages its messages' stamps bound. As a cell magic, the cell is the
     execute test's code.
     """,
@@ -263,7 +268,7 @@ KERNEL_MESSAGES = Kind(
 
 __all__ = [
     "BUFFERS",
-    "EXECUTION",
+    "HANDLER",
     "IOPUB_DATA_RATE_LIMIT",
     "IOPUB_MSG_RATE_LIMIT",
     "KERNEL",

@@ -37,7 +37,8 @@ def kernel_where(row: Row) -> list[str]:
 
 def kernel_figures(row: Row) -> str:
     """``2.11 ms (n=6, 95% CI 2.05 to 2.2 ms): to the kernel 0.39, in the kernel 1.1
-    (execution 0.9), reply 0.32, idle status 0.28 ms``; a stream's output rates."""
+    (execute handler 0.9), reply 0.32, idle status 0.28 ms``; a stream's output: its
+    bandwidth, and how many chunks each message carried."""
     ms = 1e-3
     head = f"{_three(row['roundtrip_us'] * ms)} ms ({_samples(row, ms)})"
     stages = [
@@ -45,14 +46,13 @@ def kernel_figures(row: Row) -> str:
         for m in STAGE_METRICS
         if not pd.isna(row.get(m.name, math.nan))
     ]
-    execution = row.get("execution_us", math.nan)
-    if stages and not pd.isna(execution):
-        stages[1] += f" (execution {_three(execution * ms)})"
+    handler = row.get("handler_us", math.nan)
+    if stages and not pd.isna(handler):
+        stages[1] += f" (execute handler {_three(handler * ms)})"
     words = f"{head}: {', '.join(stages)} ms" if stages else head
     if row["msg"] == "stream":
         words += (
-            f"; output {_three(row['output_msgs_per_s'])} msgs/s, "
-            f"{_three(row['output_mb_per_s'])} MB/s, "
+            f"; output {_three(row['output_mb_per_s'])} MB/s, "
             f"{_three(row['chunks_per_msg'])} chunks a message{_dropped(row)}"
         )
     return words
