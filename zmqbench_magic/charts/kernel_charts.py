@@ -7,7 +7,15 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..params.kernel_messages import BUFFERS, MESSAGES, SIGNING, STAGE_METRICS, KernelMsgParams
+from ..params.kernel_messages import (
+    BUFFERS,
+    MESSAGES,
+    SIGNING,
+    STAGE_METRICS,
+    VIA,
+    WS_PROTOCOL,
+    KernelMsgParams,
+)
 from ..params.units import format_size
 from .layout import HEIGHT, legend, picked, selector, titled, tooltip
 from .series import point_medians
@@ -15,6 +23,22 @@ from .series import point_medians
 _POINT = [p.name for p in KernelMsgParams.sweep_fields()]
 _STAGES = [m.title for m in STAGE_METRICS]
 _UNIT = STAGE_METRICS[0].unit
+# Each setting's values in the order its option lists them (a sort key for the bars).
+_RANK = {
+    "buffers": {v: i for i, v in enumerate(BUFFERS.choices)},
+    "via": {v: i for i, v in enumerate(VIA.choices)},
+    "ws_protocol": {v: i for i, v in enumerate(WS_PROTOCOL.choices)},
+    "signing": {v: i for i, v in enumerate(SIGNING.choices)},
+}
+# What a title names where a run varies it.
+_NAMES = {
+    "size": "size",
+    "buffers": "payload",
+    "via": "path",
+    "ws_protocol": "websocket protocol",
+    "signing": "signing",
+    "kernel": "kernel",
+}
 
 
 def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
@@ -27,6 +51,10 @@ def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
     frame["order"] = frame["stage"].map({stage: i for i, stage in enumerate(_STAGES)})
     several_kernels = frame["kernel"].nunique() > 1 if "kernel" in frame else False
     frame["point"] = [_label(row, several_kernels) for _, row in frame.iterrows()]
+    # Bars by size, then payload, path and signing, as the options order their values.
+    ranked = frame.assign(**{f"_{k}": frame[k].map(_RANK[k]) for k in _RANK if k in frame})
+    keys = [c for c in ("size", *(f"_{k}" for k in _RANK)) if c in ranked]
+    order = list(dict.fromkeys(ranked.sort_values(keys)["point"])) if keys else None
     pick = selector("stage", "pick_stage")
     bars = (
         alt.Chart(
@@ -34,7 +62,9 @@ def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         )
         .mark_bar()
         .encode(
-            x=alt.X("point:N", title=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
+            x=alt.X(
+                "point:N", title=None, sort=order, axis=alt.Axis(labelAngle=-30, labelLimit=160)
+            ),
             y=alt.Y("value:Q", stack="zero", title=f"median time per request ({_UNIT})"),
             color=alt.Color(
                 "stage:N",
@@ -53,9 +83,11 @@ def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
             "msg:N", title=None, sort=list(MESSAGES), header=alt.Header(labelFontSize=13)
         )
     ).resolve_scale(x="independent", y="independent")
+    varying = [_NAMES[k] for k in _NAMES if k in frame and frame[k].nunique() > 1]
+    by = f": by {', '.join(varying)}" if varying else ""
     return titled(
         panels,
-        "Where a kernel message's round trip goes, by stage",
+        f"Where a kernel message's round trip goes{by}",
         "each stage's median over the samples of a point, stacked (a panel per message, "
         "each its own scale); the stages of one sample add up to its round trip",
     )

@@ -132,8 +132,9 @@ HANDLER = Metric(
     "handler_us", "execute handler",
     "an execute's time in ipykernel's execute handler, from its started stamp (taken as "
     "the handler begins) to the reply's making: publishing execute_input, IPython's "
-    "run_cell of the cell, flushing its output (part of in_kernel); NaN for the other "
-    "messages", "lower", unit="µs")
+    "run_cell of the cell, flushing its output, and the pause ipykernel then takes "
+    "before it replies (its Kernel._execute_sleep) (part of in_kernel); NaN for the "
+    "other messages", "lower", unit="µs")
 STREAM_METRICS = (
     Metric("output_msgs_per_s", "output messages",
            "stream messages delivered to the client per second of the cell", "higher",
