@@ -171,6 +171,11 @@ def test_through_a_server_in_either_protocol_the_same_stages_add_up(protocol, no
     assert (abs(_stage_sum(df) - df["roundtrip_us"]) < 1e-6).all()
     assert (served[STAGES] > 0).all().all()
     assert f"through a server ({protocol})" in str(r)
+    # The server's hop back, heard beside it: within the reply and idle stages it ends.
+    assert (served["server_hop_us"] > 0).all()
+    assert (served["server_hop_us"] <= served["reply_us"] + served["idle_us"] + 1).all()
+    assert df[df["via"] == "zmq"]["server_hop_us"].isna().all()
+    assert "the server's hop back" in str(r)
 
 
 def test_a_servers_iopub_limits_drop_a_streams_output_and_say_which_fired(no_leftovers):

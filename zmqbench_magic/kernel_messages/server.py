@@ -30,6 +30,7 @@ import urllib.request
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from .beside import IOPubBeside
 from .kernel import LOOK_EVERY_S, KernelDied, Message, NoReply, check_kernel, wait_ready
 
 T = TypeVar("T")
@@ -123,6 +124,10 @@ class JupyterServer:
             ) from None
         return json.loads(text) if text else None
 
+    def connection_file(self, kernel_id: str) -> str:
+        """Where the server wrote a kernel's connection file (its runtime folder)."""
+        return os.path.join(self.root, "runtime", f"kernel-{kernel_id}.json")
+
     def _last_words(self) -> str:
         self._log.flush()
         with open(self._log.name, "rb") as log:
@@ -165,6 +170,7 @@ class ServerKernel:
         # The server checks no signature from its websocket, and signs what it sends on.
         self.session = Session(key=secrets.token_bytes(16), username="zmqbench")
         self.id = ""
+        self._beside: IOPubBeside | None = None
         self.ack_at_once = ack_at_once
         self._reading: asyncio.Future[Any] | None = None
         # The websocket's own loop, on a thread of its own: the caller may be a kernel
@@ -174,6 +180,7 @@ class ServerKernel:
         self._thread.start()
         try:
             self.id = str(server.request("POST", "/api/kernels", {"name": name})["id"])
+            self._beside = IOPubBeside(server.connection_file(self.id))
             url = (
                 f"ws://127.0.0.1:{server.port}/api/kernels/{self.id}/channels"
                 f"?session_id={self.session.session}"
@@ -238,6 +245,11 @@ class ServerKernel:
                 self._check_alive()
                 raise ServerFailed(f"the Jupyter server closed the {self.name} kernel's websocket")
             message = self._message(frame)
+            if message["msg_type"] == "status" and self._beside is not None:
+                # The same status, as a subscriber beside the server heard it.
+                beside = self._beside.arrival(message["parent_header"].get("msg_id"), message)
+                if beside is not None:
+                    message["arrived_beside"] = beside
             state = (
                 message["content"].get("execution_state") if message["msg_type"] == "status" else ""
             )
@@ -301,7 +313,9 @@ class ServerKernel:
             raise KernelDied(f"the {self.name} kernel died (the Jupyter server says: {state})")
 
     def close(self) -> None:
-        """Close the websocket and shut the kernel down through the server."""
+        """Close the websocket, the subscriber beside the server and the kernel."""
+        if self._beside is not None:
+            self._beside.close()
         with contextlib.suppress(Exception):
             self._call(self._closed())
         if self.id:

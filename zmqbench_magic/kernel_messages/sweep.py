@@ -211,6 +211,8 @@ def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
     for place, metric in enumerate(STAGE_METRICS):
         mean = sum(t.stages()[place] for t in trips) / len(trips)
         row[metric.name] = 1e6 * mean if staged else math.nan
+    hops = [t.server_hop for t in trips if t.server_hop is not None]
+    row["server_hop_us"] = 1e6 * sum(hops) / len(hops) if hops else math.nan
     started = [t.replied - t.started for t in trips if t.started is not None]
     row["handler_us"] = 1e6 * sum(started) / len(started) if started else math.nan
     stream = {metric.name: math.nan for metric in STREAM_METRICS} | {"output_msgs": math.nan}

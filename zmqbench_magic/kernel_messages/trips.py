@@ -61,6 +61,9 @@ class Trip:
     outputs: int = 0
     output_bytes: int = 0
     limits_hit: tuple[str, ...] = ()
+    # Through a server: its idle status's arrival less when a subscriber beside the
+    # server heard it, the server's hop back (None on the other paths).
+    server_hop: float | None = None
 
     @property
     def roundtrip(self) -> float:
@@ -93,7 +96,7 @@ def _follow(channels: Channels, msg_id: str, trip: Trip, reply_type: str, timeou
         message = channels.receive(timeout)
         if message["parent_header"].get("msg_id") != msg_id:
             continue
-        arrived = time.time()
+        arrived = time.time()  # received, verified and decoded: the client has it
         kind = message["msg_type"]
         if kind == reply_type:
             replied = True
@@ -104,6 +107,8 @@ def _follow(channels: Channels, msg_id: str, trip: Trip, reply_type: str, timeou
                 trip.busy = stamp(message["header"]["date"])
             elif state == "idle":
                 idle = True
+                beside = message.get("arrived_beside")
+                trip.server_hop = None if beside is None else arrived - float(beside)
         elif kind == "stream":
             _read_stream(message, trip)
         elif kind == "error":

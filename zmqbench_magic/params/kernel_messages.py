@@ -135,6 +135,12 @@ HANDLER = Metric(
     "run_cell of the cell, flushing its output, and the pause ipykernel then takes "
     "before it replies (its Kernel._execute_sleep) (part of in_kernel); NaN for the "
     "other messages", "lower", unit="µs")
+SERVER_HOP = Metric(
+    "server_hop_us", "server's hop back",
+    "through a server: an idle status's arrival over the websocket less its arrival at a "
+    "ZeroMQ subscriber beside the server, which hears the kernel as the server does: "
+    "what the server and its websocket add on the way back (within the reply and idle "
+    "stages); NaN on the other paths", "lower", unit="µs")
 STREAM_METRICS = (
     Metric("output_msgs_per_s", "output messages",
            "stream messages delivered to the client per second of the cell", "higher",
@@ -153,7 +159,13 @@ STREAM_METRICS = (
     Metric("data_limit_hits", "data limit notices",
            "times the server said its IOPub data rate limit fired during the cell"),
 )
-KERNEL_MSG_METRICS: tuple[Metric, ...] = (ROUNDTRIP, *STAGE_METRICS, HANDLER, *STREAM_METRICS)
+KERNEL_MSG_METRICS: tuple[Metric, ...] = (
+    ROUNDTRIP,
+    *STAGE_METRICS,
+    HANDLER,
+    SERVER_HOP,
+    *STREAM_METRICS,
+)
 # fmt: on
 
 
@@ -278,6 +290,7 @@ __all__ = [
     "MESSAGES",
     "MSG",
     "ROUNDTRIP",
+    "SERVER_HOP",
     "SIGNING",
     "STAGE_METRICS",
     "STREAM_METRICS",

@@ -37,8 +37,9 @@ def kernel_where(row: Row) -> list[str]:
 
 def kernel_figures(row: Row) -> str:
     """``2.11 ms (n=6, 95% CI 2.05 to 2.2 ms): to the kernel 0.39, in the kernel 1.1
-    (execute handler 0.9), reply 0.32, idle status 0.28 ms``; a stream's output: its
-    bandwidth, and how many chunks each message carried."""
+    (execute handler 0.9), reply 0.32, idle status 0.28 ms``; through a server, the
+    server's hop back; a stream's output: its bandwidth, and how many chunks each
+    message carried."""
     ms = 1e-3
     head = f"{_three(row['roundtrip_us'] * ms)} ms ({_samples(row, ms)})"
     stages = [
@@ -50,6 +51,9 @@ def kernel_figures(row: Row) -> str:
     if stages and not pd.isna(handler):
         stages[1] += f" (execute handler {_three(handler * ms)})"
     words = f"{head}: {', '.join(stages)} ms" if stages else head
+    hop = row.get("server_hop_us", math.nan)
+    if stages and not pd.isna(hop):
+        words += f"; of it, the server's hop back {_three(hop * ms)} ms"
     if row["msg"] == "stream":
         words += (
             f"; output {_three(row['output_mb_per_s'])} MB/s, "
