@@ -245,6 +245,9 @@ class ServerKernel:
                 self._check_alive()
                 raise ServerFailed(f"the Jupyter server closed the {self.name} kernel's websocket")
             message = self._message(frame)
+            # The client has it now: what follows (a wait for the subscriber beside the
+            # server) is not the message's.
+            message["arrived"] = time.time()
             if message["msg_type"] == "status" and self._beside is not None:
                 # The same status, as a subscriber beside the server heard it.
                 beside = self._beside.arrival(message["parent_header"].get("msg_id"), message)

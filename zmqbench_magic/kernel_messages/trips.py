@@ -96,7 +96,8 @@ def _follow(channels: Channels, msg_id: str, trip: Trip, reply_type: str, timeou
         message = channels.receive(timeout)
         if message["parent_header"].get("msg_id") != msg_id:
             continue
-        arrived = time.time()  # received, verified and decoded: the client has it
+        # Received, verified and decoded: the client has it (as its door noted, else now).
+        arrived = float(message.get("arrived", time.time()))
         kind = message["msg_type"]
         if kind == reply_type:
             replied = True

@@ -53,7 +53,7 @@ def kernel_figures(row: Row) -> str:
     words = f"{head}: {', '.join(stages)} ms" if stages else head
     hop = row.get("server_hop_us", math.nan)
     if stages and not pd.isna(hop):
-        words += f"; of it, the server's hop back {_three(hop * ms)} ms"
+        words += f"; of the reply and idle status, the server's hop back {_three(hop * ms)} ms"
     if row["msg"] == "stream":
         words += (
             f"; output {_three(row['output_mb_per_s'])} MB/s, "
