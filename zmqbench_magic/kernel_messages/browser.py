@@ -174,13 +174,15 @@ class BrowserKernel:
         return self._run(kind, count, code, size, buffers)
 
     def _run(self, kind: str, count: int, code: str, size: int, buffers: bool) -> list[Trip]:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         notices = [[limit, notice] for limit, notice in LIMIT_NOTICES.items()]
         try:
             asked = [kind, count, code, size, buffers, ECHO_TARGET, notices]
             raw = self._on_worker(self.page.evaluate, _TRIPS, asked)
+        except PlaywrightTimeout:
+            raise NoReply(f"the {self.name} kernel did not answer the page in time") from None
         except Exception as exc:
-            if "Timeout" in type(exc).__name__:
-                raise NoReply(f"the {self.name} kernel did not answer the page in time") from None
             if "dead" in str(exc) or ("Kernel" in str(exc) and "disposed" in str(exc)):
                 raise KernelDied(
                     f"the {self.name} kernel died (the page's client says: {exc})"

@@ -208,9 +208,9 @@ def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
     row: Row = {"count": count}
     row["roundtrip_us"] = 1e6 * sum(t.roundtrip for t in trips) / len(trips)
     staged = point.msg != "start"  # a start is one stage: nothing stamps inside it
-    for place, metric in enumerate(STAGE_METRICS):
-        mean = sum(t.stages()[place] for t in trips) / len(trips)
-        row[metric.name] = 1e6 * mean if staged else math.nan
+    by_stage = zip(*(t.stages() for t in trips), strict=True)
+    for metric, per_trip in zip(STAGE_METRICS, by_stage, strict=True):
+        row[metric.name] = 1e6 * sum(per_trip) / len(trips) if staged else math.nan
     hops = [t.server_hop for t in trips if t.server_hop is not None]
     row["server_hop_us"] = 1e6 * sum(hops) / len(hops) if hops else math.nan
     started = [t.replied - t.started for t in trips if t.started is not None]
