@@ -526,6 +526,29 @@ def test_the_pure_scheduler_is_restarted_rather_than_resized():
     assert (result.df["tasks_per_s"] > 0).all()
 
 
+def test_a_pure_cluster_whose_client_stops_sending_as_it_starts_is_started_anew(monkeypatch):
+    """The second client a pure cluster connects (the one that sees every engine at
+    once) is made to stop farming, as ipyparallel's client does on an id gap, after
+    which it refuses every task: the start tries once more on a fresh controller and
+    says why."""
+    connect = own_cluster.ClusterHandle.connect_client
+    connects: list[int] = []
+
+    def connect_then_stop_farming_once(handle, timeout):
+        connect(handle, timeout)
+        connects.append(1)
+        if len(connects) == 2:  # the first start's second client
+            with pytest.warns(RuntimeWarning):
+                handle.client._stop_scheduling_tasks()
+
+    own_cluster.stop()
+    monkeypatch.setattr(own_cluster.ClusterHandle, "connect_client", connect_then_stop_farming_once)
+    result = run_taskflood(tasks=16, engines=2, scheme="pure", **FLOOD_QUICK)
+    assert len(connects) == 4 and (result.df["tasks_per_s"] > 0).all()
+    (anew,) = [n for n in result.metadata["notes"] if "started the cluster anew" in n]
+    assert "stopped sending tasks to the pure scheduler (engine ids 0, 1:" in anew
+
+
 def test_engine_logs_and_progress_bars_stay_out_of_the_cell(ip, capfd):
     """Stopping engines (a shrink, a scheme change, --stop) made ipyparallel print each
     engine's whole log; starting printed progress bars. None of it may reach the user."""

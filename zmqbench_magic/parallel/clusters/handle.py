@@ -178,6 +178,21 @@ class ClusterHandle:
                 msg += f" ({HEARTBEAT_NOTE})"
             raise EngineLost(msg)
 
+    def farming_stopped(self) -> str | None:
+        """Why the client sends no more tasks to a pure scheduler, if it does not.
+
+        ipyparallel's client closes its task socket for good (with a RuntimeWarning)
+        when an engine unregisters or the engine ids are not 0 to n-1, and refuses
+        every task after it; the closed socket is the one sign of it the client leaves
+        before a task is submitted."""
+        if self.scheme != "pure" or getattr(self.client, "_task_socket", True) is not None:
+            return None
+        ids = ", ".join(str(e) for e in self.engine_ids())
+        return (
+            f"ipyparallel's client stopped sending tasks to the pure scheduler (engine ids "
+            f"{ids}: it stops for good when an engine unregisters or the ids are not 0 to n-1)"
+        )
+
     def _engine_name(self, pid: object, host: str) -> str:
         engine_id = self.engine_of_pid.get(pid) if isinstance(pid, int) else None
         who = f"engine {engine_id}" if engine_id is not None else "an engine"

@@ -36,6 +36,7 @@ from ...params.units import plural
 from .handle import ClusterHandle, NoClient, Say
 from .hosts import ON_THIS_MACHINE, Placement, engine_config, prepare_remote_profiles
 from .reaper import end_cluster_processes
+from .watch import ClusterLost
 
 _PING_MS = 250
 # Misses an engine may have before the hub unregisters it: 10 s at that ping. On a
@@ -133,6 +134,10 @@ def resize(engines: int, timeout: float, say: Say | None = None) -> str:
     return handle.events[-1] if handle.events else f"the cluster has {plural(engines, 'engine')}"
 
 
+class _NotFarming(ClusterLost):
+    """A pure-scheme cluster whose client stopped sending tasks as it started."""
+
+
 def start(
     engines: int,
     scheme: str,
@@ -143,6 +148,23 @@ def start(
 ) -> ClusterHandle:
     """Start a local cluster of ``engines`` single-engine sets (or, with hosts, one
     SSH engine set of ``engines`` on each host); quiet, fast, reaped."""
+    try:
+        return _start(engines, scheme, timeout, placement, say, task_db)
+    except _NotFarming as exc:
+        # Engine ids are the hub's to give: a fresh controller gives 0 to n-1 again.
+        handle = _start(engines, scheme, timeout, placement, say, task_db)
+        handle.events.insert(0, f"{exc}: started the cluster anew")
+        return handle
+
+
+def _start(
+    engines: int,
+    scheme: str,
+    timeout: float,
+    placement: Placement,
+    say: Say | None,
+    task_db: str,
+) -> ClusterHandle:
     _finish_teardowns()
     # --engines counts per host where the engines run on other hosts: ``total`` is all.
     total = placement.engine_count(engines)
@@ -201,6 +223,9 @@ def start(
                 # One connected now sees all engines at once, in order.
                 handle.connect_client(timeout)
                 handle.wait_for_engines(total, timeout, _STARTING)
+                stopped = handle.farming_stopped()
+                if stopped is not None:
+                    raise _NotFarming(f"{stopped} {_STARTING}")
     except BaseException:
         handle.stop()
         raise
