@@ -260,6 +260,56 @@ def test_signing_on_and_off_in_one_run_and_off_means_an_empty_key(no_leftovers):
         run_kernel_messages(msg=["info"], signing=[False], via=["server"], **QUICK)
 
 
+def test_a_trip_whose_kernel_stamps_fall_outside_the_clients_says_no_stages():
+    """A known answer: the same instants, once as a kernel stamps them and once as
+    xeus-python 0.19 writes a stamp whose fraction of the second is under 0.1
+    (``07.37174Z`` for 07.037174: the leading zero dropped)."""
+    from zmqbench_magic.kernel_messages.sweep import _row
+    from zmqbench_magic.kernel_messages.trips import Trip
+    from zmqbench_magic.params.kernel_messages import KernelMsgPoint
+
+    right = Trip(sent=7.036514, busy=7.037174, replied=7.037380, reply_received=7.037592)
+    right.ended = 7.037700
+    misprinted = Trip(sent=7.036514, busy=7.37174, replied=7.037380, reply_received=7.037592)
+    misprinted.ended = 7.037700
+    assert right.stamps_in_order() and not misprinted.stamps_in_order()
+    point = KernelMsgPoint(msg="info")
+    row = _row(point, 1, [right])
+    assert row["unordered_stamps"] == 0
+    assert sum(row[s] for s in STAGES) == pytest.approx(row["roundtrip_us"])
+    row = _row(point, 2, [right, misprinted])
+    assert row["unordered_stamps"] == 1 and all(row[s] != row[s] for s in STAGES)  # NaN
+    assert row["roundtrip_us"] == pytest.approx(1e6 * (7.037700 - 7.036514))
+
+
+def test_ipykernel_against_xeus_python_gets_a_paired_verdict(no_leftovers):
+    """Two kernelspecs in one interleaved run, each round on fresh kernels of both: a
+    verdict paired by round. xeus-python's stamps are checked, not believed."""
+    r = run_kernel_messages(
+        msg=["info"], kernel=["python3", "xpython"], repeat=3, warmup=0, count=50, timeout=30.0
+    )
+    assert set(r.df["kernel"]) == {"python3", "xpython"}
+    table = r.versus("kernel", "python3", "xpython")
+    # Three rounds: three pairs, each of a round's two fresh kernels (too few to call:
+    # the verdict is inconclusive, and says why).
+    assert table[["paired", "n"]].to_dict("records") == [{"paired": True, "n": 3}]
+    assert table["verdict"].iloc[0] == "inconclusive" and "6 pairs" in table["reason"].iloc[0]
+    assert (r.df[r.df["kernel"] == "python3"]["unordered_stamps"] == 0).all()
+    staged = r.df["unordered_stamps"] == 0
+    assert (abs(_stage_sum(r.df[staged]) - r.df[staged]["roundtrip_us"]) < 1e-6).all()
+    assert r.df[~staged][STAGES].isna().all().all()
+    if (~staged).any():
+        assert "info on xpython:" in str(r) and "say no stages" in str(r)
+
+
+def test_a_kernel_whose_comms_never_echo_is_named(no_leftovers):
+    """xeus-python 0.19's PyPI wheel fails a frontend's comm_open (a pybind11 error on
+    its stderr): the echo registered on it never answers, and the run says so after one
+    timeout, not one a request."""
+    with pytest.raises(TimeoutError, match="no echo of a comm message to the target"):
+        run_kernel_messages(msg=["comm"], kernel=["xpython"], **{**QUICK, "timeout": 3.0})
+
+
 @pytest.mark.slow
 def test_from_a_jupyterlab_page_in_chromium_the_same_stages_add_up(no_leftovers):
     """JupyterLab's own kernel client in headless Chromium makes the requests; run, as

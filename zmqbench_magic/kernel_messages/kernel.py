@@ -70,6 +70,13 @@ def check_kernel(name: str) -> None:
         raise ValueError(msg)
 
 
+def parent_id(message: Message) -> str | None:
+    """The id of the request a message answers; None for one that answers none (a
+    kernel may send its first status with no parent header at all, as xeus-python
+    does)."""
+    return (message.get("parent_header") or {}).get("msg_id")
+
+
 def wait_ready(channels: Channels, timeout: float) -> None:
     """Until the kernel answers ``kernel_info`` on its shell channel and its IOPub is
     heard too (a subscription still joining misses what is published before it, so a
@@ -82,7 +89,7 @@ def wait_ready(channels: Channels, timeout: float) -> None:
         with contextlib.suppress(NoReply):
             while not all(heard.values()):
                 message = channels.receive(1.0)
-                if message["parent_header"].get("msg_id") == msg_id:
+                if parent_id(message) == msg_id:
                     heard[message["channel"]] = True
             while not _is_idle(channels.receive(1.0), msg_id):
                 pass
@@ -94,7 +101,7 @@ def wait_ready(channels: Channels, timeout: float) -> None:
 def _is_idle(message: Message, msg_id: str) -> bool:
     return (
         message["msg_type"] == "status"
-        and message["parent_header"].get("msg_id") == msg_id
+        and parent_id(message) == msg_id
         and message["content"]["execution_state"] == "idle"
     )
 

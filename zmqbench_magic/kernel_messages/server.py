@@ -31,7 +31,15 @@ from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .beside import IOPubBeside
-from .kernel import LOOK_EVERY_S, KernelDied, Message, NoReply, check_kernel, wait_ready
+from .kernel import (
+    LOOK_EVERY_S,
+    KernelDied,
+    Message,
+    NoReply,
+    check_kernel,
+    parent_id,
+    wait_ready,
+)
 
 T = TypeVar("T")
 V1 = "v1.kernel.websocket.jupyter.org"
@@ -250,7 +258,7 @@ class ServerKernel:
             message["arrived"] = time.time()
             if message["msg_type"] == "status" and self._beside is not None:
                 # The same status, as a subscriber beside the server heard it.
-                beside = self._beside.arrival(message["parent_header"].get("msg_id"), message)
+                beside = self._beside.arrival(parent_id(message), message)
                 if beside is not None:
                     message["arrived_beside"] = beside
             state = (

@@ -111,8 +111,23 @@ def _result(assembly: RunAssembly, rows: list[Row], points: list[KernelMsgPoint]
         points,
         describe,
         "on in the kernel and the client (as a notebook runs)",
+        point_warnings=_unordered_warnings,
         metadata={"kernels": sorted({p.kernel for p in points})},
     )
+
+
+def _unordered_warnings(rows: list[Row], point: KernelMsgPoint) -> list[str]:
+    """A point some of whose requests the kernel stamped outside the client's own
+    instants: its stages are not said, and why."""
+    unordered = sum(int(r.get("unordered_stamps") or 0) for r in rows)
+    if not unordered:
+        return []
+    requests = sum(int(r["count"]) for r in rows)
+    return [
+        f"{describe(point)}: {unordered:,} of {requests:,} requests came back with kernel "
+        "stamps before the client sent them or after they arrived (the kernel's clock or "
+        "its date format is off): the samples they are in say no stages"
+    ]
 
 
 @dataclass
@@ -207,13 +222,17 @@ def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
     """The sample's row: the mean round trip and stages (in µs), which add up."""
     row: Row = {"count": count}
     row["roundtrip_us"] = 1e6 * sum(t.roundtrip for t in trips) / len(trips)
-    staged = point.msg != "start"  # a start is one stage: nothing stamps inside it
+    # A start is one stage (nothing stamps inside it); a sample with a trip whose
+    # kernel stamps fall outside the client's own instants says no stages at all.
+    unordered = sum(not t.stamps_in_order() for t in trips) if point.msg != "start" else 0
+    row["unordered_stamps"] = unordered
+    staged = point.msg != "start" and not unordered
     by_stage = zip(*(t.stages() for t in trips), strict=True)
     for metric, per_trip in zip(STAGE_METRICS, by_stage, strict=True):
         row[metric.name] = 1e6 * sum(per_trip) / len(trips) if staged else math.nan
     hops = [t.server_hop for t in trips if t.server_hop is not None]
     row["server_hop_us"] = 1e6 * sum(hops) / len(hops) if hops else math.nan
-    started = [t.replied - t.started for t in trips if t.started is not None]
+    started = [t.replied - t.started for t in trips if t.started is not None and staged]
     row["handler_us"] = 1e6 * sum(started) / len(started) if started else math.nan
     stream = {metric.name: math.nan for metric in STREAM_METRICS} | {"output_msgs": math.nan}
     if point.msg == "stream":

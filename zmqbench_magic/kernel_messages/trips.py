@@ -17,11 +17,12 @@ on each fresh kernel, outside the timing.
 from __future__ import annotations
 
 import datetime
+import itertools
 import time
 import uuid
 from dataclasses import dataclass
 
-from .kernel import Channels, KernelUnderTest, Message
+from .kernel import Channels, KernelUnderTest, Message, NoReply, parent_id
 
 ECHO_TARGET = "zmqbench_echo"
 # Registers a comm target that sends every message's data and buffers straight back.
@@ -40,6 +41,12 @@ except ImportError:  # ipykernel before the comm package
 # What a Jupyter server writes to a cell's stderr when it starts dropping its output
 # (jupyter_server's ZMQChannelsWebsocketConnection), by the limit that fired.
 LIMIT_NOTICES = {"messages": "IOPub message rate exceeded", "data": "IOPub data rate exceeded"}
+
+
+# How far two instants may seem out of order before a trip's stamps are disbelieved:
+# a page's clock (performance.timeOrigin + now) is coarsened and may drift from the
+# system's by a little; a misprinted stamp is out by far more.
+STAMP_SLACK_S = 0.002
 
 
 class CellFailed(RuntimeError):
@@ -69,6 +76,20 @@ class Trip:
     def roundtrip(self) -> float:
         return self.ended - self.sent
 
+    def stamps_in_order(self) -> bool:
+        """Whether the kernel's stamps lie between the client's send and the trip's end,
+        in the order the messages were made (within :data:`STAMP_SLACK_S`). One
+        machine's wall clock makes it so for a kernel that stamps correctly; xeus-python
+        0.19 (xeus 6.0.5) was seen writing ``07.37174Z`` for a moment the client read as
+        ``07.037174``: the microseconds without their leading zero, hundreds of
+        milliseconds out whenever the fraction of the second is under 0.1. Stages cut
+        by such a stamp would be fiction."""
+        kernel_side = [self.busy, self.replied]
+        if self.started is not None:
+            kernel_side.insert(1, self.started)
+        instants = [self.sent, *kernel_side, self.reply_received, self.ended]
+        return all(b - a >= -STAMP_SLACK_S for a, b in itertools.pairwise(instants))
+
     def stages(self) -> tuple[float, float, float, float]:
         """to_kernel, in_kernel, reply and idle, in seconds; they add up to the trip."""
         return (
@@ -94,7 +115,7 @@ def _follow(channels: Channels, msg_id: str, trip: Trip, reply_type: str, timeou
     replied, idle = not reply_type, False
     while not (replied and idle):
         message = channels.receive(timeout)
-        if message["parent_header"].get("msg_id") != msg_id:
+        if parent_id(message) != msg_id:
             continue
         # Received, verified and decoded: the client has it (as its door noted, else now).
         arrived = float(message.get("arrived", time.time()))
@@ -188,6 +209,15 @@ class Comm:
         execute_trip(channels, ECHO_SETUP, timeout)
         opened = channels.send("comm_open", {**self._id, "target_name": ECHO_TARGET, "data": {}})
         _follow(channels, opened, Trip(time.time()), "", timeout)
+        try:
+            self.trip()  # one echo outside the timing: the comm works, or is named here
+        except NoReply as silent:
+            msg = (
+                f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r} it "
+                "registered (a kernel whose comm_open fails never echoes: xeus-python "
+                "0.19's PyPI wheel fails it with a pybind11 error on its stderr)"
+            )
+            raise NoReply(msg) from None
 
     @property
     def _id(self) -> dict[str, str]:

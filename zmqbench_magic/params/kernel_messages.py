@@ -213,6 +213,11 @@ class KernelMsgParams(BenchParams):
     columns = (
         Column("count", "requests (stream: chunks written) in the sample"),
         Column("output_msgs", "stream messages the client received in the sample"),
+        Column(
+            "unordered_stamps",
+            "requests in the sample whose kernel stamps fell outside the client's own "
+            "send and arrival (the sample's stages are then not said)",
+        ),
     )
     # A kernel serves every point of its rounds (a fresh one each round), on one path.
     outer = ("kernel", "via", "ws_protocol", "signing")
