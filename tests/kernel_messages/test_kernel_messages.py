@@ -19,6 +19,7 @@ from IPython.utils.capture import capture_output
 from jupyter_client.session import Session
 
 from zmqbench_magic.kernel_messages.kernel import KernelDied, installed_kernels
+from zmqbench_magic.kernel_messages.server import JupyterServer, ServerFailed
 from zmqbench_magic.kernel_messages.sweep import run_kernel_messages
 from zmqbench_magic.kernel_messages.trips import CellFailed
 from zmqbench_magic.params.kernel_messages import STAGE_METRICS
@@ -93,6 +94,69 @@ def test_an_unknown_kernelspec_is_named_with_the_installed_ones(ip):
     assert all(name in str(caught.value) for name in installed_kernels())
     with pytest.raises(UsageError, match="python3"):
         ip.run_line_magic("kernelmsg", "--kernel no-such-kernel -q --no-chart")
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("--via server --server-url ftp://host", "must be an http:// or https:// URL; got"),
+        (
+            "--via server --server-url http://127.0.0.1:1/?token=abc",
+            "must not carry its token (the results save it): give http://127.0.0.1:1/",
+        ),
+        ("--server-url http://127.0.0.1:1", "the server --via server goes through: add it"),
+        ("--via server browser --server-url http://127.0.0.1:1", "via browser needs"),
+        (
+            "--via server --server-url http://127.0.0.1:1 --iopub-msg-rate-limit 0",
+            "a running server keeps its own IOPub limits",
+        ),
+    ],
+)
+def test_a_bad_running_server_is_a_usage_error_naming_it(ip, line, words):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("kernelmsg", f"-q --no-chart {line}")
+    assert words in str(caught.value)
+
+
+def test_a_running_server_is_gone_through_and_left_running_with_none_of_its_kernels(
+    monkeypatch, no_leftovers
+):
+    """A server someone else started (here one started apart, as a user's would be):
+    its token read from its runtime file, as `jupyter server list` reads it; the
+    kernels the run made there are deleted, and the server runs on."""
+    server = JupyterServer(30.0, 1000.0, 1e6)
+    try:
+        monkeypatch.setenv("JUPYTER_RUNTIME_DIR", os.path.join(server.root, "runtime"))
+        monkeypatch.delenv("JUPYTER_TOKEN", raising=False)
+        r = run_kernel_messages(
+            msg=["execute"], via=["zmq", "server"], server_url=server.url + "/", **QUICK
+        )
+        df = r.df
+        assert set(df["via"]) == {"zmq", "server"}
+        assert (abs(_stage_sum(df) - df["roundtrip_us"]) < 1e-6).all()
+        # Its runtime folder held the kernel's connection file: the hop back is measured.
+        assert (df.query("via == 'server'")["server_hop_us"] > 0).all()
+        assert r.settings["server_url"] == server.url + "/"
+        assert server.request("GET", "/api/kernels") == [] and server.process.poll() is None
+    finally:
+        server.close()
+
+
+def test_a_running_server_that_refuses_the_token_or_is_not_there_is_named(monkeypatch, tmp_path):
+    server = JupyterServer(30.0, 1000.0, 1e6)
+    try:
+        monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))  # not where its files are
+        monkeypatch.setenv("JUPYTER_TOKEN", "not-its-token")
+        with pytest.raises(ServerFailed, match=r"refused the token \(from JUPYTER_TOKEN\)"):
+            run_kernel_messages(msg=["info"], via=["server"], server_url=server.url, **QUICK)
+        assert server.request("GET", "/api/kernels") == []
+    finally:
+        server.close()
+    gone = f"no Jupyter server answered at {server.url} within 1 s"
+    with pytest.raises(ServerFailed, match=gone):
+        run_kernel_messages(
+            msg=["info"], via=["server"], server_url=server.url, **{**QUICK, "timeout": 1.0}
+        )
 
 
 def test_a_cell_that_raises_is_named(no_leftovers):

@@ -51,10 +51,44 @@ _NEEDS = "--via server needs jupyter_server (pip install jupyter_server)"
 
 
 class ServerFailed(RuntimeError):
-    """The Jupyter server did not start, or stopped answering."""
+    """The Jupyter server did not start, or stopped answering; ``status``: the HTTP
+    status it answered with, if it answered."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
-class JupyterServer:
+class _Rest:
+    """A Jupyter server's REST API and websockets, at ``url`` with ``token``."""
+
+    url: str
+    token: str
+
+    def request(self, method: str, path: str, body: Mapping[str, object] | None = None) -> Any:
+        """A REST call with the server's token; its JSON answer."""
+        data = None if body is None else json.dumps(body).encode()
+        asked = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        try:
+            with urllib.request.urlopen(asked, timeout=10) as answer:
+                text = answer.read()
+        except urllib.error.HTTPError as exc:
+            raise ServerFailed(
+                f"the Jupyter server answered {method} {path} with {exc.code}", exc.code
+            ) from None
+        return json.loads(text) if text else None
+
+    def ws_url(self, path: str) -> str:
+        """``path`` on the server, as a websocket's URL (ws:// or wss://)."""
+        return "ws" + self.url.removeprefix("http") + path
+
+
+class JupyterServer(_Rest):
     """A ``jupyter_server`` this run started, with the IOPub rate limits given (0: the
     server's own defaults are replaced by none, as its documentation has it)."""
 
@@ -114,25 +148,10 @@ class JupyterServer:
             time.sleep(0.1)
         raise ServerFailed(f"the Jupyter server did not answer within {timeout:g} s")
 
-    def request(self, method: str, path: str, body: Mapping[str, object] | None = None) -> Any:
-        """A REST call with the server's token; its JSON answer."""
-        data = None if body is None else json.dumps(body).encode()
-        asked = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"Authorization": f"token {self.token}"},
-        )
-        try:
-            with urllib.request.urlopen(asked, timeout=10) as answer:
-                text = answer.read()
-        except urllib.error.HTTPError as exc:
-            raise ServerFailed(
-                f"the Jupyter server answered {method} {path} with {exc.code}"
-            ) from None
-        return json.loads(text) if text else None
+    def check_kernel(self, name: str) -> None:
+        check_kernel(name)  # the server runs in this environment: its kernelspecs
 
-    def connection_file(self, kernel_id: str) -> str:
+    def connection_file(self, kernel_id: str) -> str | None:
         """Where the server wrote a kernel's connection file (its runtime folder)."""
         return os.path.join(self.root, "runtime", f"kernel-{kernel_id}.json")
 
@@ -155,12 +174,83 @@ class JupyterServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class ExistingServer(_Rest):
+    """A running Jupyter server the user named, gone through and left running: the run
+    makes its kernels there and deletes them after. Its token is never taken from the
+    user's words (they are saved with the results): it is read from the server's own
+    runtime file on this machine (as ``jupyter server list`` reads it), else from
+    ``JUPYTER_TOKEN``."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        self.url = url.rstrip("/")
+        self.runtime_dir: str | None = None
+        self.token, told = os.environ.get("JUPYTER_TOKEN", ""), "JUPYTER_TOKEN"
+        for info in _running_servers():
+            if str(info.get("url", "")).rstrip("/") == self.url:
+                self.token, told = str(info.get("token", "")), "its runtime file"
+                self.runtime_dir = str(info["runtime_dir"])
+                break
+        else:
+            told = told if self.token else "none"
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.request("GET", "/api/status")
+                return
+            except ServerFailed as refused:
+                if refused.status in (401, 403):
+                    msg = (
+                        f"the Jupyter server at {self.url} refused the token (from {told}): "
+                        "run on the server's machine, or set JUPYTER_TOKEN to its token"
+                    )
+                    raise ServerFailed(msg, refused.status) from None
+                raise
+            except OSError as unreachable:
+                if time.monotonic() > deadline:
+                    reason = getattr(unreachable, "reason", unreachable)
+                    msg = f"no Jupyter server answered at {self.url} within {timeout:g} s"
+                    msg += f" ({reason})"
+                    raise ServerFailed(msg) from None
+                time.sleep(0.2)
+
+    def check_kernel(self, name: str) -> None:
+        installed = sorted(self.request("GET", "/api/kernelspecs")["kernelspecs"])
+        if name not in installed:
+            msg = (
+                f"kernel must be a kernelspec of the Jupyter server at {self.url}, one of "
+                f"{', '.join(installed)}; got {name!r}"
+            )
+            raise ValueError(msg)
+
+    def connection_file(self, kernel_id: str) -> str | None:
+        """The kernel's connection file, where the server keeps its runtime files on this
+        machine (else None: the server's hop back is then not measured)."""
+        if self.runtime_dir is None:
+            return None
+        path = os.path.join(self.runtime_dir, f"kernel-{kernel_id}.json")
+        return path if os.path.exists(path) else None
+
+    def close(self) -> None:
+        """Nothing: the server is the user's, and each kernel deleted itself."""
+
+
+def _running_servers() -> Iterator[dict[str, Any]]:
+    """The servers running on this machine, by their runtime files, each with the
+    folder it keeps them in."""
+    from jupyter_core.paths import jupyter_runtime_dir
+    from jupyter_server.serverapp import list_running_servers
+
+    runtime_dir = jupyter_runtime_dir()
+    for info in list_running_servers(runtime_dir):
+        yield {**info, "runtime_dir": runtime_dir}
+
+
 class ServerKernel:
     """A kernel the server made, spoken to over its websocket (a :class:`.Channels`)."""
 
     def __init__(
         self,
-        server: JupyterServer,
+        server: JupyterServer | ExistingServer,
         name: str,
         protocol: str,
         timeout: float,
@@ -173,7 +263,7 @@ class ServerKernel:
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
 
-        check_kernel(name)
+        server.check_kernel(name)
         self.server, self.name, self.protocol, self.timeout = server, name, protocol, timeout
         # The server checks no signature from its websocket, and signs what it sends on.
         self.session = Session(key=secrets.token_bytes(16), username="zmqbench")
@@ -188,10 +278,11 @@ class ServerKernel:
         self._thread.start()
         try:
             self.id = str(server.request("POST", "/api/kernels", {"name": name})["id"])
-            self._beside = IOPubBeside(server.connection_file(self.id))
-            url = (
-                f"ws://127.0.0.1:{server.port}/api/kernels/{self.id}/channels"
-                f"?session_id={self.session.session}"
+            connection_file = server.connection_file(self.id)
+            if connection_file is not None:
+                self._beside = IOPubBeside(connection_file)
+            url = server.ws_url(
+                f"/api/kernels/{self.id}/channels?session_id={self.session.session}"
             )
             asked = HTTPRequest(url, headers={"Authorization": f"token {server.token}"})
             subprotocols = [V1] if protocol == "v1" else None
@@ -339,7 +430,7 @@ class ServerKernel:
 
 @contextlib.contextmanager
 def server_kernel(
-    server: JupyterServer, name: str, protocol: str, timeout: float
+    server: JupyterServer | ExistingServer, name: str, protocol: str, timeout: float
 ) -> Iterator[ServerKernel]:
     kernel = ServerKernel(server, name, protocol, timeout)
     try:
@@ -354,4 +445,11 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-__all__ = ["V1", "JupyterServer", "ServerFailed", "ServerKernel", "server_kernel"]
+__all__ = [
+    "V1",
+    "ExistingServer",
+    "JupyterServer",
+    "ServerFailed",
+    "ServerKernel",
+    "server_kernel",
+]

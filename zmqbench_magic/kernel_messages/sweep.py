@@ -33,7 +33,7 @@ from ..params.kernel_messages import (
 from ..results import ResultSet
 from .browser import BrowserKernel, browser_kernel
 from .kernel import Channels, check_kernel, kernel_under_test
-from .server import JupyterServer, server_kernel
+from .server import ExistingServer, JupyterServer, server_kernel
 from .trips import Comm, Trip, execute_trip, info_trip, start_trip, stream_trip
 
 # An execute with no cell of the user's: an empty one, the protocol and IPython's cost.
@@ -60,9 +60,11 @@ def run_kernel_messages(
     >>> r.summary()[["msg", "roundtrip_us", "to_kernel_us", "in_kernel_us"]]  # doctest: +SKIP
     """
     params = params or KernelMsgParams(**values)
-    for name in params.kernel:
-        check_kernel(name)
     points = list(params.points())
+    served = {p.kernel for p in points if p.via != "zmq"}
+    # A running server's kernelspecs are its own: asked of it once it is reached.
+    for name in sorted({p.kernel for p in points} - (served if params.server_url else set())):
+        check_kernel(name)
     assembly = RunAssembly(params)
     schedule = assembly.schedule(
         points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol, p.signing)
@@ -70,21 +72,28 @@ def run_kernel_messages(
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
         with _thread_loop_closed(), contextlib.ExitStack() as ends:
-            if any(p.via != "zmq" for p in points):
-                say_phase(progress, "starting a Jupyter server")
-                sessions.server = JupyterServer(
-                    params.timeout,
-                    params.iopub_msg_rate_limit,
-                    params.iopub_data_rate_limit,
-                    lab=any(p.via == "browser" for p in points),
-                )
+            if served:
+                where = params.server_url
+                say_phase(progress, f"reaching {where}" if where else "starting a Jupyter server")
+                sessions.server = _server(params, any(p.via == "browser" for p in points))
                 ends.callback(sessions.server.close)
+                for name in sorted(served):
+                    sessions.server.check_kernel(name)
             schedule.run(sessions.open, stop, progress)
     except Interrupted as interrupt:
         interrupt.result = _result(assembly, schedule.kept, points)
         raise
     assembly.notes[:] = [*schedule.notes]
     return _result(assembly, schedule.kept, points)
+
+
+def _server(params: KernelMsgParams, lab: bool) -> JupyterServer | ExistingServer:
+    """The server the run goes through: the one the user named, or its own."""
+    if params.server_url:
+        return ExistingServer(params.server_url, params.timeout)
+    return JupyterServer(
+        params.timeout, params.iopub_msg_rate_limit, params.iopub_data_rate_limit, lab=lab
+    )
 
 
 @contextlib.contextmanager
@@ -139,7 +148,7 @@ class _Sessions:
     code: str
     progress: Progress | None
     counts: dict[KernelMsgPoint, int] = field(default_factory=dict)
-    server: JupyterServer | None = None
+    server: JupyterServer | ExistingServer | None = None
 
     @contextlib.contextmanager
     def open(self, group: list[KernelMsgPoint]) -> Iterator[_Round]:
@@ -155,7 +164,7 @@ class _Sessions:
                 yield _Round(self, kernel)
             return
         if first.via == "browser":
-            assert self.server is not None
+            assert isinstance(self.server, JupyterServer)  # a page needs the run's own
             with browser_kernel(self.server, first.kernel, timeout) as page:
                 yield _Round(self, None, page)
             return

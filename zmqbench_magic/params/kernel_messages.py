@@ -20,6 +20,7 @@ same machine they cut a round trip into stages that add up to it:
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -80,6 +81,15 @@ WS_PROTOCOL = Param(
     "(v1.kernel.websocket.jupyter.org, binary frames, as JupyterLab speaks it) or legacy "
     "(JSON text)",
     "websocket protocol", "choice", choices=("v1", "legacy"), sweep=True,
+)
+SERVER_URL = Param(
+    "server_url", "",
+    "a running Jupyter server for --via server to go through, by its URL as `jupyter "
+    "server list` prints it, less its token: the token is read from the server's runtime "
+    "file on this machine, else from JUPYTER_TOKEN, so that it is never saved with the "
+    "results; the run makes its kernels there, deletes them after, and leaves the "
+    "server running; empty: a server the run starts and stops",
+    "Jupyter server", "str",
 )
 IOPUB_MSG_RATE_LIMIT = Param(
     "iopub_msg_rate_limit", 1000.0,
@@ -191,6 +201,7 @@ class KernelMsgParams(BenchParams):
     kernel: tuple[str, ...] = param_field(KERNEL)
     via: tuple[str, ...] = param_field(VIA)
     ws_protocol: tuple[str, ...] = param_field(WS_PROTOCOL)
+    server_url: str = param_field(SERVER_URL)
     signing: tuple[bool, ...] = param_field(SIGNING)
     size: tuple[int, ...] = param_field(SIZE)
     buffers: tuple[bool, ...] = param_field(BUFFERS)
@@ -252,6 +263,8 @@ class KernelMsgParams(BenchParams):
         return True
 
     def _check_combinations(self) -> None:
+        if self.server_url:
+            self._check_server_url()
         if False in self.signing and set(self.via) - {"zmq"}:
             msg = (
                 "signing false: a server signs with its own key whatever a page does; "
@@ -263,6 +276,32 @@ class KernelMsgParams(BenchParams):
                 "msg start times a kernel's own start, which a server does not change: "
                 "measure it with --via zmq"
             )
+            raise ValueError(msg)
+
+
+    def _check_server_url(self) -> None:
+        url = urllib.parse.urlsplit(self.server_url)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            msg = f"server_url must be an http:// or https:// URL; got {self.server_url!r}"
+            raise ValueError(msg)
+        if "token" in urllib.parse.parse_qs(url.query):
+            msg = (
+                f"server_url must not carry its token (the results save it): give "
+                f"{url.scheme}://{url.netloc}{url.path}; the token is read from the "
+                "server's runtime file, else from JUPYTER_TOKEN"
+            )
+            raise ValueError(msg)
+        if "server" not in self.via:
+            raise ValueError("server_url is the server --via server goes through: add it")
+        if "browser" in self.via:
+            msg = (
+                "via browser needs a JupyterLab page of a server the run starts (its app "
+                "exposed to the page's scripts): drop it with server_url"
+            )
+            raise ValueError(msg)
+        limits = (IOPUB_MSG_RATE_LIMIT, IOPUB_DATA_RATE_LIMIT)
+        if any(getattr(self, limit.name) != limit.default for limit in limits):
+            msg = "a running server keeps its own IOPub limits: give them where it is started"
             raise ValueError(msg)
 
 
@@ -296,6 +335,7 @@ __all__ = [
     "MSG",
     "ROUNDTRIP",
     "SERVER_HOP",
+    "SERVER_URL",
     "SIGNING",
     "STAGE_METRICS",
     "STREAM_METRICS",
