@@ -278,7 +278,6 @@ class KernelMsgParams(BenchParams):
             )
             raise ValueError(msg)
 
-
     def _check_server_url(self) -> None:
         url = urllib.parse.urlsplit(self.server_url)
         if url.scheme not in ("http", "https") or not url.netloc:
