@@ -125,6 +125,7 @@ class BrowserKernel:
             raise ValueError(_NEEDS) from None
         check_kernel(name)
         self.name, self.timeout = name, timeout
+        self.implementation = ""  # the kernel's, once the page has its kernel_info
         # Playwright's synchronous API on a thread of its own: it refuses a thread that
         # runs an event loop already (a notebook's kernel's), and keeps to the thread
         # that started it.
@@ -151,13 +152,13 @@ class BrowserKernel:
         self.page.route("**/*", _only_this_host)
         self.page.goto(f"{server.url}/lab?token={server.token}")
         self.page.wait_for_function("window.jupyterapp && window.jupyterapp.serviceManager")
-        self.page.evaluate(
+        self.implementation = self.page.evaluate(
             """async (name) => {
                 const manager = window.jupyterapp.serviceManager;
                 await manager.ready;
                 window.zmqbenchKernel = await manager.kernels.startNew({name: name});
                 window.zmqbenchComms = {};
-                await window.zmqbenchKernel.info;
+                return (await window.zmqbenchKernel.info).implementation || '';
             }""",
             self.name,
         )

@@ -45,6 +45,7 @@ class Channels(Protocol):
     back, tagged with its ``channel``."""
 
     name: str  # the kernelspec's
+    implementation: str  # as its kernel_info_reply names it: "ipython" is ipykernel
 
     def send(self, kind: str, content: Mapping[str, object], buffers: Sequence[bytes] = ()) -> str:
         """Send a request; its ``msg_id``."""
@@ -77,23 +78,27 @@ def parent_id(message: Message) -> str | None:
     return (message.get("parent_header") or {}).get("msg_id")
 
 
-def wait_ready(channels: Channels, timeout: float) -> None:
+def wait_ready(channels: Channels, timeout: float) -> str:
     """Until the kernel answers ``kernel_info`` on its shell channel and its IOPub is
     heard too (a subscription still joining misses what is published before it, so a
     request's statuses could be lost), as jupyter_client waits; then until that
-    request's idle status, so the first timed request reads only its own."""
+    request's idle status, so the first timed request reads only its own. The kernel's
+    implementation, as its reply names it (``ipython``: ipykernel)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         msg_id = channels.send("kernel_info_request", {})
         heard = {"shell": False, "iopub": False}
+        implementation = ""
         with contextlib.suppress(NoReply):
             while not all(heard.values()):
                 message = channels.receive(1.0)
                 if parent_id(message) == msg_id:
                     heard[message["channel"]] = True
+                    if message["msg_type"] == "kernel_info_reply":
+                        implementation = str(message["content"].get("implementation", ""))
             while not _is_idle(channels.receive(1.0), msg_id):
                 pass
-            return
+            return implementation
     msg = f"the {channels.name} kernel did not answer within {timeout:g} s of its start"
     raise NoReply(msg)
 
@@ -115,6 +120,7 @@ class KernelUnderTest:
         nor the client signs or checks a message (jupyter_client's own switch)."""
         check_kernel(name)
         self.name = name
+        self.implementation = ""  # the kernel's, once it answers kernel_info
         self.timeout = timeout
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.manager = KernelManager(kernel_name=name)
@@ -129,7 +135,7 @@ class KernelUnderTest:
             self._poller = zmq.Poller()
             self._poller.register(self._shell, zmq.POLLIN)
             self._poller.register(self._iopub, zmq.POLLIN)
-            wait_ready(self, timeout)
+            self.implementation = wait_ready(self, timeout)
         except BaseException:
             self.close()
             raise

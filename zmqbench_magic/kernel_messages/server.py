@@ -265,6 +265,7 @@ class ServerKernel:
 
         server.check_kernel(name)
         self.server, self.name, self.protocol, self.timeout = server, name, protocol, timeout
+        self.implementation = ""  # the kernel's, once it answers kernel_info
         # The server checks no signature from its websocket, and signs what it sends on.
         self.session = Session(key=secrets.token_bytes(16), username="zmqbench")
         self.id = ""
@@ -294,7 +295,7 @@ class ServerKernel:
                 )
 
             self._ws = self._call(asyncio.wait_for(connect(), timeout))
-            wait_ready(self, timeout)
+            self.implementation = wait_ready(self, timeout)
         except BaseException:
             self.close()
             raise

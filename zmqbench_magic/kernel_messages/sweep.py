@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,12 +34,22 @@ from ..results import ResultSet
 from .browser import BrowserKernel, browser_kernel
 from .kernel import Channels, check_kernel, kernel_under_test
 from .server import ExistingServer, JupyterServer, server_kernel
-from .trips import Comm, Trip, execute_trip, info_trip, start_trip, stream_trip
+from .trips import (
+    STAMP_SLACK_S,
+    Comm,
+    Trip,
+    execute_trip,
+    info_trip,
+    start_trip,
+    stream_trip,
+)
 
 # An execute with no cell of the user's: an empty one, the protocol and IPython's cost.
 EMPTY_CELL = "pass"
 # The stream test's chunks when --count calibrates: enough to fill a batch many times.
 _STREAM_START = 100
+# The implementation an ipykernel names in its kernel_info_reply.
+IPYKERNEL = "ipython"
 
 
 def run_kernel_messages(
@@ -125,6 +135,11 @@ def _result(assembly: RunAssembly, rows: list[Row], points: list[KernelMsgPoint]
     )
 
 
+def _mean_us(seconds: Iterable[float]) -> float:
+    values = list(seconds)
+    return 1e6 * sum(values) / len(values) if values else math.nan
+
+
 def _unordered_warnings(rows: list[Row], point: KernelMsgPoint) -> list[str]:
     """A point some of whose requests the kernel stamped outside the client's own
     instants: its stages are not said, and why."""
@@ -134,8 +149,9 @@ def _unordered_warnings(rows: list[Row], point: KernelMsgPoint) -> list[str]:
     requests = sum(int(r["count"]) for r in rows)
     return [
         f"{describe(point)}: {unordered:,} of {requests:,} requests came back with kernel "
-        "stamps before the client sent them or after they arrived (the kernel's clock or "
-        "its date format is off): the samples they are in say no stages"
+        f"stamps before the client sent them or after they arrived, by more than "
+        f"{STAMP_SLACK_S * 1000:g} ms (the kernel's clock or its date format is off): they "
+        "are left out of the stages, not of the round trip"
     ]
 
 
@@ -187,7 +203,15 @@ class _Round:
         for _ in range(params.warmup if point.msg != "start" else 0):
             self._trips(point, count)
         trips = self._trips(point, count)
-        return _row(point, count, trips)
+        return _row(point, count, trips, self.handler_stamped)
+
+    @property
+    def handler_stamped(self) -> bool:
+        """Whether the kernel stamps an execute reply's ``started`` as its handler
+        starts: ipykernel does; xeus 6 stamps it as the reply is made, after the cell
+        ran (its reply callback's metadata), which bounds no handler."""
+        door = self.page if self.page is not None else self.kernel
+        return door is not None and door.implementation == IPYKERNEL
 
     def _count(self, point: KernelMsgPoint) -> int:
         """The sample's count: --count, or calibrated once per point to --min-time."""
@@ -227,22 +251,27 @@ class _Round:
         return [execute_trip(kernel, self.sessions.code, timeout) for _ in range(count)]
 
 
-def _row(point: KernelMsgPoint, count: int, trips: list[Trip]) -> Row:
-    """The sample's row: the mean round trip and stages (in µs), which add up."""
+def _row(point: KernelMsgPoint, count: int, trips: list[Trip], handler: bool = True) -> Row:
+    """The sample's row: the mean round trip and stages (in µs). The stages are the
+    means over the requests whose kernel stamps lie within the client's own instants,
+    and add up to the mean round trip of those (``staged_roundtrip_us``); a request
+    stamped outside them is counted in ``unordered_stamps`` and left out of the stages
+    alone. ``handler``: the kernel's ``started`` stamp bounds its execute handler."""
     row: Row = {"count": count}
     row["roundtrip_us"] = 1e6 * sum(t.roundtrip for t in trips) / len(trips)
-    # A start is one stage (nothing stamps inside it); a sample with a trip whose
-    # kernel stamps fall outside the client's own instants says no stages at all.
-    unordered = sum(not t.stamps_in_order() for t in trips) if point.msg != "start" else 0
-    row["unordered_stamps"] = unordered
-    staged = point.msg != "start" and not unordered
-    by_stage = zip(*(t.stages() for t in trips), strict=True)
+    # A start is one stage: nothing stamps inside it.
+    staged = [t for t in trips if t.stamps_in_order()] if point.msg != "start" else []
+    row["unordered_stamps"] = len(trips) - len(staged) if point.msg != "start" else 0
+    row["staged_roundtrip_us"] = _mean_us(t.roundtrip for t in staged)
+    # Each stage's values, request by request (none where no request is staged).
+    by_stage = list(zip(*(t.stages() for t in staged), strict=True)) or [()] * len(STAGE_METRICS)
     for metric, per_trip in zip(STAGE_METRICS, by_stage, strict=True):
-        row[metric.name] = 1e6 * sum(per_trip) / len(trips) if staged else math.nan
+        row[metric.name] = _mean_us(per_trip)
     hops = [t.server_hop for t in trips if t.server_hop is not None]
-    row["server_hop_us"] = 1e6 * sum(hops) / len(hops) if hops else math.nan
-    started = [t.replied - t.started for t in trips if t.started is not None and staged]
-    row["handler_us"] = 1e6 * sum(started) / len(started) if started else math.nan
+    row["server_hop_us"] = _mean_us(hops)
+    row["handler_us"] = _mean_us(
+        t.replied - t.started for t in staged if handler and t.started is not None
+    )
     stream = {metric.name: math.nan for metric in STREAM_METRICS} | {"output_msgs": math.nan}
     if point.msg == "stream":
         trip = trips[0]

@@ -215,7 +215,8 @@ class Comm:
             msg = (
                 f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r} it "
                 "registered (a kernel whose comm_open fails never echoes: xeus-python "
-                "0.19's PyPI wheel fails it with a pybind11 error on its stderr)"
+                "0.19 from PyPI fails a comm the client opens to a target registered from "
+                "Python, with a pybind11 error on its stderr)"
             )
             raise NoReply(msg) from None
 

@@ -227,7 +227,12 @@ class KernelMsgParams(BenchParams):
         Column(
             "unordered_stamps",
             "requests in the sample whose kernel stamps fell outside the client's own "
-            "send and arrival (the sample's stages are then not said)",
+            "send and arrival, by more than 2 ms: left out of the sample's stages",
+        ),
+        Column(
+            "staged_roundtrip_us",
+            "mean round trip of the requests the sample's stages come from, which they add "
+            "up to (the round trip itself, unless some were left out)",
         ),
     )
     # A kernel serves every point of its rounds (a fresh one each round), on one path.
