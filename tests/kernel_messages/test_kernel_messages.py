@@ -396,6 +396,41 @@ def test_a_kernel_whose_comms_never_echo_is_named(no_leftovers):
         run_kernel_messages(msg=["comm"], kernel=["xpython"], **{**QUICK, "timeout": 3.0})
 
 
+def test_each_packer_is_the_one_on_the_wire_and_they_are_paired(no_leftovers):
+    """The kernel's reply, read off its shell socket as bytes: msgpack where the run
+    says msgpack (no JSON parser reads it), JSON where it says json; both packers in
+    one run, paired by round."""
+    import msgpack
+
+    from zmqbench_magic.kernel_messages.kernel import kernel_under_test
+
+    for packer, unpack in (("msgpack", msgpack.unpackb), ("json", json.loads)):
+        with kernel_under_test("python3", 30.0, packer=packer) as kernel:
+            session = kernel.client.session
+            session.send(kernel._shell, session.msg("kernel_info_request", {}))
+            frames = kernel._shell.recv_multipart()
+            content = frames[frames.index(b"<IDS|MSG>") + 5]
+            assert unpack(content)["implementation"] == "ipython"
+            if packer == "msgpack":
+                with pytest.raises(ValueError):
+                    json.loads(content)
+    r = run_kernel_messages(msg=["info"], packer=["json", "msgpack"], **{**QUICK, "repeat": 2})
+    assert set(r.df["packer"]) == {"json", "msgpack"} and "packed by msgpack" in str(r)
+    assert list(r.versus("packer", "json", "msgpack")["paired"]) == [True]
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"packer": ["msgpack"], "via": ["server"]}, "a server packs with its own Session"),
+        ({"packer": ["json"], "kernel": ["xpython"]}, "the xpython kernel is not one"),
+    ],
+)
+def test_a_packer_the_path_or_kernel_cannot_take_is_named(values, words):
+    with pytest.raises(ValueError, match=words):
+        run_kernel_messages(msg=["info"], **values, **QUICK)
+
+
 @pytest.mark.slow
 def test_from_a_jupyterlab_page_in_chromium_the_same_stages_add_up(no_leftovers):
     """JupyterLab's own kernel client in headless Chromium makes the requests; run, as

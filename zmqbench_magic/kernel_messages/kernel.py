@@ -36,6 +36,10 @@ class KernelDied(RuntimeError):
     """The kernel's process ended while a request waited on it."""
 
 
+# jupyter_client's own choice of packer (orjson where it is installed, else json).
+AUTO_PACKER = "auto"
+
+
 class NoReply(TimeoutError):
     """No answer within the timeout, from a kernel that is still alive."""
 
@@ -115,10 +119,15 @@ class KernelUnderTest:
     """One started kernel and its blocking client (``client``), spoken to on its own
     ZeroMQ sockets; ``close`` ends both."""
 
-    def __init__(self, name: str, timeout: float, signing: bool = True) -> None:
+    def __init__(
+        self, name: str, timeout: float, signing: bool = True, packer: str = AUTO_PACKER
+    ) -> None:
         """``signing`` false: an empty key in the connection file, so neither the kernel
-        nor the client signs or checks a message (jupyter_client's own switch)."""
+        nor the client signs or checks a message (jupyter_client's own switch).
+        ``packer``: jupyter_client's ``Session.packer`` on both sides (given to the
+        kernel on its command line, which an ipykernel reads); "auto", each side's own."""
         check_kernel(name)
+        extra = _packer_arguments(name, packer)
         self.name = name
         self.implementation = ""  # the kernel's, once it answers kernel_info
         self.timeout = timeout
@@ -126,8 +135,12 @@ class KernelUnderTest:
         self.manager = KernelManager(kernel_name=name)
         if not signing:
             self.manager.session.key = b""
+        if extra:
+            self.manager.session.packer = packer  # the client's (it shares the manager's)
         try:
-            self.manager.start_kernel(stdout=subprocess.DEVNULL, stderr=self._stderr)
+            self.manager.start_kernel(
+                stdout=subprocess.DEVNULL, stderr=self._stderr, extra_arguments=extra
+            )
             self.client = self.manager.client()
             self.client.start_channels()
             self._shell = self.client.shell_channel.socket
@@ -184,10 +197,25 @@ class KernelUnderTest:
         self._stderr.close()
 
 
+def _packer_arguments(name: str, packer: str) -> list[str]:
+    """The kernel's command-line arguments that set its packer: none for "auto"; for
+    another, ipykernel's traitlets option, and a ``ValueError`` for a kernel that is
+    not an ipykernel (its own options are its own)."""
+    if packer == AUTO_PACKER:
+        return []
+    argv = KernelSpecManager().get_kernel_spec(name).argv
+    if not any("ipykernel" in word for word in argv):
+        msg = f"packer {packer} is set on an ipykernel's command line; the {name} kernel is not one"
+        raise ValueError(msg)
+    return [f"--Session.packer={packer}"]
+
+
 @contextlib.contextmanager
-def kernel_under_test(name: str, timeout: float, signing: bool = True) -> Iterator[KernelUnderTest]:
+def kernel_under_test(
+    name: str, timeout: float, signing: bool = True, packer: str = AUTO_PACKER
+) -> Iterator[KernelUnderTest]:
     """A started kernel for the ``with`` block, closed whatever happens in it."""
-    kernel = KernelUnderTest(name, timeout, signing)
+    kernel = KernelUnderTest(name, timeout, signing, packer)
     try:
         yield kernel
     finally:

@@ -77,7 +77,7 @@ def run_kernel_messages(
         check_kernel(name)
     assembly = RunAssembly(params)
     schedule = assembly.schedule(
-        points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol, p.signing)
+        points, group_of=lambda p: (p.kernel, p.via, p.ws_protocol, p.signing, p.packer)
     )
     sessions = _Sessions(params, code if code is not None else EMPTY_CELL, progress)
     try:
@@ -184,7 +184,7 @@ class _Sessions:
             with browser_kernel(self.server, first.kernel, timeout) as page:
                 yield _Round(self, None, page)
             return
-        with kernel_under_test(first.kernel, timeout, first.signing) as direct:
+        with kernel_under_test(first.kernel, timeout, first.signing, first.packer) as direct:
             yield _Round(self, direct)
 
 
@@ -234,7 +234,10 @@ class _Round:
     def _trips(self, point: KernelMsgPoint, count: int) -> list[Trip]:
         params = self.sessions.params
         if point.msg == "start":
-            return [start_trip(point.kernel, params.timeout, point.signing) for _ in range(count)]
+            return [
+                start_trip(point.kernel, params.timeout, point.signing, point.packer)
+                for _ in range(count)
+            ]
         if self.page is not None:
             return self.page.trips(point.msg, count, self.sessions.code, point.size, point.buffers)
         kernel, timeout = self.kernel, params.timeout

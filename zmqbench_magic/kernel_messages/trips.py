@@ -235,11 +235,11 @@ class Comm:
         return _follow(self.channels, msg_id, Trip(sent), "comm_msg", self.timeout)
 
 
-def start_trip(name: str, timeout: float, signing: bool = True) -> Trip:
+def start_trip(name: str, timeout: float, signing: bool = True, packer: str = "auto") -> Trip:
     """A fresh kernel from its start to its first ``kernel_info_reply`` (no stages:
     the start is one), shut down after."""
     sent = time.time()
-    kernel = KernelUnderTest(name, timeout, signing)
+    kernel = KernelUnderTest(name, timeout, signing, packer)
     try:
         done = time.time()
         return Trip(sent, busy=sent, replied=done, reply_received=done, ended=done)

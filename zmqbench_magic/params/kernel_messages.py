@@ -20,6 +20,7 @@ same machine they cut a round trip into stages that add up to it:
 
 from __future__ import annotations
 
+import importlib.util
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -111,6 +112,16 @@ SIGNING = Param(
     "message signing", "bool", choices=(True, False), sweep=True,
     labels=("signed", "unsigned"),
 )
+PACKER = Param(
+    "packer", "auto",
+    "how jupyter_client's Session packs each message, on the client and in the kernel "
+    "alike: auto (each side's own choice, jupyter_client's default: orjson where it is "
+    "installed, else json), json (the standard library), orjson, or msgpack (binary, "
+    "not JSON); straight to an ipykernel only, as a server packs with its own Session",
+    "message packer", "choice", choices=("auto", "json", "orjson", "msgpack"), sweep=True,
+    labels=("packed as jupyter_client chooses", "packed by json", "packed by orjson",
+            "packed by msgpack"),
+)
 BUFFERS = Param(
     "buffers", False,
     "a comm message's payload as a binary buffer beside the JSON (true) or as a string "
@@ -189,6 +200,7 @@ class KernelMsgPoint(PointRecord):
     via: str = VIA.default
     ws_protocol: str = WS_PROTOCOL.default
     signing: bool = SIGNING.default
+    packer: str = PACKER.default
     size: int = SIZE.default
     buffers: bool = BUFFERS.default
 
@@ -203,6 +215,7 @@ class KernelMsgParams(BenchParams):
     ws_protocol: tuple[str, ...] = param_field(WS_PROTOCOL)
     server_url: str = param_field(SERVER_URL)
     signing: tuple[bool, ...] = param_field(SIGNING)
+    packer: tuple[str, ...] = param_field(PACKER)
     size: tuple[int, ...] = param_field(SIZE)
     buffers: tuple[bool, ...] = param_field(BUFFERS)
     iopub_msg_rate_limit: float = param_field(IOPUB_MSG_RATE_LIMIT)
@@ -236,7 +249,7 @@ class KernelMsgParams(BenchParams):
         ),
     )
     # A kernel serves every point of its rounds (a fresh one each round), on one path.
-    outer = ("kernel", "via", "ws_protocol", "signing")
+    outer = ("kernel", "via", "ws_protocol", "signing", "packer")
 
     def points(self) -> Iterator[KernelMsgPoint]:
         """Each combination of the swept values a message reads, in measuring order,
@@ -265,6 +278,8 @@ class KernelMsgParams(BenchParams):
             return "server" in self.via
         if name == SIGNING.name:
             return self.signing != (SIGNING.default,)
+        if name == PACKER.name:
+            return self.packer != (PACKER.default,)
         return True
 
     def _check_combinations(self) -> None:
@@ -276,6 +291,14 @@ class KernelMsgParams(BenchParams):
                 "compare signing with --via zmq"
             )
             raise ValueError(msg)
+        if set(self.packer) - {PACKER.default} and set(self.via) - {"zmq"}:
+            msg = (
+                "packer: a server packs with its own Session whatever a client does; "
+                "compare packers with --via zmq"
+            )
+            raise ValueError(msg)
+        if "orjson" in self.packer and importlib.util.find_spec("orjson") is None:
+            raise ValueError("packer orjson needs orjson (pip install orjson)")
         if "start" in self.msg and set(self.via) - {"zmq"}:
             msg = (
                 "msg start times a kernel's own start, which a server does not change: "
@@ -337,6 +360,7 @@ __all__ = [
     "KERNEL_MSG_METRICS",
     "MESSAGES",
     "MSG",
+    "PACKER",
     "ROUNDTRIP",
     "SERVER_HOP",
     "SERVER_URL",

@@ -8,15 +8,16 @@ import math
 import pandas as pd
 
 from ...params.columns import Row
-from ...params.kernel_messages import BUFFERS, MSG, SIGNING, STAGE_METRICS, VIA
+from ...params.kernel_messages import BUFFERS, MSG, PACKER, SIGNING, STAGE_METRICS, VIA
 from ...params.units import format_size
 from .text import _samples, _three
 
 
 def kernel_where(row: Row) -> list[str]:
     """``comm``, ``64k B``, ``binary buffer``, ``python3``, ``through a server (v1)``,
-    ``unsigned``: the message, its size and payload where it has them ("" where not: the
-    columns line up), the kernel, and the path and the signing where the run names them."""
+    ``unsigned``, ``packed by msgpack``: the message, its size and payload where it has
+    them ("" where not: the columns line up), the kernel, and the path, the signing and
+    the packer where the run names them."""
     size = row.get("size", math.nan)
     buffers = row.get("buffers", math.nan)
     via = row.get("via", math.nan)
@@ -25,6 +26,7 @@ def kernel_where(row: Row) -> list[str]:
     if path and not pd.isna(protocol):
         path += f" ({protocol})"
     signing = row.get("signing", math.nan)
+    packer = row.get("packer", math.nan)
     return [
         MSG.label(row["msg"]),
         "" if pd.isna(size) else f"{format_size(int(size))} B",
@@ -32,6 +34,7 @@ def kernel_where(row: Row) -> list[str]:
         str(row["kernel"]),
         path,
         "" if pd.isna(signing) else SIGNING.label(bool(signing)),
+        "" if pd.isna(packer) else PACKER.label(str(packer)),
     ]
 
 
