@@ -32,6 +32,7 @@ _RANK = {
 }
 # What a title names where a run varies it.
 _NAMES = {
+    "msg": "message",
     "size": "size",
     "buffers": "payload",
     "via": "path",
@@ -89,7 +90,8 @@ def kernel_stages_chart(df: pd.DataFrame) -> alt.TopLevelMixin:
         panels,
         f"Where a kernel message's round trip goes{by}",
         "each stage's median over the samples of a point, stacked (a panel per message, "
-        "each its own scale); the stages of one sample add up to its round trip",
+        "each its own scale); the stages of one sample add up to the round trip of the "
+        "requests they come from",
     )
 
 

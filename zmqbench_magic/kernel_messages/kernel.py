@@ -178,13 +178,18 @@ class KernelUnderTest:
             raise KernelDied(f"the {self.name} kernel died{self._last_words()}")
 
     def _last_words(self) -> str:
+        lines = self.stderr_lines()
+        return f": {lines[-1]}" if lines else " (it wrote nothing to its stderr)"
+
+    def stderr_lines(self) -> list[str]:
+        """What the kernel wrote to its stderr so far, line by line (bar ipykernel's
+        warning that its channels are not encrypted)."""
         self._stderr.seek(0)
-        lines = [
-            line
+        return [
+            line.strip()
             for line in self._stderr.read().decode(errors="replace").splitlines()
             if line.strip() and "without encryption" not in line
         ]
-        return f": {lines[-1].strip()}" if lines else " (it wrote nothing to its stderr)"
 
     def close(self) -> None:
         """Stop the channels, the kernel's process and its connection file."""

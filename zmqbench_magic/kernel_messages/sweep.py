@@ -149,9 +149,9 @@ def _unordered_warnings(rows: list[Row], point: KernelMsgPoint) -> list[str]:
     requests = sum(int(r["count"]) for r in rows)
     return [
         f"{describe(point)}: {unordered:,} of {requests:,} requests came back with kernel "
-        f"stamps before the client sent them or after they arrived, by more than "
-        f"{STAMP_SLACK_S * 1000:g} ms (the kernel's clock or its date format is off): they "
-        "are left out of the stages, not of the round trip"
+        f"stamps before the client sent them, after they arrived or out of their order, by "
+        f"more than {STAMP_SLACK_S * 1000:g} ms (the kernel's clock or its date format is "
+        "off): they are left out of the stages, not of the round trip"
     ]
 
 

@@ -212,13 +212,8 @@ class Comm:
         try:
             self.trip()  # one echo outside the timing: the comm works, or is named here
         except NoReply as silent:
-            msg = (
-                f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r} it "
-                "registered (a kernel whose comm_open fails never echoes: xeus-python "
-                "0.19 from PyPI fails a comm the client opens to a target registered from "
-                "Python, with a pybind11 error on its stderr)"
-            )
-            raise NoReply(msg) from None
+            msg = f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r} it registered"
+            raise NoReply(msg + _first_error(channels)) from None
 
     @property
     def _id(self) -> dict[str, str]:
@@ -233,6 +228,14 @@ class Comm:
             text = self.payload.decode()
             msg_id = self.channels.send("comm_msg", {**self._id, "data": {"text": text}})
         return _follow(self.channels, msg_id, Trip(sent), "comm_msg", self.timeout)
+
+
+def _first_error(channels: Channels) -> str:
+    """The first line the kernel wrote to its stderr that names an error, where the
+    kernel's stderr is this process's to read (a kernel started straight)."""
+    lines = channels.stderr_lines() if isinstance(channels, KernelUnderTest) else []
+    errors = [line for line in lines if "error" in line.lower()]
+    return f" (its stderr: {errors[0]})" if errors else ""
 
 
 def start_trip(name: str, timeout: float, signing: bool = True, packer: str = "auto") -> Trip:
