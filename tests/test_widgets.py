@@ -126,6 +126,8 @@ def _another_value(control, name: str = "", benchmark: str = ""):
         return "tcp://127.0.0.1:5555", "tcp://127.0.0.1:5555"
     if (benchmark, name) == ("flood", "address"):  # a Dask scheduler's (nothing is reached)
         return "tcp://127.0.0.1:8786", "tcp://127.0.0.1:8786"
+    if name == "server_url":  # a running Jupyter server's (nothing is reached here)
+        return "http://127.0.0.1:8888/", "http://127.0.0.1:8888/"
     if name == "python":  # an interpreter: this one, by its path
         return sys.executable, sys.executable
     if name == "idle":  # a pause shorter than the far end's wait (--timeout)
@@ -161,6 +163,8 @@ def test_each_control_sets_its_own_parameter(benchmark):
             continue
         if benchmark == "flood" and param.name == "address":  # a Dask scheduler: --backend dask
             panel.controls["backend"].value = "dask"
+        if param.name == "server_url":  # the server --via server goes through
+            panel.controls["via"].value = "server"
         if param.name in PATTERN_IT_NEEDS:
             panel.controls["pattern"].value = PATTERN_IT_NEEDS[param.name]
         if param.name == "pattern":  # a joiner joins a publisher already sending
