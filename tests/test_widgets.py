@@ -120,18 +120,21 @@ def test_every_parameter_has_a_control_built_from_its_declaration(benchmark):
     assert panel.params() == panel.params_class()
 
 
+# Settings whose other value is one of this machine's, given as such.
+_OWN_VALUES = {
+    "remote": "tcp://127.0.0.1:5555",  # a standing far end on loopback (nothing is reached)
+    "server_url": "http://127.0.0.1:8888/",  # a running Jupyter server's (nothing is reached)
+    "python": sys.executable,  # an interpreter: this one, by its path
+    "idle": 0.001,  # a pause shorter than the far end's wait (--timeout)
+}
+
+
 def _another_value(control, name: str = "", benchmark: str = ""):
     """A value the control can show other than its current one, and what it stands for."""
-    if name == "remote":  # a standing far end on loopback (nothing is reached here)
-        return "tcp://127.0.0.1:5555", "tcp://127.0.0.1:5555"
+    if name in _OWN_VALUES:
+        return _OWN_VALUES[name], _OWN_VALUES[name]
     if (benchmark, name) == ("flood", "address"):  # a Dask scheduler's (nothing is reached)
         return "tcp://127.0.0.1:8786", "tcp://127.0.0.1:8786"
-    if name == "server_url":  # a running Jupyter server's (nothing is reached here)
-        return "http://127.0.0.1:8888/", "http://127.0.0.1:8888/"
-    if name == "python":  # an interpreter: this one, by its path
-        return sys.executable, sys.executable
-    if name == "idle":  # a pause shorter than the far end's wait (--timeout)
-        return 0.001, 0.001
     if name == "cpu":  # a CPU this process may use
         first = str(min(os.sched_getaffinity(0)))
         return first, first
