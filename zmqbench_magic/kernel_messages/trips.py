@@ -212,7 +212,8 @@ class Comm:
         try:
             self.trip()  # one echo outside the timing: the comm works, or is named here
         except NoReply as silent:
-            msg = f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r} it registered"
+            msg = f"{silent}: no echo of a comm message to the target {ECHO_TARGET!r}"
+            msg += " the run registered"
             raise NoReply(msg + _first_error(channels)) from None
 
     @property
