@@ -200,9 +200,19 @@ def _offline_page(refused: list[str] | None = None) -> Iterator[Page]:
                 page.route("**/*", lambda route: route.abort())
             else:
                 page.route("**/*", lambda route: _local_only(route, refused))
+            # A theme's stylesheet that once failed to load from the busy local server
+            # put JupyterLab's error dialog over the page, which took every click after:
+            # the theme is not what these tests look at, so the dialog is closed, and said.
+            theme_error = page.locator(".jp-Dialog", has_text="Error Loading Theme")
+            page.add_locator_handler(theme_error, _close_theme_error)
             yield page
         finally:
             browser.close()
+
+
+def _close_theme_error(dialog) -> None:
+    print("closed JupyterLab's dialog:", dialog.inner_text().replace("\n", " "))
+    dialog.get_by_role("button").last.click()
 
 
 def _run_all(page: Page) -> None:
