@@ -142,7 +142,7 @@ def _mean_us(seconds: Iterable[float]) -> float:
 
 def _unordered_warnings(rows: list[Row], point: KernelMsgPoint) -> list[str]:
     """A point some of whose requests the kernel stamped outside the client's own
-    instants: its stages are not said, and why."""
+    instants: how many were left out of its stages, and why."""
     unordered = sum(int(r.get("unordered_stamps") or 0) for r in rows)
     if not unordered:
         return []
