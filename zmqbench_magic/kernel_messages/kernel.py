@@ -25,6 +25,8 @@ import zmq
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
+from ..params.kernel_messages import PACKER
+
 # How often a wait looks whether the kernel is still alive.
 LOOK_EVERY_S = 0.5
 # A message from the kernel, as jupyter_client's Session reads it: header, parent
@@ -34,10 +36,6 @@ Message = dict[str, Any]
 
 class KernelDied(RuntimeError):
     """The kernel's process ended while a request waited on it."""
-
-
-# jupyter_client's own choice of packer (orjson where it is installed, else json).
-AUTO_PACKER = "auto"
 
 
 class NoReply(TimeoutError):
@@ -120,7 +118,7 @@ class KernelUnderTest:
     ZeroMQ sockets; ``close`` ends both."""
 
     def __init__(
-        self, name: str, timeout: float, signing: bool = True, packer: str = AUTO_PACKER
+        self, name: str, timeout: float, signing: bool = True, packer: str = PACKER.default
     ) -> None:
         """``signing`` false: an empty key in the connection file, so neither the kernel
         nor the client signs or checks a message (jupyter_client's own switch).
@@ -206,7 +204,7 @@ def _packer_arguments(name: str, packer: str) -> list[str]:
     """The kernel's command-line arguments that set its packer: none for "auto"; for
     another, ipykernel's traitlets option, and a ``ValueError`` for a kernel that is
     not an ipykernel (its own options are its own)."""
-    if packer == AUTO_PACKER:
+    if packer == PACKER.default:
         return []
     argv = KernelSpecManager().get_kernel_spec(name).argv
     if not any("ipykernel" in word for word in argv):
@@ -217,7 +215,7 @@ def _packer_arguments(name: str, packer: str) -> list[str]:
 
 @contextlib.contextmanager
 def kernel_under_test(
-    name: str, timeout: float, signing: bool = True, packer: str = AUTO_PACKER
+    name: str, timeout: float, signing: bool = True, packer: str = PACKER.default
 ) -> Iterator[KernelUnderTest]:
     """A started kernel for the ``with`` block, closed whatever happens in it."""
     kernel = KernelUnderTest(name, timeout, signing, packer)

@@ -26,6 +26,7 @@ from ..method.schedule import Interrupted
 from ..params.columns import Row
 from ..params.kernel_messages import (
     STAGE_METRICS,
+    STAMP_SLACK_S,
     STREAM_METRICS,
     KernelMsgParams,
     KernelMsgPoint,
@@ -35,7 +36,6 @@ from .browser import BrowserKernel, browser_kernel
 from .kernel import Channels, check_kernel, kernel_under_test
 from .server import ExistingServer, JupyterServer, server_kernel
 from .trips import (
-    STAMP_SLACK_S,
     Comm,
     Trip,
     execute_trip,

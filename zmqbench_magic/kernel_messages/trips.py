@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from ..params.kernel_messages import PACKER, STAMP_SLACK_S
 from .kernel import Channels, KernelUnderTest, Message, NoReply, parent_id
 
 ECHO_TARGET = "zmqbench_echo"
@@ -41,12 +42,6 @@ except ImportError:  # ipykernel before the comm package
 # What a Jupyter server writes to a cell's stderr when it starts dropping its output
 # (jupyter_server's ZMQChannelsWebsocketConnection), by the limit that fired.
 LIMIT_NOTICES = {"messages": "IOPub message rate exceeded", "data": "IOPub data rate exceeded"}
-
-
-# How far two instants may seem out of order before a trip's stamps are disbelieved:
-# a page's clock (performance.timeOrigin + now) is coarsened and may drift from the
-# system's by a little; a misprinted stamp is out by far more.
-STAMP_SLACK_S = 0.002
 
 
 class CellFailed(RuntimeError):
@@ -81,9 +76,9 @@ class Trip:
         in the order the messages were made (within :data:`STAMP_SLACK_S`). One
         machine's wall clock makes it so for a kernel that stamps correctly; xeus-python
         0.19 (xeus 6.0.5) was seen writing ``07.37174Z`` for a moment the client read as
-        ``07.037174``: the microseconds without their leading zero, hundreds of
-        milliseconds out whenever the fraction of the second is under 0.1. Stages cut
-        by such a stamp would be fiction."""
+        ``07.037174``: the fraction of a second without its leading zeros, 90 ms to
+        nearly a second late whenever the fraction is under 0.1. Stages cut by such a
+        stamp would be fiction."""
         kernel_side = [self.busy, self.replied]
         if self.started is not None:
             kernel_side.insert(1, self.started)
@@ -239,7 +234,9 @@ def _first_error(channels: Channels) -> str:
     return f" (its stderr: {errors[0]})" if errors else ""
 
 
-def start_trip(name: str, timeout: float, signing: bool = True, packer: str = "auto") -> Trip:
+def start_trip(
+    name: str, timeout: float, signing: bool = True, packer: str = PACKER.default
+) -> Trip:
     """A fresh kernel from its start to its first ``kernel_info_reply`` (no stages:
     the start is one), shut down after."""
     sent = time.time()

@@ -83,6 +83,11 @@ WS_PROTOCOL = Param(
     "(JSON text)",
     "websocket protocol", "choice", choices=("v1", "legacy"), sweep=True,
 )
+# How far two instants of a request may seem out of order before its kernel stamps are
+# disbelieved: a page's clock (performance.timeOrigin + now) is coarsened and may drift
+# from the system's by a little; a misprinted stamp is out by far more.
+STAMP_SLACK_S = 0.002
+
 SERVER_URL = Param(
     "server_url", "",
     "a running Jupyter server for --via server to go through, by its URL as `jupyter "
@@ -240,7 +245,8 @@ class KernelMsgParams(BenchParams):
         Column(
             "unordered_stamps",
             "requests in the sample whose kernel stamps fell outside the client's own "
-            "send and arrival, by more than 2 ms: left out of the sample's stages",
+            f"send and arrival, by more than {STAMP_SLACK_S * 1000:g} ms: left out of the "
+            "sample's stages",
         ),
         Column(
             "staged_roundtrip_us",
@@ -366,6 +372,7 @@ __all__ = [
     "SERVER_URL",
     "SIGNING",
     "STAGE_METRICS",
+    "STAMP_SLACK_S",
     "STREAM_METRICS",
     "VIA",
     "WS_PROTOCOL",
