@@ -55,6 +55,16 @@ class _Session:
         return {"far_end": self.far_end, "m": value}
 
 
+def take(plan, open_far_end, stop=None, progress=None):
+    """A core's loop over the schedule's turns: every kept row."""
+    with plan.whole_rounds(stop):
+        for turn in plan.turns(stop, progress):
+            with open_far_end(turn.points) as far_end:
+                for point in turn:
+                    turn.keep(point, far_end.sample(point))
+    return plan.kept
+
+
 def schedule(**kwargs):
     defaults = {"group_of": lambda p: p["size"], "repeat": 3, "clock": FakeClock()}
     return Schedule(list(POINTS), **{**defaults, **kwargs})
@@ -63,7 +73,7 @@ def schedule(**kwargs):
 def test_rounds_interleave_every_point_and_open_fresh_far_ends():
     fake = FakeFarEnds()
     plan = schedule(repeat=12, seed=7)
-    rows = plan.run(fake)
+    rows = take(plan, fake)
     # Round by round: each round takes every point once, in an order of its own; the
     # rows come in the sweep's order, ``order`` says in which they were measured.
     assert [(r["size"], r["copy"]) for r in rows] == [(p["size"], p["copy"]) for p in POINTS] * 12
@@ -77,11 +87,11 @@ def test_rounds_interleave_every_point_and_open_fresh_far_ends():
     assert {one[0]["copy"] for one in rounds} == {True, False}
     assert {one[0]["size"] for one in rounds} == {p["size"] for p in POINTS}
     assert plan.seed == 7
-    again = schedule(repeat=12, seed=7).run(FakeFarEnds())
+    again = take(schedule(repeat=12, seed=7), FakeFarEnds())
     assert [(r["size"], r["copy"]) for r in again] == [(r["size"], r["copy"]) for r in rows]
     assert schedule().seed != schedule().seed  # 0: a fresh seed each run
     fake = FakeFarEnds()
-    rows = schedule().run(fake)
+    rows = take(schedule(), fake)
     # A fresh far end per group and round: 2 groups (sizes) x 3 rounds.
     assert len(fake.opened) == 6
     for point in POINTS:
@@ -104,7 +114,9 @@ def test_a_stop_keeps_only_whole_rounds():
 
     stop = StopAfter(6)
     plan = schedule()
-    rows = plan.run(FakeFarEnds(), stop=stop, progress=lambda done, _t: setattr(stop, "seen", done))
+    rows = take(
+        plan, FakeFarEnds(), stop=stop, progress=lambda done, _t: setattr(stop, "seen", done)
+    )
     assert len(rows) == 4 and {r["sample"] for r in rows} == {0}
     assert plan.notes == [
         "stopped on request after 1 whole round(s) of 3: 4 samples kept, "
@@ -115,7 +127,7 @@ def test_a_stop_keeps_only_whole_rounds():
 def test_an_interrupt_keeps_whole_rounds_and_says_so():
     plan = schedule()
     with pytest.raises(Interrupted) as caught:
-        plan.run(FakeFarEnds(fail_at=9, error=KeyboardInterrupt()))
+        take(plan, FakeFarEnds(fail_at=9, error=KeyboardInterrupt()))
     assert isinstance(caught.value, KeyboardInterrupt)  # still an interrupt to callers
     assert len(plan.kept) == 8 and {r["sample"] for r in plan.kept} == {0, 1}
     assert plan.notes[0].startswith("interrupted after 2 whole round(s) of 3: 8 samples kept")
@@ -123,7 +135,7 @@ def test_an_interrupt_keeps_whole_rounds_and_says_so():
 
 def test_an_error_in_a_sample_propagates():
     with pytest.raises(RuntimeError, match="peer died"):
-        schedule().run(FakeFarEnds(fail_at=2, error=RuntimeError("peer died")))
+        take(schedule(), FakeFarEnds(fail_at=2, error=RuntimeError("peer died")))
 
 
 def test_a_stop_before_the_first_sample_keeps_nothing_and_says_so():
@@ -132,7 +144,7 @@ def test_a_stop_before_the_first_sample_keeps_nothing_and_says_so():
             return True
 
     plan = schedule()
-    assert plan.run(FakeFarEnds(), stop=Always()) == []
+    assert take(plan, FakeFarEnds(), stop=Always()) == []
     assert plan.notes[0].startswith("stopped on request after 0 whole round(s) of 3")
 
 
@@ -147,7 +159,7 @@ def test_precision_adds_whole_rounds_until_every_point_is_tight():
         return relative_halfwidth([r["m"] for r in rows]) <= 0.05
 
     plan = schedule(precise_enough=tight)
-    rows = plan.run(fake)
+    rows = take(plan, fake)
     per_point = {(p["size"], p["copy"]): 0 for p in POINTS}
     for r in rows:
         per_point[(r["size"], r["copy"])] += 1
@@ -163,7 +175,7 @@ def test_max_time_ends_the_search_for_precision_and_names_the_points():
         values={100: itertools.cycle([1.0, 1.0, 3.0, 3.0]), 1000: itertools.repeat(1.0)}
     )
     plan = schedule(precise_enough=lambda rows: len({r["m"] for r in rows}) == 1, max_time=30)
-    rows = plan.run(fake)
+    rows = take(plan, fake)
     assert plan.notes and plan.notes[0].startswith(
         "precision not reached within max-time (30 s) at 2 point(s): size=100 copy=True"
     )
@@ -194,7 +206,7 @@ def test_until_decided_leaves_a_decided_point_out_and_stops_at_max_time():
 
     fake = Arms()
     plan = schedule(undecided=rule, max_time=120, repeat=1000)
-    rows = plan.run(fake)
+    rows = take(plan, fake)
     counts = {
         (size, copy): sum(r["size"] == size and r["copy"] == copy for r in rows)
         for size in (100, 1000)

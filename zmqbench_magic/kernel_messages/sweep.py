@@ -89,7 +89,11 @@ def run_kernel_messages(
                 ends.callback(sessions.server.close)
                 for name in sorted(served):
                     sessions.server.check_kernel(name)
-            schedule.run(sessions.open, stop, progress)
+            with schedule.whole_rounds(stop):
+                for turn in schedule.turns(stop, progress):
+                    with sessions.open(turn.points) as session:
+                        for point in turn:
+                            turn.keep(point, session.sample(point))
     except Interrupted as interrupt:
         interrupt.result = _result(assembly, schedule.kept, points)
         raise

@@ -8,7 +8,7 @@ points are visited in a random order, drawn afresh each round from a recorded se
 (each row's ``order`` is its place in its round): no arm of a comparison is always
 measured first, right after a far end starts, or right before the next one. Points
 that share a resource (a far end of one transport and size, a cluster of one size) are a *group*;
-each round opens each group afresh (:class:`GroupOpener`), so a point's samples come
+each round opens each group afresh (its :class:`Turn`), so a point's samples come
 from several independent far ends and their spread includes the between-process
 variance that one far end would hide (as pyperf spreads values over worker processes).
 
@@ -34,14 +34,14 @@ point's samples end at the round that decided it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import secrets
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..params.columns import Row
 from ..params.point_record import Settings
@@ -49,22 +49,11 @@ from .control import Progress, StopFlag, Stopped, check_stop
 
 # A kind's own point record (a mapping of the settings it names, as rows carry them).
 P = TypeVar("P", bound=Settings)
-P_contra = TypeVar("P_contra", bound=Settings, contravariant=True)
 
 
 def order_seed(seed: int = 0) -> int:
     """The seed of a run's visiting order: ``seed`` itself, or a fresh one for 0."""
     return seed or secrets.randbelow(2**32 - 1) + 1
-
-
-class Session(Protocol[P_contra]):
-    """One group's resource for one round: takes one kept sample of a point."""
-
-    def sample(self, point: P_contra) -> Row: ...
-
-
-# Opens a group of points for one round (a fresh far end, a cluster resized to fit).
-GroupOpener = Callable[[list[P]], AbstractContextManager[Session[P]]]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -79,7 +68,17 @@ class Interrupted(KeyboardInterrupt):
 
 @dataclass
 class Schedule(Generic[P]):
-    """What to measure and how often; ``run`` takes the samples."""
+    """What to measure and how often: :meth:`turns` gives the samples to take, in
+    their order, and keeps their rows.
+
+    A core's loop, which opens each group's resource itself::
+
+        with schedule.whole_rounds(stop):
+            for turn in schedule.turns(stop, progress):
+                with open_far_end(turn.points) as far_end:
+                    for point in turn:
+                        turn.keep(point, far_end.sample(point))
+    """
 
     points: list[P]
     group_of: Callable[[P], Hashable]
@@ -89,11 +88,12 @@ class Schedule(Generic[P]):
     undecided: Callable[[list[Row], list[P]], list[P]] | None = None
     max_time: float = float("inf")
     clock: Callable[[], float] = time.perf_counter
-    start: float | None = None  # what t_start_s counts from; default: when run() starts
+    start: float | None = None  # what t_start_s counts from; default: when turns() starts
     seed: int = 0  # of the visiting order within each round (0: a fresh one)
     arm: str | None = None  # the column whose values are measured side by side (ABBA)
     notes: list[str] = field(default_factory=list)
     kept: list[Row] = field(default_factory=list)  # the whole rounds taken so far
+    rounds_done: int = 0
 
     def __post_init__(self) -> None:
         self.seed = order_seed(self.seed)
@@ -143,78 +143,50 @@ class Schedule(Generic[P]):
             ]
         return ordered
 
-    def run(
-        self,
-        open_group: GroupOpener[P],
-        stop: StopFlag | None = None,
-        progress: Progress | None = None,
-    ) -> list[Row]:
-        """Every kept sample as a row (point, ``sample``, ``t_start_s``, measurements).
+    def turns(
+        self, stop: StopFlag | None = None, progress: Progress | None = None
+    ) -> Iterator[Turn[P]]:
+        """Each group's turn in each round, in the visiting order, until the rounds are
+        done: the caller opens the group's resource (a fresh far end, say), samples each
+        point the turn gives and hands its measurements to :meth:`Turn.keep`.
 
-        Raises :class:`Interrupted` (a KeyboardInterrupt) carrying nothing; the caller
-        attaches its result to it (``self.kept`` holds the whole rounds)."""
+        A round's rows join :attr:`kept` (in the sweep's order, each with its
+        ``sample``, ``order`` and ``t_start_s``) once its last turn is over, so a stop
+        between two samples keeps whole rounds only; wrap the loop in
+        :meth:`whole_rounds` for the stop's note and an interrupt's."""
         start = self.clock() if self.start is None else self.start
         pending = list(self.points)
-        rounds = 0
-        try:
-            while pending:
-                done = len(self.kept)
-                self.kept += self._round(pending, rounds, open_group, start, stop, progress, done)
-                rounds += 1
-                pending = self._still_pending(self.kept, rounds, start)
-        except Stopped:
-            self.notes.append(self._ended(getattr(stop, "reason", "stopped on request"), rounds))
-        except KeyboardInterrupt:
-            self.notes.append(self._ended("interrupted", rounds))
-            raise Interrupted from None
-        return self.kept
+        # Until decided, no one knows the rounds ahead: the total is each round's end.
+        planned = 0 if self.undecided is not None else self.repeat * len(self.points)
+        while pending:
+            total = max(planned, len(self.kept) + len(pending))
+            taking = _Round(self, start, stop, progress, len(self.kept), total)
+            for group in self.round_order(pending):
+                check_stop(stop)  # between samples: the far ends are idle
+                yield Turn(group, taking)
+            self.kept += taking.in_sweep_order()
+            self.rounds_done += 1
+            pending = self._still_pending(self.kept, self.rounds_done, start)
 
-    def _ended(self, how: str, rounds: int) -> str:
+    @contextlib.contextmanager
+    def whole_rounds(self, stop: StopFlag | None = None) -> Iterator[None]:
+        """Around the loop over :meth:`turns`: a stop request or a kernel interrupt
+        ends it between two samples, the round in progress dropped and a note saying
+        so; the interrupt is raised again as :class:`Interrupted` (carrying nothing:
+        the caller attaches its result; :attr:`kept` holds the whole rounds)."""
+        try:
+            yield
+        except Stopped:
+            self.notes.append(self._ended(getattr(stop, "reason", "stopped on request")))
+        except KeyboardInterrupt:
+            self.notes.append(self._ended("interrupted"))
+            raise Interrupted from None
+
+    def _ended(self, how: str) -> str:
         return (
-            f"{how} after {rounds} whole round(s) of {self.repeat}: "
+            f"{how} after {self.rounds_done} whole round(s) of {self.repeat}: "
             f"{len(self.kept)} samples kept, the round in progress was dropped"
         )
-
-    def _round(
-        self,
-        pending: list[P],
-        number: int,
-        open_group: GroupOpener[P],
-        start: float,
-        stop: StopFlag | None,
-        progress: Progress | None,
-        done_before: int,
-    ) -> list[Row]:
-        rows: list[Row] = []
-        measured_points: list[P] = []
-        # Until decided, no one knows the rounds ahead: the total is this round's end.
-        planned = 0 if self.undecided is not None else self.repeat * len(self.points)
-        total = max(planned, done_before + len(pending))
-        for group in self.round_order(pending):
-            check_stop(stop)  # between samples: the far ends are idle
-            with open_group(group) as session:
-                for point in group:
-                    check_stop(stop)
-                    began = self.clock() - start
-                    measured = session.sample(point)
-                    rows.append(
-                        {
-                            **point,
-                            "sample": number,
-                            "order": len(rows),
-                            "t_start_s": began,
-                            **measured,
-                        }
-                    )
-                    measured_points.append(point)
-                    if progress is not None:
-                        progress(done_before + len(rows), total)
-        # Rows in the sweep's order within each round (``order`` keeps the measuring
-        # order). By the point measured: a row may say more of it (someone else's
-        # cluster's scheme).
-        place = {_key(p): i for i, p in enumerate(self.points)}
-        in_order = sorted(zip(measured_points, rows, strict=True), key=lambda m: place[_key(m[0])])
-        return [row for _, row in in_order]
 
     def _still_pending(self, kept: list[Row], rounds: int, start: float) -> list[P]:
         if self.undecided is not None:
@@ -257,6 +229,61 @@ class Schedule(Generic[P]):
         return pending
 
 
+@dataclass
+class _Round(Generic[P]):
+    """One round as it is taken: its rows, in the order measured."""
+
+    schedule: Schedule[P]
+    start: float
+    stop: StopFlag | None
+    progress: Progress | None
+    done_before: int
+    total: int
+    rows: list[Row] = field(default_factory=list)
+    measured: list[P] = field(default_factory=list)
+    began: float = 0.0
+
+    def keep(self, point: P, measured: Row) -> None:
+        number, order = self.schedule.rounds_done, len(self.rows)
+        self.rows.append(
+            {**point, "sample": number, "order": order, "t_start_s": self.began, **measured}
+        )
+        self.measured.append(point)
+        if self.progress is not None:
+            self.progress(self.done_before + len(self.rows), self.total)
+
+    def in_sweep_order(self) -> list[Row]:
+        """Rows in the sweep's order within each round (``order`` keeps the measuring
+        order). By the point measured: a row may say more of it (someone else's
+        cluster's scheme)."""
+        place = {_key(p): i for i, p in enumerate(self.schedule.points)}
+        in_order = sorted(
+            zip(self.measured, self.rows, strict=True), key=lambda m: place[_key(m[0])]
+        )
+        return [row for _, row in in_order]
+
+
+@dataclass
+class Turn(Generic[P]):
+    """One group's turn in one round: its points, given one by one as each is to be
+    sampled (a stop is checked before each), and :meth:`keep` for each sample's
+    measurements."""
+
+    points: list[P]
+    taking: _Round[P]
+
+    def __iter__(self) -> Iterator[P]:
+        taking = self.taking
+        for point in self.points:
+            check_stop(taking.stop)
+            taking.began = taking.schedule.clock() - taking.start
+            yield point
+
+    def keep(self, point: P, measured: Row) -> None:
+        """The sample of ``point`` just taken."""
+        self.taking.keep(point, measured)
+
+
 def _key(point: Settings) -> tuple[Any, ...]:
     return tuple(sorted(point.items()))
 
@@ -269,4 +296,4 @@ def _spell(point: Settings) -> str:
     return " ".join(f"{k}={v}" for k, v in point.items())
 
 
-__all__ = ["GroupOpener", "Interrupted", "Schedule", "Session"]
+__all__ = ["Interrupted", "Schedule", "Turn"]

@@ -14,11 +14,9 @@ new controller.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from ...method.assembly import RunAssembly
@@ -134,44 +132,18 @@ class _FloodRun:
         if progress is not None:  # a display knows the total before the first sample
             progress(0, self.params.repeat * len(points))
         blocks = itertools.groupby(points, key=configuration)
-        for number, ((named, scheme, task_db, engines), grouped) in enumerate(blocks):
+        for number, (_configuration, grouped) in enumerate(blocks):
             block = list(grouped)
-            backend = BACKENDS[named]
-            session: ClusterSession | FuturesSession
-            if backend in SESSIONS:
-                phase = f"starting {backend.title}: {backend.workers(engines)}"
-                if self.params.address:
-                    phase = f"connecting to {backend.title} at {self.params.address}"
-                say_phase(progress, phase)
-                futures = session_for(
-                    backend,
-                    workers=engines,
-                    timeout=self.params.timeout,
-                    test=self.test,
-                    warmup=self.params.warmup,
-                    cell=self.cell,
-                    address=self.params.address,
-                    connect_timeout=self.params.connect_timeout,
-                )
-                self.notes.extend(n for n in futures.notes if n not in self.notes)
-                self.pinning.pin_new()  # workers its own threads started
-                session = futures
-            else:
-                handle = existing or managed(self.params, engines, scheme, progress, task_db)
-                # Started (or kept from an earlier run) by ipyparallel's own threads.
-                self.pinning.pin_tree(handle.local_pids())
-                self.notes.extend(_take_events(handle))
-                if existing is not None and HEARTBEAT_NOTE not in self.notes:
-                    self.notes.append(HEARTBEAT_NOTE)
-                session = ClusterSession(self, handle, stop, progress)
+            session = self._session(block[0], existing, stop, progress)
             done = len(self.rows)
             schedule = self.assembly.schedule(block, group_of=lambda _p: 0)
             try:
-                schedule.run(
-                    partial(_same, session),
-                    stop,
-                    _offset(progress, done, self.params.repeat * len(points)),
-                )
+                # Every group of a block is sampled on the block's one cluster (or pool).
+                total = self.params.repeat * len(points)
+                with schedule.whole_rounds(stop):
+                    for turn in schedule.turns(stop, _offset(progress, done, total)):
+                        for point in turn:
+                            turn.keep(point, session.sample(point))
             finally:
                 # A block's rounds are its own: arms in two blocks were not measured
                 # side by side, and a paired comparison must not pair them.
@@ -182,6 +154,42 @@ class _FloodRun:
             if stop is not None and stop.is_set():
                 return  # stopped: the cluster is idle, kept for the next run
 
+    def _session(
+        self,
+        first: FloodPoint,
+        existing: ClusterHandle | None,
+        stop: StopFlag | None,
+        progress: Progress | None,
+    ) -> ClusterSession | FuturesSession:
+        """A block's one cluster (or pool), started, resized or reached as its first
+        point says, its processes pinned where ``--cpu`` asks."""
+        backend, engines = BACKENDS[first.backend], first.engines
+        if backend in SESSIONS:
+            phase = f"starting {backend.title}: {backend.workers(engines)}"
+            if self.params.address:
+                phase = f"connecting to {backend.title} at {self.params.address}"
+            say_phase(progress, phase)
+            futures = session_for(
+                backend,
+                workers=engines,
+                timeout=self.params.timeout,
+                test=self.test,
+                warmup=self.params.warmup,
+                cell=self.cell,
+                address=self.params.address,
+                connect_timeout=self.params.connect_timeout,
+            )
+            self.notes.extend(n for n in futures.notes if n not in self.notes)
+            self.pinning.pin_new()  # workers its own threads started
+            return futures
+        handle = existing or managed(self.params, engines, first.scheme, progress, first.task_db)
+        # Started (or kept from an earlier run) by ipyparallel's own threads.
+        self.pinning.pin_tree(handle.local_pids())
+        self.notes.extend(_take_events(handle))
+        if existing is not None and HEARTBEAT_NOTE not in self.notes:
+            self.notes.append(HEARTBEAT_NOTE)
+        return ClusterSession(self, handle, stop, progress)
+
     def result(self) -> ResultSet:
         return self.assembly.result(
             self.rows,
@@ -190,11 +198,6 @@ class _FloodRun:
             "on, as in any session: a flood's garbage is part of what it costs",
             advice=_MORE_SAMPLES,
         )
-
-
-def _same(session: ClusterSession | FuturesSession, _group: Any) -> Any:
-    """Every group of a block is sampled on the block's one cluster (or pool)."""
-    return contextlib.nullcontext(session)
 
 
 def _offset(progress: Progress | None, before: int, total: int) -> Progress | None:

@@ -171,7 +171,14 @@ def _run(
         state.doors = doors
         state.far_cpus = cpu_plan(params.cpu)[1]
         try:
-            schedule.run(drivers.far_end if drivers else state.far_end, stop, progress)
+            # Each group's turn in each round opens a fresh far end and takes a sample
+            # of each point (with --driver process, in a fresh driver process).
+            rounds: RunState | ProcessDrivers = drivers or state
+            with schedule.whole_rounds(stop):
+                for turn in schedule.turns(stop, progress):
+                    with rounds.far_end(turn.points) as far_end:
+                        for point in turn:
+                            turn.keep(point, far_end.sample(point))
         except Interrupted as interrupt:
             interrupt.result = _result(assembly, schedule, points, drivers)
             raise

@@ -10,7 +10,6 @@ import contextlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from ...method.calibrate import calibrate
@@ -159,25 +158,10 @@ class FarEnd:
         link.copy_threshold = point.copy_threshold
         message = run.payload or Payload.blank(point.size)
         first = self._first_round_trip(point, message)
-        sample = run.sample
-        if isinstance(link, Crowd):
-            settings = run.params.crowd_settings()
-            sample = partial(
-                pattern_sample,
-                sequence=settings.sequence,
-                rate=point.rate,
-                work=point.work,
-                slow_peers=settings.slow_peers,
-            )
-            if link.clients:
-                sample = clients_sample
-            elif link.pattern.joins_late:
-                sample = partial(joiner_sample, rate=point.rate)
-        elif point.rate:
-            sample = partial(paced_sample, rate=point.rate)
-        elif point.idle:
-            sample = partial(idle_sample, idle=point.idle)
-        one = partial(sample, link, message, copy=point.copy, loop=point.loop)
+
+        def one(count: int) -> tuple[Row, float]:
+            return self._loop(point, message, count)
+
         key = point_key(point)
         # A stalled loop asks the link itself whether the far end is alive (loops.py).
         if key not in run.counts:
@@ -203,6 +187,34 @@ class FarEnd:
             "far_end": link.far_end_id,
             **measured,
         }
+
+    def _loop(self, point: SocketPoint, message: Payload, count: int) -> tuple[Row, float]:
+        """One sample of ``count`` messages, by the loop that the point and its far end
+        call for."""
+        link, copy, loop = self.link, point.copy, point.loop
+        if isinstance(link, Crowd):
+            if link.clients:
+                return clients_sample(link, message, count, copy, loop)
+            if link.pattern.joins_late:
+                return joiner_sample(link, message, count, copy, loop, rate=point.rate)
+            settings = self.run.params.crowd_settings()
+            return pattern_sample(
+                link,
+                message,
+                count,
+                copy,
+                loop,
+                sequence=settings.sequence,
+                rate=point.rate,
+                work=point.work,
+                slow_peers=settings.slow_peers,
+            )
+        assert link is not None
+        if point.rate:
+            return paced_sample(link, message, count, copy, loop, rate=point.rate)
+        if point.idle:
+            return idle_sample(link, message, count, copy, loop, idle=point.idle)
+        return self.run.sample(link, message, count, copy=copy, loop=loop)
 
 
 def _calibrated(one: Any, min_time: float, point: SocketPoint) -> int:
