@@ -139,9 +139,9 @@ def test_a_killed_kernel_leaves_no_peer(tmp_path):
         kernel.wait(5)
 
 
-# The one module that starts the layer's processes, and the one that starts ssh (whose
-# far end then starts on the other host, through the same function there).
-_STARTS_PROCESSES = {"processes.py", "remote.py"}
+# The one module that starts the layer's processes (ssh too: its far end then starts on
+# the other host, through the same function there).
+_STARTS_PROCESSES = {"processes.py"}
 
 
 def test_every_process_of_the_sockets_layer_starts_through_one_function():
@@ -169,3 +169,5 @@ def test_every_process_of_the_sockets_layer_starts_through_one_function():
         if path.name not in _STARTS_PROCESSES and (lines := popens(ast.parse(path.read_text())))
     }
     assert found == {}
+    # And in that module, one call: every process is held and pinned the same way.
+    assert len(popens(ast.parse((folder / "kernel" / "processes.py").read_text()))) == 1

@@ -1,7 +1,8 @@
 """The one way the sockets layer starts a process of its own: a pair's far end
 (:mod:`..far_ends.peer`), a pattern's member (:mod:`..far_ends.member`, here or on a
 standing far end's host) and a driver process (:mod:`..far_ends.worker`) all start
-through :func:`start_module`.
+through :func:`start_module`; the SSH session of a far end started on another host
+(:mod:`.remote`) through :func:`start_command`, beneath it.
 
 Each is ``python -m MODULE ARGS`` with this package importable; a far end's also with
 its steady malloc thresholds (:data:`..malloc.STEADY_MALLOC`), so it costs what a
@@ -46,17 +47,40 @@ def start_module(
     """``python -m module args`` (this interpreter, or ``python``) in ``env``, pinned
     to ``cpus`` (none: not pinned); ``own_session``: a session of its own, so a
     terminal's Ctrl-C reaches the caller alone, which then ends the process itself."""
+    return start_command(
+        module_command(module, *args, python=python),
+        env=env,
+        cpus=cpus,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        own_session=own_session,
+    )
+
+
+def start_command(
+    command: list[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cpus: Iterable[int] = (),
+    stdin: Stream = subprocess.DEVNULL,
+    stdout: Stream = subprocess.DEVNULL,
+    stderr: Stream = subprocess.PIPE,
+    own_session: bool = False,
+) -> subprocess.Popen[bytes]:
+    """Any process of the sockets layer (an SSH session to a far end's host, too), in
+    ``env`` (None: this one's), as :func:`start_module` starts one."""
     with interrupt_after():  # never a child started but not yet ours to stop
         process = subprocess.Popen(
-            module_command(module, *args, python=python),
+            command,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            env=dict(env),
+            env=None if env is None else dict(env),
             start_new_session=own_session,
         )
         pin_process(process.pid, set(cpus))
     return process
 
 
-__all__ = ["far_end_env", "start_module"]
+__all__ = ["far_end_env", "start_command", "start_module"]

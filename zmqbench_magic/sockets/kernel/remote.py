@@ -23,6 +23,7 @@ from ...method.piped import STOP_GRACE_S, Tail, read_until, stop
 from ...params.far_end import REMOTE_PYTHON, remote_hosts, ssh_to
 from ..far_ends.peer import PeerError
 from ..secret import Door, Keys, read_secret
+from .processes import start_command
 
 
 @contextlib.contextmanager
@@ -57,7 +58,7 @@ def far_end_over_ssh(url: str, python: str, timeout: float) -> Iterator[tuple[st
     """A far end on the host of ``ssh://[user@]host[:port]``: its tcp URL and the secret
     it was handed, for as long as the block lasts."""
     keys = Keys.fresh()
-    process = subprocess.Popen(
+    process = start_command(
         far_end_command(url, python),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
