@@ -65,9 +65,10 @@ CONFLATE = Param(
 )
 PRESSURE_METRICS = (
     Metric("sent_per_s", "sent",
-           "the rate a sender achieved, its sends over its own time from its first send "
-           "to its last (the slowest sender's where a pattern has several): against "
-           "--rate, whether the offered rate was held", "higher", unit="msgs/s"),
+           "the rate a sender achieved over its own time (paced: its n sends span n - 1 "
+           "intervals, from the first one's intended time to the last send; the slowest "
+           "sender's where a pattern has several): against --rate, whether the offered "
+           "rate was held", "higher", unit="msgs/s"),
     Metric("blocked_share", "blocked",
            "the share of a paced sender's time (--rate) spent waiting for room in a full "
            "queue (a PUSH, or a PUB with --nodrop, at its high-water mark; the most "

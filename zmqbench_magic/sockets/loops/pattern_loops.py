@@ -59,7 +59,7 @@ from .pressure_loops import (
     sender_for,
 )
 from .queues import queue_capacity
-from .timing import send_only_count, two_phases
+from .timing import send_only_count, send_rate, two_phases
 
 
 class AgedSends(SendFigures, total=False):
@@ -443,10 +443,7 @@ def _row(
         elapsed, msgs_per_s = last - first, _rate(received, first, last)
     if not crowd.receivers:
         # One receiver, the hub: each sender's own figure is its sends over its own time.
-        peer_rates = {
-            m.name: r["sent"] / r["elapsed"] if r["elapsed"] > 0 else math.nan
-            for m, r in zip(crowd.senders, sending, strict=True)
-        }
+        peer_rates = {m.name: send_rate(r) for m, r in zip(crowd.senders, sending, strict=True)}
     else:
         peer_rates = {
             m.name: _rate(r["received"], r["first"], r["last"])
@@ -458,9 +455,7 @@ def _row(
     recv_cpu = sum(r["cpu_s"] for r in receivers) if crowd.receivers else hub_cpu
     expected = crowd.expected_total(count)
     timed_sends = [r for r in sending if r["burst_elapsed"] > 0]
-    sent_per_s = min(
-        (r["sent"] / r["elapsed"] for r in sending if r["elapsed"] > 0), default=math.nan
-    )
+    sent_per_s = min((send_rate(r) for r in sending if r["elapsed"] > 0), default=math.nan)
     blocked = [
         r["blocked_s"] / r["elapsed"] for r in sending if "blocked_s" in r and r["elapsed"] > 0
     ]
