@@ -110,7 +110,9 @@ def test_precision_takes_more_rounds_or_says_where_it_fell_short(no_leftovers):
     loose = run_latency(size=1, count=200, repeat=2, warmup=0, precision="90%", max_time=20)
     assert len(loose.df) >= 2 and not loose.metadata["notes"]
     tight = run_latency(size=1, count=200, repeat=2, warmup=0, precision=1e-6, max_time=1)
-    assert len(tight.df) > 2  # it kept going past --repeat...
+    # It goes on past --repeat while max-time lasts (test_schedule counts those rounds on
+    # a fake clock); on a busy machine the two rounds it must take may spend it all.
+    assert len(tight.df) >= 2 and tight.df["sample"].nunique() == len(tight.df)
     assert tight.metadata["notes"][0].startswith("precision not reached within max-time (1 s)")
 
 

@@ -93,7 +93,7 @@ class Schedule(Generic[P]):
     arm: str | None = None  # the column whose values are measured side by side (ABBA)
     notes: list[str] = field(default_factory=list)
     kept: list[Row] = field(default_factory=list)  # the whole rounds taken so far
-    rounds_done: int = 0
+    rounds_done: int = 0  # how many of them
 
     def __post_init__(self) -> None:
         self.seed = order_seed(self.seed)
