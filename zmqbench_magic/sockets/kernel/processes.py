@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypedDict
 
 from ...method.pinning import pin_process
 from ...method.spawn import child_env, interrupt_after, module_command
 from ..malloc import STEADY_MALLOC
+
+if TYPE_CHECKING:  # Python 3.11's, named for the checker alone (3.10 is supported)
+    from typing_extensions import Unpack
 
 # Where a started process's stream goes: a pipe, /dev/null, a file of the caller's,
 # or the caller's own (None).
@@ -32,30 +35,25 @@ def far_end_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**child_env(), **STEADY_MALLOC, **(extra or {})}
 
 
+class StartOptions(TypedDict, total=False):
+    """How :func:`start_command` starts a process: its environment (None: this one's),
+    its CPUs (none: not pinned), its streams, and whether it has a session of its own
+    (so a terminal's Ctrl-C reaches the caller alone, which then ends the process)."""
+
+    env: Mapping[str, str] | None
+    cpus: Iterable[int]
+    stdin: Stream
+    stdout: Stream
+    stderr: Stream
+    own_session: bool
+
+
 def start_module(
-    module: str,
-    args: Iterable[str],
-    *,
-    env: Mapping[str, str],
-    python: str | None = None,
-    cpus: Iterable[int] = (),
-    stdin: Stream = subprocess.DEVNULL,
-    stdout: Stream = subprocess.DEVNULL,
-    stderr: Stream = subprocess.PIPE,
-    own_session: bool = False,
+    module: str, args: Iterable[str], *, python: str | None = None, **options: Unpack[StartOptions]
 ) -> subprocess.Popen[bytes]:
-    """``python -m module args`` (this interpreter, or ``python``) in ``env``, pinned
-    to ``cpus`` (none: not pinned); ``own_session``: a session of its own, so a
-    terminal's Ctrl-C reaches the caller alone, which then ends the process itself."""
-    return start_command(
-        module_command(module, *args, python=python),
-        env=env,
-        cpus=cpus,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        own_session=own_session,
-    )
+    """``python -m module args`` (this interpreter, or ``python``), started as
+    :func:`start_command` starts any process."""
+    return start_command(module_command(module, *args, python=python), **options)
 
 
 def start_command(
@@ -68,8 +66,8 @@ def start_command(
     stderr: Stream = subprocess.PIPE,
     own_session: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """Any process of the sockets layer (an SSH session to a far end's host, too), in
-    ``env`` (None: this one's), as :func:`start_module` starts one."""
+    """Any process of the sockets layer (an SSH session to a far end's host, too), held
+    until it is the caller's to stop and pinned at once (see :class:`StartOptions`)."""
     with interrupt_after():  # never a child started but not yet ours to stop
         process = subprocess.Popen(
             command,
