@@ -142,6 +142,33 @@ def test_a_running_server_is_gone_through_and_left_running_with_none_of_its_kern
         server.close()
 
 
+def test_a_server_whose_port_was_taken_before_it_bound_starts_again_on_another(
+    monkeypatch, no_leftovers
+):
+    """The free port it was given is taken by another process while the server starts
+    (a race a busy machine runs, forced here by a listening socket on it): the server
+    exits naming the port, and starts again on a fresh one, which answers."""
+    import socket
+
+    from zmqbench_magic.kernel_messages import server as server_module
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        given = iter([taken])
+        fresh = server_module._free_port
+        monkeypatch.setattr(server_module, "_free_port", lambda: next(given, 0) or fresh())
+        server = JupyterServer(30.0, 1000.0, 1e6)
+        try:
+            assert server.port != taken and server.process.poll() is None
+            assert server.request("GET", "/api/kernels") == []
+            with open(server._log.name, "rb") as log:
+                assert f"port {taken} is not available".encode() in log.read()
+        finally:
+            server.close()
+
+
 def test_a_running_server_that_refuses_the_token_or_is_not_there_is_named(monkeypatch, tmp_path):
     server = JupyterServer(30.0, 1000.0, 1e6)
     try:

@@ -103,9 +103,28 @@ class JupyterServer(_Rest):
             raise ValueError(_NEEDS) from None
         self.token = secrets.token_hex(16)
         self.root = tempfile.mkdtemp(prefix="zmqbench-server-")
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self._log = open(os.path.join(self.root, "server.log"), "wb")  # noqa: SIM115
+        try:
+            # A free port can be taken by another process before the server binds it
+            # (it imports for seconds first): then it starts again on another.
+            for tries_left in reversed(range(_PORT_TRIES)):
+                self.port = _free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+                self.process = self._start(msg_rate_limit, data_rate_limit, lab)
+                try:
+                    self._wait_up(timeout)
+                    return
+                except ServerFailed:
+                    if not tries_left or not self._port_was_taken():
+                        raise
+                    self._stop()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(
+        self, msg_rate_limit: float, data_rate_limit: float, lab: bool
+    ) -> subprocess.Popen[bytes]:
         limits = "ZMQChannelsWebsocketConnection"
         command = [
             sys.executable,
@@ -126,14 +145,13 @@ class JupyterServer(_Rest):
         ]
         # Its runtime files (its own, its kernels' connection files) in its folder.
         env = {**os.environ, "JUPYTER_RUNTIME_DIR": os.path.join(self.root, "runtime")}
-        self.process = subprocess.Popen(
+        return subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=self._log, env=env, cwd=self.root
         )
-        try:
-            self._wait_up(timeout)
-        except BaseException:
-            self.close()
-            raise
+
+    def _port_was_taken(self) -> bool:
+        """Whether the server exited because its port was no longer free."""
+        return self.process.poll() is not None and "is not available" in self._last_words()
 
     def _wait_up(self, timeout: float) -> None:
         deadline = time.monotonic() + max(timeout, 30.0)  # a cold start imports a lot
@@ -163,15 +181,19 @@ class JupyterServer(_Rest):
 
     def close(self) -> None:
         """Stop the server (it shuts its kernels down) and remove its folder."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        self._stop()
         self._log.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def _stop(self) -> None:
+        process = getattr(self, "process", None)  # none yet: it failed before starting
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
 
 
 class ExistingServer(_Rest):
@@ -438,6 +460,10 @@ def server_kernel(
         yield kernel
     finally:
         kernel.close()
+
+
+# How many times a server starts, each on a fresh free port, while its port is taken.
+_PORT_TRIES = 3
 
 
 def _free_port() -> int:
