@@ -348,17 +348,33 @@ def test_a_flood_with_engines_on_two_hosts(tmp_path, monkeypatch, capfd):
 
 @pytest.mark.slow  # a gateway host of our own with an sshd, and a cluster
 def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path, monkeypatch):
+    import socket
+
     from conftest import cluster_processes
 
     from zmqbench_magic import run_taskflood
     from zmqbench_magic.parallel.clusters import own as own_cluster
+    from zmqbench_magic.parallel.clusters import tunnel
 
     skip_without_hosts()
     with host(5) as b, sshd(b, tmp_path / "ssh") as ssh:
         monkeypatch.setenv(SSH_COMMAND_ENV, ssh)
         gateway = f"root@{b.address}"
+        # One of the first local ports it is given was taken by another process before
+        # ssh bound it (a race a busy machine runs): the tunnel opens on fresh ones.
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        asked, fresh = [], tunnel._free_ports
+
+        def ports(count):
+            asked.append(count)
+            return fresh(count) if len(asked) > 1 else [holder.getsockname()[1], *fresh(count - 1)]
+
+        monkeypatch.setattr(tunnel, "_free_ports", ports)
         try:
             result = run_taskflood(tasks=32, engines=1, ssh_tunnel=gateway, repeat=2, warmup=0)
+            assert len(asked) == 2  # opened on its second try
             handle = own_cluster.current()
             assert handle is not None and handle.tunnel is not None
             # The client's sockets go to our end of the tunnel, and the gateway carries
@@ -378,6 +394,7 @@ def test_a_flood_through_an_ssh_tunnel_and_a_gateway_that_is_not_there(tmp_path,
             )
             assert (named.df["tasks_per_s"] > 0).all()
         finally:
+            holder.close()
             own_cluster.stop()
         assert cluster_processes() == []
         wait_until(

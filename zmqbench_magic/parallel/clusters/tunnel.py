@@ -32,6 +32,10 @@ from ...params.far_end import ssh_to
 # The controller's sockets, as the connection file names their ports.
 _CHANNELS = ("registration", "control", "mux", "task", "iopub", "notification", "broadcast")
 _OPEN = re.compile(rb"zmqbench-tunnel-open")
+# How many times the tunnel opens, each on fresh local ports, while one is taken; and
+# what ssh says of a local port it cannot listen on.
+_PORT_TRIES = 3
+_PORT_IN_USE = "Address already in use"
 
 
 @dataclass
@@ -51,6 +55,20 @@ def tunnelled_client(
     """A client of the controller in ``connection_file``, through an SSH tunnel via
     ``gateway``, and the tunnel (close it after the client)."""
     info = json.loads(Path(connection_file).read_text())
+    # A free port can be taken by another process before ssh binds it: the tunnel then
+    # opens again on fresh ones.
+    for _ in range(_PORT_TRIES - 1):
+        with contextlib.suppress(_PortTaken):
+            return _open(info, gateway, timeout)
+    return _open(info, gateway, timeout)  # the last try's failure is the caller's
+
+
+class _PortTaken(ConnectionError):
+    """ssh could not listen on a local port of the tunnel: another process took it."""
+
+
+def _open(info: dict[str, Any], gateway: str, timeout: float) -> tuple[ipp.Client, Tunnel]:
+    """One ssh process forwarding fresh local ports, and a client through them."""
     target = _controller_address(info)
     local = _free_ports(len(_CHANNELS))
     forwards = []
@@ -74,6 +92,8 @@ def tunnelled_client(
             process.wait()
             why = said.last() or f"ssh exit status {process.returncode}"
             msg = f"could not open an SSH tunnel through {gateway} to {target}: {why}"
+            if any(_PORT_IN_USE in line for line in said.lines):
+                raise _PortTaken(msg)
             raise ConnectionError(msg)
         Tail(process.stdout)
         through = {
